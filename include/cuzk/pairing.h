@@ -1,0 +1,25 @@
+/* Optimal ate pairing on BLS12-381 (verification side; variable time, public inputs). */
+#ifndef CUZK_PAIRING_H
+#define CUZK_PAIRING_H
+
+#include "cuzk/ec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* f = Miller loop of (p, q), before the final exponentiation. Infinity gives 1. */
+void cuzk_miller_loop(cuzk_fp12 *r, const cuzk_g1_affine *p, const cuzk_g2_affine *q);
+/* r = a^((p^12 - 1) / r) */
+void cuzk_final_exp(cuzk_fp12 *r, const cuzk_fp12 *a);
+/* r = e(p, q) */
+void cuzk_pairing(cuzk_fp12 *r, const cuzk_g1_affine *p, const cuzk_g2_affine *q);
+/* r = prod e(p[i], q[i]) with shared Miller-loop squarings and one final exponentiation. */
+void cuzk_multi_pairing(cuzk_fp12 *r, const cuzk_g1_affine *p, const cuzk_g2_affine *q, size_t n);
+/* true iff prod e(p[i], q[i]) = 1 */
+bool cuzk_pairing_product_is_one(const cuzk_g1_affine *p, const cuzk_g2_affine *q, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

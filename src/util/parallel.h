@@ -1,0 +1,22 @@
+/* Fork-join parallel loops over index ranges (pthreads; one team per call). */
+#ifndef CUZK_UTIL_PARALLEL_H
+#define CUZK_UTIL_PARALLEL_H
+
+#include <stddef.h>
+
+/* fn(ctx, begin, end, worker) is called on disjoint chunks covering [0, n). worker is in
+ * [0, nthreads). nthreads = 0 means cuzk_parallel_threads(). Runs inline when n is small
+ * or nthreads is 1. Chunks are handed out dynamically, each at least `grain` long. */
+typedef void (*cuzk_range_fn)(void *ctx, size_t begin, size_t end, unsigned worker);
+void cuzk_parallel_for(size_t n, size_t grain, unsigned nthreads, cuzk_range_fn fn, void *ctx);
+
+/* fn(ctx, worker) once on each of nthreads workers, concurrently. */
+typedef void (*cuzk_worker_fn)(void *ctx, unsigned worker);
+void cuzk_parallel_run(unsigned nthreads, cuzk_worker_fn fn, void *ctx);
+
+/* Default thread count: CUZK_THREADS from the environment, else the online CPUs;
+ * cuzk_parallel_set_threads(n) overrides it for the process (0 restores the default). */
+unsigned cuzk_parallel_threads(void);
+void cuzk_parallel_set_threads(unsigned n);
+
+#endif
