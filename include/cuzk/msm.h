@@ -1,0 +1,125 @@
+/*
+ * Multi-scalar multiplication on the CPU: r = sum_i s_i * P_i for G1 and G2.
+ *
+ * Bases are affine points (infinity = (0, 0) allowed, repeats and P next to -P allowed).
+ * Scalars come either as cuzk_fr (Montgomery form, converted inside) or as canonical
+ * integers (cuzk_msm_scalar, 4 little-endian 64-bit limbs, any value below 2^255; every
+ * reduced element of Fr qualifies since r < 2^255). Results are Jacobian. All functions are
+ * variable time in the scalars and the bases (MSM inputs are witness-derived values whose
+ * timing is not protected here, as in every production Groth16 prover).
+ *
+ * Algorithm: Pippenger with signed digits in [-2^(c-1), 2^(c-1)] (2^(c-1) buckets per
+ * window, negative digits subtract the base), XYZZ buckets, buckets summed by running sums.
+ * The work is cut into (window x point-range) tasks so that every thread is busy for small
+ * and large n; the window c and the number of point ranges come from a cost model
+ * (cuzk_g1_msm_window() reports the choice).
+ *
+ * The Groth16 split (DESIGN.md section 2): scalars are classified into bit vectors (bit i
+ * of word i/64 is scalar i) of scalars equal to 1 and "significant" scalars (neither 0 nor
+ * 1). When the significant count is at most n/2, the MSM becomes
+ *     batch_add(bases whose scalar is 1) + Pippenger(gathered significant bases/scalars)
+ * and zero scalars are skipped. The pieces are exposed separately for the GPU pipeline.
+ *
+ * No function allocates per element; the MSM allocates its bucket and task arrays once per
+ * call. nthreads = 0 (or opts == NULL) means cuzk_parallel_threads().
+ */
+#ifndef CUZK_MSM_H
+#define CUZK_MSM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/ec.h"
+#include "cuzk/error.h"
+#include "cuzk/ff.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A canonical scalar: integer value sum l[i]*2^(64i), required to be below 2^255. */
+typedef struct { uint64_t l[CUZK_FR_LIMBS]; } cuzk_msm_scalar;
+
+#define CUZK_MSM_WINDOW_MAX 20   /* largest window accepted in cuzk_msm_opts.window */
+
+typedef struct {
+    unsigned nthreads;   /* 0: cuzk_parallel_threads() */
+    unsigned window;     /* 0: chosen from n and nthreads; else 1..CUZK_MSM_WINDOW_MAX */
+} cuzk_msm_opts;
+
+/* Canonical limbs of Montgomery scalars, in parallel: out[i] = canonical(in[i]). */
+void cuzk_msm_scalars_from_fr(cuzk_msm_scalar *out, const cuzk_fr *in, size_t n,
+                              unsigned nthreads);
+
+/* ---- bit vectors (64-bit words; bit i of word i/64 is element i; bits past n are 0) ---- */
+#define CUZK_MSM_BITVEC_WORDS(n) (((n) + 63) / 64)
+
+typedef struct {
+    size_t n;        /* number of scalars classified */
+    size_t n_zero;   /* scalars equal to 0 */
+    size_t n_one;    /* scalars equal to 1 */
+    size_t n_sig;    /* the rest ("significant") */
+} cuzk_msm_counts;
+
+/* Classifies scalars: one_bits marks s_i == 1, sig_bits marks s_i not in {0, 1}; either
+ * output may be NULL. Each holds CUZK_MSM_BITVEC_WORDS(n) words. counts may be NULL. */
+void cuzk_msm_classify_fr(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
+                          const cuzk_fr *scalars, size_t n, unsigned nthreads);
+void cuzk_msm_classify(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
+                       const cuzk_msm_scalar *scalars, size_t n, unsigned nthreads);
+/* The split rule: true when significant scalars are at most half of all (n_sig <= n/2). */
+bool cuzk_msm_should_split(const cuzk_msm_counts *counts);
+
+/* Number of set bits among the first n. */
+size_t cuzk_msm_bitvec_count(const uint64_t *bits, size_t n);
+/* r |= a and r &= ~a over the words holding n bits (to OR significance across the circuits
+ * of a batch and then drop the shared significant positions from each circuit's ones). */
+void cuzk_msm_bitvec_or(uint64_t *r, const uint64_t *a, size_t n);
+void cuzk_msm_bitvec_andnot(uint64_t *r, const uint64_t *a, size_t n);
+
+/* Gathers (in order) the elements whose bit is set into out (room for the set-bit count);
+ * returns how many were written. The _fr version also converts to canonical limbs. */
+size_t cuzk_msm_gather_scalars(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n,
+                               const uint64_t *bits, unsigned nthreads);
+size_t cuzk_msm_gather_fr(cuzk_msm_scalar *out, const cuzk_fr *in, size_t n,
+                          const uint64_t *bits, unsigned nthreads);
+
+/* ---- per group ----
+ * cuzk_G_msm:        r = sum s_i*P_i, canonical scalars.
+ * cuzk_G_msm_fr:     the same with Montgomery scalars; scratch (n elements) receives the
+ *                    canonical scalars; NULL means one internal allocation.
+ * cuzk_G_msm_auto_fr / cuzk_G_msm_auto: classify, then split (batch add of the ones plus
+ *                    Pippenger on the gathered tail) when n_sig <= n/2, else one Pippenger.
+ *                    counts (may be NULL) receives the classification.
+ * cuzk_G_batch_add:  r = sum of bases[i] whose bit is set (n bases).
+ * cuzk_G_gather:     bases whose bit is set, in order, into out; returns the count.
+ * cuzk_G_msm_window: the window c (bits) cuzk_G_msm picks for n points on nthreads threads
+ *                    (0: default count); 0 when n == 0. For benchmarks and tuning.
+ * Errors: CUZK_EINVAL (NULL arrays with n > 0, a canonical scalar >= 2^255, a window out
+ * of range), CUZK_ENOMEM. On error r is set to infinity. */
+#define CUZK_MSM_DECLARE_(G, AFF, JAC)                                                       \
+    cuzk_err cuzk_##G##_msm(JAC *r, const AFF *bases, const cuzk_msm_scalar *scalars,       \
+                            size_t n, const cuzk_msm_opts *opts) CUZK_WUR;                   \
+    cuzk_err cuzk_##G##_msm_fr(JAC *r, cuzk_msm_scalar *scratch, const AFF *bases,           \
+                               const cuzk_fr *scalars, size_t n,                             \
+                               const cuzk_msm_opts *opts) CUZK_WUR;                          \
+    cuzk_err cuzk_##G##_msm_auto_fr(JAC *r, cuzk_msm_counts *counts, const AFF *bases,       \
+                                    const cuzk_fr *scalars, size_t n,                        \
+                                    const cuzk_msm_opts *opts) CUZK_WUR;                     \
+    cuzk_err cuzk_##G##_msm_auto(JAC *r, cuzk_msm_counts *counts, const AFF *bases,          \
+                                 const cuzk_msm_scalar *scalars, size_t n,                   \
+                                 const cuzk_msm_opts *opts) CUZK_WUR;                        \
+    cuzk_err cuzk_##G##_batch_add(JAC *r, const AFF *bases, size_t n, const uint64_t *bits,  \
+                                  unsigned nthreads) CUZK_WUR;                               \
+    size_t cuzk_##G##_gather(AFF *out, const AFF *bases, size_t n, const uint64_t *bits,     \
+                             unsigned nthreads);                                             \
+    unsigned cuzk_##G##_msm_window(size_t n, unsigned nthreads);
+
+CUZK_MSM_DECLARE_(g1, cuzk_g1_affine, cuzk_g1_jac)
+CUZK_MSM_DECLARE_(g2, cuzk_g2_affine, cuzk_g2_jac)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

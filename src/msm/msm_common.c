@@ -1,0 +1,326 @@
+/* MSM pieces shared by G1 and G2: planning, scalar conversion, classification, bit
+ * vectors and gathers. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msm/msm_internal.h"
+#include "util/parallel.h"
+
+#define MSM_BUCKET_BUDGET ((size_t)1 << 30)  /* bytes of buckets over all workers, at most */
+#define MSM_COST_ADD 1.0    /* mixed (bucket += affine base) addition, the unit */
+#define MSM_COST_XADD 1.25  /* XYZZ + XYZZ addition relative to a mixed one */
+#define MSM_COST_DBL 0.8    /* XYZZ doubling relative to a mixed addition */
+#define MSM_CACHE_BYTES ((size_t)1 << 20) /* buckets beyond this miss the private caches */
+#define MSM_COST_MISS 0.35  /* extra cost per mixed addition once buckets leave the cache */
+
+unsigned msm_threads(unsigned nthreads)
+{
+    return nthreads ? nthreads : cuzk_parallel_threads();
+}
+
+static double plan_cost(size_t n, unsigned T, unsigned c, size_t chunks, size_t bucket_bytes)
+{
+    unsigned nwin = (256 + c - 1) / c;
+    double nb = (double)((size_t)1 << (c - 1));
+    size_t chunk_len = (n + chunks - 1) / chunks;
+    size_t ntasks = (size_t)nwin * chunks;
+    size_t rounds = (ntasks + T - 1) / T;
+    double add = MSM_COST_ADD;
+    if (nb * (double)bucket_bytes > (double)MSM_CACHE_BYTES)
+        add += MSM_COST_MISS;
+    /* A task: one mixed addition per point (digit 0 is rare), then two XYZZ additions per
+     * bucket for the running sums (fewer when the buckets are sparse). */
+    double fill = (double)chunk_len / nb;
+    double reduce = nb * MSM_COST_XADD * (1.0 + (fill < 1.0 ? fill : 1.0));
+    double task = (double)chunk_len * add + reduce;
+    double combine = (double)ntasks * MSM_COST_XADD + 256.0 * MSM_COST_DBL;
+    return (double)rounds * task + combine;
+}
+
+void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
+                   size_t bucket_bytes)
+{
+    memset(p, 0, sizeof(*p));
+    if (n == 0)
+        return;
+    unsigned T = msm_threads(nthreads);
+    unsigned cmin = window ? window : 1, cmax = window ? window : MSM_AUTO_WINDOW_MAX;
+    size_t max_chunks = (size_t)T * 4;
+    if (max_chunks > n)
+        max_chunks = n;
+    double best = 0;
+    for (unsigned c = cmin; c <= cmax; c++) {
+        unsigned nwin = (256 + c - 1) / c;
+        size_t nb = (size_t)1 << (c - 1);
+        for (size_t chunks = 1; chunks <= max_chunks; chunks++) {
+            size_t ntasks = (size_t)nwin * chunks;
+            size_t workers = ntasks < T ? ntasks : T;
+            if (!window && c > 1 && workers * nb * bucket_bytes > MSM_BUCKET_BUDGET)
+                continue;
+            double cost = plan_cost(n, T, c, chunks, bucket_bytes);
+            if (p->c == 0 || cost < best) {
+                best = cost;
+                p->c = c;
+                p->chunks = chunks;
+            }
+        }
+    }
+    p->nwin = (256 + p->c - 1) / p->c;
+    p->nbuckets = (size_t)1 << (p->c - 1);
+    p->chunk_len = (n + p->chunks - 1) / p->chunks;
+    p->chunks = (n + p->chunk_len - 1) / p->chunk_len; /* drop empty ranges */
+    p->ntasks = (size_t)p->nwin * p->chunks;
+    p->nworkers = p->ntasks < T ? (unsigned)p->ntasks : T;
+}
+
+/* ---- Montgomery to canonical ---- */
+
+typedef struct {
+    cuzk_msm_scalar *out;
+    const cuzk_fr *in;
+} conv_ctx;
+
+static void conv_range(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    conv_ctx *c = vctx;
+    for (size_t i = b; i < e; i++)
+        cuzk_fr_to_limbs(c->out[i].l, &c->in[i]);
+}
+
+void cuzk_msm_scalars_from_fr(cuzk_msm_scalar *out, const cuzk_fr *in, size_t n,
+                              unsigned nthreads)
+{
+    conv_ctx c = {out, in};
+    cuzk_parallel_for(n, 4096, msm_threads(nthreads), conv_range, &c);
+}
+
+/* ---- oversized canonical scalars ---- */
+
+typedef struct {
+    const cuzk_msm_scalar *s;
+    atomic_size_t first;
+} over_ctx;
+
+static void over_range(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    over_ctx *c = vctx;
+    for (size_t i = b; i < e; i++) {
+        if (c->s[i].l[3] >> 63) {
+            size_t cur = atomic_load(&c->first);
+            while (i < cur && !atomic_compare_exchange_weak(&c->first, &cur, i)) {
+            }
+            return;
+        }
+    }
+}
+
+size_t msm_find_oversized(const cuzk_msm_scalar *s, size_t n, unsigned nthreads)
+{
+    over_ctx c = {.s = s};
+    atomic_init(&c.first, n);
+    cuzk_parallel_for(n, 16384, msm_threads(nthreads), over_range, &c);
+    return atomic_load(&c.first);
+}
+
+/* ---- classification ---- */
+
+typedef struct {
+    uint64_t *one, *sig;
+    const void *scalars;
+    bool mont;
+    cuzk_fr one_mont;   /* 1 in Montgomery form, R mod r */
+    size_t n;
+    atomic_size_t n_one, n_sig;
+} class_ctx;
+
+static void class_range(void *vctx, size_t wb, size_t we, unsigned worker)
+{
+    (void)worker;
+    class_ctx *c = vctx;
+    size_t n_one = 0, n_sig = 0;
+    const uint64_t *one = c->mont ? c->one_mont.l : (const uint64_t[4]){1, 0, 0, 0};
+    for (size_t w = wb; w < we; w++) {
+        uint64_t mo = 0, ms = 0;
+        size_t base = w * 64, end = base + 64 < c->n ? base + 64 : c->n;
+        for (size_t i = base; i < end; i++) {
+            const uint64_t *s = c->mont ? ((const cuzk_fr *)c->scalars)[i].l
+                                        : ((const cuzk_msm_scalar *)c->scalars)[i].l;
+            uint64_t bit = 1ULL << (i - base);
+            bool zero = (s[0] | s[1] | s[2] | s[3]) == 0;
+            bool is_one = s[0] == one[0] && s[1] == one[1] && s[2] == one[2] && s[3] == one[3];
+            if (is_one)
+                mo |= bit;
+            else if (!zero)
+                ms |= bit;
+        }
+        if (c->one)
+            c->one[w] = mo;
+        if (c->sig)
+            c->sig[w] = ms;
+        n_one += (size_t)__builtin_popcountll(mo);
+        n_sig += (size_t)__builtin_popcountll(ms);
+    }
+    atomic_fetch_add(&c->n_one, n_one);
+    atomic_fetch_add(&c->n_sig, n_sig);
+}
+
+static void classify(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
+                     const void *scalars, bool mont, size_t n, unsigned nthreads)
+{
+    class_ctx c = {.one = one_bits, .sig = sig_bits, .scalars = scalars, .mont = mont, .n = n};
+    cuzk_fr_set_one(&c.one_mont);
+    atomic_init(&c.n_one, 0);
+    atomic_init(&c.n_sig, 0);
+    cuzk_parallel_for(CUZK_MSM_BITVEC_WORDS(n), 64, msm_threads(nthreads), class_range, &c);
+    if (counts) {
+        counts->n = n;
+        counts->n_one = atomic_load(&c.n_one);
+        counts->n_sig = atomic_load(&c.n_sig);
+        counts->n_zero = n - counts->n_one - counts->n_sig;
+    }
+}
+
+void cuzk_msm_classify_fr(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
+                          const cuzk_fr *scalars, size_t n, unsigned nthreads)
+{
+    classify(one_bits, sig_bits, counts, scalars, true, n, nthreads);
+}
+
+void cuzk_msm_classify(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
+                       const cuzk_msm_scalar *scalars, size_t n, unsigned nthreads)
+{
+    classify(one_bits, sig_bits, counts, scalars, false, n, nthreads);
+}
+
+bool cuzk_msm_should_split(const cuzk_msm_counts *counts)
+{
+    return counts->n_sig <= counts->n / 2;
+}
+
+/* ---- bit vectors ---- */
+
+/* Mask of the valid bits of word w of an n-bit vector. */
+static inline uint64_t word_mask(size_t w, size_t n)
+{
+    size_t rem = n - w * 64;
+    return rem >= 64 ? ~0ULL : ((1ULL << rem) - 1);
+}
+
+size_t cuzk_msm_bitvec_count(const uint64_t *bits, size_t n)
+{
+    size_t words = CUZK_MSM_BITVEC_WORDS(n), cnt = 0;
+    for (size_t w = 0; w < words; w++)
+        cnt += (size_t)__builtin_popcountll(bits[w] & word_mask(w, n));
+    return cnt;
+}
+
+void cuzk_msm_bitvec_or(uint64_t *r, const uint64_t *a, size_t n)
+{
+    size_t words = CUZK_MSM_BITVEC_WORDS(n);
+    for (size_t w = 0; w < words; w++)
+        r[w] |= a[w];
+}
+
+void cuzk_msm_bitvec_andnot(uint64_t *r, const uint64_t *a, size_t n)
+{
+    size_t words = CUZK_MSM_BITVEC_WORDS(n);
+    for (size_t w = 0; w < words; w++)
+        r[w] &= ~a[w];
+}
+
+/* ---- gather ---- */
+
+typedef struct {
+    uint8_t *out;
+    const uint8_t *in;
+    size_t elem;
+    msm_gather_kind kind;
+    size_t n, words, chunk_words;
+    const uint64_t *bits;
+    size_t *offsets;   /* per chunk: set-bit count, then the output offset */
+} gather_ctx;
+
+static void gather_count(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    gather_ctx *c = vctx;
+    for (size_t j = b; j < e; j++) {
+        size_t wb = j * c->chunk_words, we = wb + c->chunk_words;
+        if (we > c->words)
+            we = c->words;
+        size_t cnt = 0;
+        for (size_t w = wb; w < we; w++)
+            cnt += (size_t)__builtin_popcountll(c->bits[w] & word_mask(w, c->n));
+        c->offsets[j] = cnt;
+    }
+}
+
+static size_t gather_words(gather_ctx *c, size_t wb, size_t we, size_t pos)
+{
+    for (size_t w = wb; w < we; w++) {
+        uint64_t m = c->bits[w] & word_mask(w, c->n);
+        while (m) {
+            size_t i = w * 64 + (size_t)__builtin_ctzll(m);
+            m &= m - 1;
+            if (c->kind == MSM_GATHER_FR_TO_CANON)
+                cuzk_fr_to_limbs(((cuzk_msm_scalar *)(void *)c->out)[pos].l,
+                                 &((const cuzk_fr *)(const void *)c->in)[i]);
+            else
+                memcpy(c->out + pos * c->elem, c->in + i * c->elem, c->elem);
+            pos++;
+        }
+    }
+    return pos;
+}
+
+static void gather_copy(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    gather_ctx *c = vctx;
+    for (size_t j = b; j < e; j++) {
+        size_t wb = j * c->chunk_words, we = wb + c->chunk_words;
+        if (we > c->words)
+            we = c->words;
+        gather_words(c, wb, we, c->offsets[j]);
+    }
+}
+
+size_t msm_gather(void *out, const void *in, size_t elem, msm_gather_kind kind, size_t n,
+                  const uint64_t *bits, unsigned nthreads)
+{
+    gather_ctx c = {.out = out, .in = in, .elem = elem, .kind = kind, .n = n,
+                    .words = CUZK_MSM_BITVEC_WORDS(n), .bits = bits};
+    unsigned T = msm_threads(nthreads);
+    size_t nchunks = (size_t)T * 8;
+    if (nchunks > c.words / 16) /* at least 1024 elements per chunk */
+        nchunks = c.words / 16;
+    if (T == 1 || nchunks <= 1 || !(c.offsets = malloc(nchunks * sizeof(size_t))))
+        return gather_words(&c, 0, c.words, 0);
+    c.chunk_words = (c.words + nchunks - 1) / nchunks;
+    nchunks = (c.words + c.chunk_words - 1) / c.chunk_words;
+    cuzk_parallel_for(nchunks, 1, T, gather_count, &c);
+    size_t total = 0;
+    for (size_t j = 0; j < nchunks; j++) {
+        size_t cnt = c.offsets[j];
+        c.offsets[j] = total;
+        total += cnt;
+    }
+    cuzk_parallel_for(nchunks, 1, T, gather_copy, &c);
+    free(c.offsets);
+    return total;
+}
+
+size_t cuzk_msm_gather_scalars(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n,
+                               const uint64_t *bits, unsigned nthreads)
+{
+    return msm_gather(out, in, sizeof(*in), MSM_GATHER_COPY, n, bits, nthreads);
+}
+
+size_t cuzk_msm_gather_fr(cuzk_msm_scalar *out, const cuzk_fr *in, size_t n,
+                          const uint64_t *bits, unsigned nthreads)
+{
+    return msm_gather(out, in, sizeof(*in), MSM_GATHER_FR_TO_CANON, n, bits, nthreads);
+}

@@ -1,0 +1,61 @@
+/* Pieces of the MSM shared by G1 and G2 (msm_common.c) and the per-group template. */
+#ifndef CUZK_MSM_INTERNAL_H
+#define CUZK_MSM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/msm.h"
+
+/* Scalars are below 2^255, so signed windows must cover bits [0, 256): the top window's
+ * carry-out (bit K*c - 1) is then 0. */
+#define MSM_SCALAR_BITS 255
+#define MSM_AUTO_WINDOW_MAX 20  /* the cost model never picks a larger window than this */
+
+typedef struct {
+    unsigned c;          /* window bits; 0 when n == 0 */
+    unsigned nwin;       /* windows: ceil(256 / c) */
+    size_t nbuckets;     /* 2^(c-1) */
+    size_t chunks;       /* point ranges */
+    size_t chunk_len;    /* points per range (the last may be shorter) */
+    size_t ntasks;       /* nwin * chunks */
+    unsigned nworkers;   /* threads used: min(nthreads, ntasks) */
+} msm_plan;
+
+/* window = 0: choose c from the cost model; else use it (1..CUZK_MSM_WINDOW_MAX).
+ * bucket_bytes: size of one bucket (the model keeps all workers' buckets under a budget). */
+void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
+                   size_t bucket_bytes);
+
+unsigned msm_threads(unsigned nthreads);
+
+/* Signed digit k of width c of s (< 2^255), in [-2^(c-1), 2^(c-1)]. With w the window's c
+ * bits and b the bit just below it, the digit is w + b - 2^c*(top bit of w): the carry out
+ * of a window is its top bit, which the next window adds back, so digits of different
+ * windows need no sequential carry pass, and sum_k digit_k * 2^(kc) = s. */
+static inline int32_t msm_digit(const uint64_t s[CUZK_FR_LIMBS], unsigned k, unsigned c)
+{
+    unsigned o = k * c;
+    uint64_t x; /* bits [o-1, o+c) of s: b in bit 0, w in bits 1..c */
+    if (o == 0) {
+        x = s[0] << 1;
+    } else {
+        unsigned pos = o - 1, li = pos >> 6, sh = pos & 63;
+        unsigned __int128 v = s[li];
+        if (li + 1 < CUZK_FR_LIMBS)
+            v |= (unsigned __int128)s[li + 1] << 64;
+        x = (uint64_t)(v >> sh);
+    }
+    x &= (2ULL << c) - 1;
+    return (int32_t)((x + 1) >> 1) - (int32_t)(((x >> c) & 1) << c);
+}
+
+/* Gather elements whose bit is set (in order). kind selects the element conversion. */
+typedef enum { MSM_GATHER_COPY, MSM_GATHER_FR_TO_CANON } msm_gather_kind;
+size_t msm_gather(void *out, const void *in, size_t elem, msm_gather_kind kind, size_t n,
+                  const uint64_t *bits, unsigned nthreads);
+
+/* Index of the first scalar >= 2^255, or n when all are below. Parallel. */
+size_t msm_find_oversized(const cuzk_msm_scalar *s, size_t n, unsigned nthreads);
+
+#endif

@@ -1,0 +1,533 @@
+/* MSM tests: Pippenger (G1, G2), signed digits, the 0/1/significant split and its pieces,
+ * all against a naive sum of scalar multiplications. */
+#include <gmp.h>
+
+#include "cuzk/ec.h"
+#include "cuzk/msm.h"
+#include "msm/msm_internal.h"
+#include "test.h"
+#include "util/parallel.h"
+
+/* ---- G1 / G2 helpers written once through a macro ---- */
+
+#define DEFINE_HELPERS(G, AFF, JAC)                                                        \
+    /* n random points: a random walk over 16 random multiples of the generator. */         \
+    static void G##_rand_points(AFF *out, size_t n)                                        \
+    {                                                                                      \
+        JAC steps[16], cur, *tmp;                                                          \
+        AFF gen;                                                                           \
+        cuzk_##G##_generator(&gen);                                                        \
+        JAC g;                                                                             \
+        cuzk_##G##_jac_from_affine(&g, &gen);                                              \
+        for (int j = 0; j < 16; j++) {                                                     \
+            cuzk_fr k;                                                                     \
+            uint64_t l[4];                                                                 \
+            test_rand_fr(&k);                                                              \
+            cuzk_fr_to_limbs(l, &k);                                                       \
+            cuzk_##G##_mul_var(&steps[j], &g, l, 256);                                     \
+        }                                                                                  \
+        if (n == 0)                                                                        \
+            return;                                                                        \
+        tmp = malloc(n * sizeof(*tmp));                                                    \
+        cur = steps[0];                                                                    \
+        for (size_t i = 0; i < n; i++) {                                                   \
+            cuzk_##G##_jac_add_var(&cur, &cur, &steps[test_rand64() % 16]);                \
+            tmp[i] = cur;                                                                  \
+        }                                                                                  \
+        cuzk_##G##_batch_to_affine(out, tmp, n);                                           \
+        free(tmp);                                                                         \
+    }                                                                                      \
+    /* r = sum s_i * P_i by scalar multiplication (0 and 1 short-cut). */                   \
+    static void G##_naive(JAC *r, const AFF *bases, const cuzk_msm_scalar *s, size_t n)    \
+    {                                                                                      \
+        cuzk_##G##_jac_set_inf(r);                                                         \
+        for (size_t i = 0; i < n; i++) {                                                   \
+            const uint64_t *l = s[i].l;                                                    \
+            if ((l[0] | l[1] | l[2] | l[3]) == 0)                                          \
+                continue;                                                                  \
+            JAC p, t;                                                                      \
+            cuzk_##G##_jac_from_affine(&p, &bases[i]);                                     \
+            if (l[0] == 1 && (l[1] | l[2] | l[3]) == 0)                                    \
+                t = p;                                                                     \
+            else                                                                           \
+                cuzk_##G##_mul_var(&t, &p, l, 256);                                        \
+            cuzk_##G##_jac_add_var(r, r, &t);                                              \
+        }                                                                                  \
+    }                                                                                      \
+    /* Checks every entry point (canonical, Montgomery, split) against the naive sum. */    \
+    static void G##_check_all(const AFF *bases, const cuzk_fr *fr, size_t n,               \
+                              const cuzk_msm_opts *opts)                                   \
+    {                                                                                      \
+        cuzk_msm_scalar *s = malloc((n ? n : 1) * sizeof(*s));                             \
+        cuzk_msm_scalars_from_fr(s, fr, n, 1);                                             \
+        JAC want, got;                                                                     \
+        G##_naive(&want, bases, s, n);                                                     \
+        CHECK_EQ_ERR(cuzk_##G##_msm(&got, bases, s, n, opts), CUZK_OK);                    \
+        CHECK(cuzk_##G##_jac_eq(&got, &want));                                             \
+        CHECK_EQ_ERR(cuzk_##G##_msm_fr(&got, NULL, bases, fr, n, opts), CUZK_OK);          \
+        CHECK(cuzk_##G##_jac_eq(&got, &want));                                             \
+        cuzk_msm_counts cnt;                                                               \
+        CHECK_EQ_ERR(cuzk_##G##_msm_auto_fr(&got, &cnt, bases, fr, n, opts), CUZK_OK);     \
+        CHECK(cuzk_##G##_jac_eq(&got, &want));                                             \
+        CHECK(cnt.n == n && cnt.n_zero + cnt.n_one + cnt.n_sig == n);                      \
+        CHECK_EQ_ERR(cuzk_##G##_msm_auto(&got, NULL, bases, s, n, opts), CUZK_OK);         \
+        CHECK(cuzk_##G##_jac_eq(&got, &want));                                             \
+        free(s);                                                                           \
+    }
+
+DEFINE_HELPERS(g1, cuzk_g1_affine, cuzk_g1_jac)
+DEFINE_HELPERS(g2, cuzk_g2_affine, cuzk_g2_jac)
+
+/* Scalar kinds for mixed inputs. */
+enum { K_ZERO, K_ONE, K_RAND, K_RMINUS1, K_SMALL };
+
+static void set_scalar(cuzk_fr *s, int kind)
+{
+    switch (kind) {
+    case K_ZERO: cuzk_fr_set_zero(s); break;
+    case K_ONE: cuzk_fr_set_one(s); break;
+    case K_RMINUS1: cuzk_fr_set_one(s); cuzk_fr_neg(s, s); break;
+    case K_SMALL: cuzk_fr_set_u64(s, test_rand64() % 70); break;
+    default: test_rand_fr(s); break;
+    }
+}
+
+/* Filecoin-like: 45% zero, 45% one, 10% random. */
+static void filecoin_scalars(cuzk_fr *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned x = (unsigned)(test_rand64() % 100);
+        set_scalar(&s[i], x < 45 ? K_ZERO : x < 90 ? K_ONE : K_RAND);
+    }
+}
+
+/* ---- signed digits ---- */
+
+static void test_digits(void)
+{
+    mpz_t s, acc, t;
+    mpz_inits(s, acc, t, NULL);
+    unsigned long iters = test_iters(200);
+    for (unsigned long it = 0; it < iters; it++) {
+        cuzk_msm_scalar sc;
+        for (int i = 0; i < 4; i++)
+            sc.l[i] = test_rand64();
+        switch (it % 4) {
+        case 0: sc.l[3] &= (1ULL << 63) - 1; break;          /* below 2^255 */
+        case 1: sc.l[3] = (1ULL << 63) - 1; sc.l[2] = sc.l[1] = sc.l[0] = ~0ULL; break;
+        case 2: sc.l[3] >>= 1; sc.l[0] |= 0x8000000000000000ULL; break;
+        default: { cuzk_fr f; test_rand_fr(&f); cuzk_fr_to_limbs(sc.l, &f); } break;
+        }
+        if (it == 1)
+            memset(&sc, 0, sizeof(sc));
+        mpz_import(s, 4, -1, 8, 0, 0, sc.l);
+        for (unsigned c = 1; c <= CUZK_MSM_WINDOW_MAX; c++) {
+            unsigned nwin = (256 + c - 1) / c;
+            mpz_set_ui(acc, 0);
+            int range_ok = 1;
+            for (unsigned k = nwin; k-- > 0;) {
+                int32_t d = msm_digit(sc.l, k, c);
+                if (d > (1 << (c - 1)) || d < -(1 << (c - 1)))
+                    range_ok = 0;
+                mpz_mul_2exp(acc, acc, c);
+                if (d >= 0)
+                    mpz_add_ui(acc, acc, (unsigned long)d);
+                else
+                    mpz_sub_ui(acc, acc, (unsigned long)-d);
+            }
+            CHECK(range_ok);
+            CHECK(mpz_cmp(acc, s) == 0);
+        }
+    }
+    mpz_clears(s, acc, t, NULL);
+}
+
+/* ---- G1 ---- */
+
+static void test_g1_sizes(void)
+{
+    static const size_t sizes[] = {0, 1, 2, 3, 7, 64, 100, 1000, 4097};
+    size_t nmax = 4097;
+    cuzk_g1_affine *b = malloc(nmax * sizeof(*b));
+    cuzk_fr *s = malloc(nmax * sizeof(*s));
+    g1_rand_points(b, nmax);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        for (size_t i = 0; i < n; i++)
+            test_rand_fr(&s[i]);
+        g1_check_all(b, s, n, NULL);
+    }
+    free(b);
+    free(s);
+}
+
+static void test_g1_windows_threads(void)
+{
+    size_t n = 300;
+    cuzk_g1_affine *b = malloc(n * sizeof(*b));
+    cuzk_fr *s = malloc(n * sizeof(*s));
+    cuzk_msm_scalar *cs = malloc(n * sizeof(*cs));
+    g1_rand_points(b, n);
+    for (size_t i = 0; i < n; i++)
+        set_scalar(&s[i], (int)(test_rand64() % 5));
+    cuzk_msm_scalars_from_fr(cs, s, n, 0);
+    cuzk_g1_jac want, got;
+    g1_naive(&want, b, cs, n);
+    /* every window size, single and multi-threaded (c = 1 has one bucket and 256 windows) */
+    for (unsigned c = 1; c <= 16; c++) {
+        for (unsigned t = 1; t <= 3; t += 2) {
+            cuzk_msm_opts o = {.nthreads = t, .window = c};
+            CHECK_EQ_ERR(cuzk_g1_msm(&got, b, cs, n, &o), CUZK_OK);
+            CHECK(cuzk_g1_jac_eq(&got, &want));
+        }
+    }
+    /* thread counts with the automatic window, also more threads than points */
+    for (unsigned t = 1; t <= 9; t++) {
+        cuzk_msm_opts o = {.nthreads = t};
+        CHECK_EQ_ERR(cuzk_g1_msm(&got, b, cs, n, &o), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&got, &want));
+        CHECK_EQ_ERR(cuzk_g1_msm(&got, b, cs, 5, &o), CUZK_OK);
+        cuzk_g1_jac w5;
+        g1_naive(&w5, b, cs, 5);
+        CHECK(cuzk_g1_jac_eq(&got, &w5));
+    }
+    free(b);
+    free(s);
+    free(cs);
+}
+
+/* Bases and scalars that drive buckets into their exceptional cases: the same point
+ * added twice (doubling), P then -P (cancellation to infinity), infinity bases, equal
+ * partial sums in the running-sum pass. */
+static void test_g1_edge(void)
+{
+    size_t n = 256;
+    cuzk_g1_affine *b = malloc(n * sizeof(*b));
+    cuzk_fr *s = malloc(n * sizeof(*s));
+    cuzk_msm_scalar *cs = malloc(n * sizeof(*cs));
+    cuzk_g1_affine p[3];
+    g1_rand_points(p, 3);
+
+    /* all-zero scalars: infinity */
+    g1_rand_points(b, n);
+    for (size_t i = 0; i < n; i++)
+        cuzk_fr_set_zero(&s[i]);
+    cuzk_g1_jac got, want;
+    cuzk_msm_counts cnt;
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&got, NULL, b, s, n, NULL), CUZK_OK);
+    CHECK(cuzk_g1_jac_is_inf(&got));
+    CHECK_EQ_ERR(cuzk_g1_msm_auto_fr(&got, &cnt, b, s, n, NULL), CUZK_OK);
+    CHECK(cuzk_g1_jac_is_inf(&got));
+    CHECK(cnt.n_zero == n && cnt.n_one == 0 && cnt.n_sig == 0);
+
+    /* all-one scalars: the plain sum; r-1: its negation */
+    for (size_t i = 0; i < n; i++)
+        set_scalar(&s[i], K_ONE);
+    g1_check_all(b, s, n, NULL);
+    cuzk_g1_jac sum;
+    cuzk_g1_jac_set_inf(&sum);
+    for (size_t i = 0; i < n; i++)
+        cuzk_g1_jac_add_affine_var(&sum, &sum, &b[i]);
+    CHECK_EQ_ERR(cuzk_g1_msm_auto_fr(&got, &cnt, b, s, n, NULL), CUZK_OK);
+    CHECK(cuzk_g1_jac_eq(&got, &sum) && cnt.n_one == n);
+    for (size_t i = 0; i < n; i++)
+        set_scalar(&s[i], K_RMINUS1);
+    g1_check_all(b, s, n, NULL);
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&got, NULL, b, s, n, NULL), CUZK_OK);
+    cuzk_g1_jac_neg(&want, &sum);
+    CHECK(cuzk_g1_jac_eq(&got, &want));
+
+    /* repeated points and P next to -P with scalars from a small set, for several windows */
+    unsigned long iters = test_iters(6);
+    for (unsigned long it = 0; it < iters; it++) {
+        cuzk_g1_affine negp;
+        for (size_t i = 0; i < n; i++) {
+            unsigned x = (unsigned)(test_rand64() % 6);
+            if (x < 2) {
+                b[i] = p[0];
+            } else if (x < 4) {
+                cuzk_g1_affine_neg(&negp, &p[0]);
+                b[i] = negp;
+            } else if (x < 5) {
+                cuzk_g1_affine_set_inf(&b[i]);
+            } else {
+                b[i] = p[1 + test_rand64() % 2];
+            }
+            unsigned y = (unsigned)(test_rand64() % 8);
+            if (y < 2)
+                cuzk_fr_set_u64(&s[i], 1 + test_rand64() % 3);
+            else if (y < 4)
+                set_scalar(&s[i], K_RMINUS1);
+            else if (y < 5)
+                set_scalar(&s[i], K_ONE);
+            else if (y < 6)
+                set_scalar(&s[i], K_ZERO);
+            else
+                s[i] = s[test_rand64() % (i + 1)]; /* repeat an earlier scalar */
+        }
+        cuzk_msm_scalars_from_fr(cs, s, n, 1);
+        g1_naive(&want, b, cs, n);
+        for (unsigned c = 1; c <= 12; c += (it % 2) + 1) {
+            cuzk_msm_opts o = {.nthreads = 1 + (unsigned)(it % 3), .window = c};
+            CHECK_EQ_ERR(cuzk_g1_msm(&got, b, cs, n, &o), CUZK_OK);
+            CHECK(cuzk_g1_jac_eq(&got, &want));
+        }
+        g1_check_all(b, s, n, NULL);
+    }
+
+    /* pairs (P, k) and (-P, k): the result is infinity; plus a pair (P, k), (P, r-k) */
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        g1_rand_points(&b[i], 1);
+        cuzk_g1_affine_neg(&b[i + 1], &b[i]);
+        test_rand_fr(&s[i]);
+        s[i + 1] = s[i];
+    }
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&got, NULL, b, s, n, NULL), CUZK_OK);
+    CHECK(cuzk_g1_jac_is_inf(&got));
+    b[1] = b[0];
+    cuzk_fr_neg(&s[1], &s[0]);
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&got, NULL, b, s, n, NULL), CUZK_OK);
+    CHECK(cuzk_g1_jac_is_inf(&got));
+
+    /* the same base everywhere: sum of scalars times P */
+    cuzk_fr total;
+    cuzk_fr_set_zero(&total);
+    for (size_t i = 0; i < n; i++) {
+        b[i] = p[2];
+        set_scalar(&s[i], (int)(test_rand64() % 5));
+        cuzk_fr_add(&total, &total, &s[i]);
+    }
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&got, NULL, b, s, n, NULL), CUZK_OK);
+    cuzk_g1_jac pj;
+    cuzk_g1_jac_from_affine(&pj, &p[2]);
+    cuzk_g1_mul_fr(&want, &pj, &total);
+    CHECK(cuzk_g1_jac_eq(&got, &want));
+
+    free(b);
+    free(s);
+    free(cs);
+}
+
+/* The split: bit vectors, batch addition, gather, auto MSM on Filecoin-like scalars. */
+static void test_g1_split(void)
+{
+    size_t n = 3000 + (size_t)(test_rand64() % 200);
+    size_t words = CUZK_MSM_BITVEC_WORDS(n);
+    cuzk_g1_affine *b = malloc(n * sizeof(*b)), *tb = malloc(n * sizeof(*tb));
+    cuzk_fr *s = malloc(n * sizeof(*s));
+    cuzk_msm_scalar *cs = malloc(n * sizeof(*cs)), *ts = malloc(n * sizeof(*ts));
+    uint64_t *one = malloc(words * 8), *sig = malloc(words * 8), *tmp = malloc(words * 8);
+    g1_rand_points(b, n);
+    filecoin_scalars(s, n);
+    cuzk_msm_scalars_from_fr(cs, s, n, 0);
+
+    /* classification matches the scalars, Montgomery and canonical alike */
+    cuzk_msm_counts cnt, cnt2;
+    memset(one, 0xff, words * 8);
+    memset(sig, 0xff, words * 8);
+    cuzk_msm_classify_fr(one, sig, &cnt, s, n, 2);
+    size_t z = 0, o = 0, g = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        int bo = (int)((one[i / 64] >> (i % 64)) & 1), bs = (int)((sig[i / 64] >> (i % 64)) & 1);
+        int iz = cuzk_fr_is_zero(&s[i]), io = cuzk_fr_is_one(&s[i]);
+        z += (size_t)iz;
+        o += (size_t)io;
+        g += (size_t)(!iz && !io);
+        bad += (size_t)(bo != io || bs != (!iz && !io));
+    }
+    CHECK(bad == 0);
+    CHECK(((one[words - 1] | sig[words - 1]) >> (n % 64)) == 0 || n % 64 == 0);
+    CHECK(cnt.n == n && cnt.n_zero == z && cnt.n_one == o && cnt.n_sig == g);
+    CHECK(cuzk_msm_should_split(&cnt));
+    CHECK(cuzk_msm_bitvec_count(one, n) == o && cuzk_msm_bitvec_count(sig, n) == g);
+    cuzk_msm_classify(tmp, NULL, &cnt2, cs, n, 3);
+    CHECK(memcmp(tmp, one, words * 8) == 0);
+    CHECK(memcmp(&cnt, &cnt2, sizeof cnt) == 0);
+    cuzk_msm_classify(NULL, tmp, NULL, cs, n, 1);
+    CHECK(memcmp(tmp, sig, words * 8) == 0);
+
+    /* or / andnot */
+    memcpy(tmp, one, words * 8);
+    cuzk_msm_bitvec_or(tmp, sig, n);
+    CHECK(cuzk_msm_bitvec_count(tmp, n) == o + g);
+    cuzk_msm_bitvec_andnot(tmp, sig, n);
+    CHECK(memcmp(tmp, one, words * 8) == 0);
+
+    /* batch addition of the ones equals the naive sum, for several thread counts */
+    cuzk_g1_jac want, got;
+    cuzk_g1_jac_set_inf(&want);
+    for (size_t i = 0; i < n; i++)
+        if (cuzk_fr_is_one(&s[i]))
+            cuzk_g1_jac_add_affine_var(&want, &want, &b[i]);
+    for (unsigned t = 1; t <= 4; t++) {
+        CHECK_EQ_ERR(cuzk_g1_batch_add(&got, b, n, one, t), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&got, &want));
+    }
+
+    /* gathers keep order and convert scalars */
+    for (unsigned t = 1; t <= 3; t++) {
+        memset(tb, 0, n * sizeof(*tb));
+        CHECK(cuzk_g1_gather(tb, b, n, sig, t) == g);
+        CHECK(cuzk_msm_gather_fr(ts, s, n, sig, t) == g);
+        size_t j = 0, mism = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!cuzk_fr_is_zero(&s[i]) && !cuzk_fr_is_one(&s[i])) {
+                mism += (size_t)(!cuzk_g1_affine_eq(&tb[j], &b[i]) ||
+                                 memcmp(&ts[j], &cs[i], sizeof(ts[j])) != 0);
+                j++;
+            }
+        }
+        CHECK(mism == 0);
+        memset(ts, 0, n * sizeof(*ts));
+        CHECK(cuzk_msm_gather_scalars(ts, cs, n, one, t) == o);
+        mism = 0;
+        for (size_t i = 0; i < o; i++)
+            mism += (size_t)(ts[i].l[0] != 1 || ts[i].l[1] || ts[i].l[2] || ts[i].l[3]);
+        CHECK(mism == 0);
+    }
+
+    /* the whole split MSM, against the naive sum and the unsplit Pippenger */
+    g1_naive(&want, b, cs, n);
+    for (unsigned t = 1; t <= 3; t++) {
+        cuzk_msm_opts opt = {.nthreads = t};
+        CHECK_EQ_ERR(cuzk_g1_msm_auto_fr(&got, &cnt2, b, s, n, &opt), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&got, &want));
+        CHECK(memcmp(&cnt, &cnt2, sizeof cnt) == 0);
+        CHECK_EQ_ERR(cuzk_g1_msm_auto(&got, NULL, b, cs, n, &opt), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&got, &want));
+        CHECK_EQ_ERR(cuzk_g1_msm_fr(&got, ts, b, s, n, &opt), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&got, &want));
+    }
+    /* split edge: exactly half significant (splits), one more (does not) */
+    cuzk_msm_counts c1 = {.n = 10, .n_zero = 5, .n_sig = 5};
+    cuzk_msm_counts c2 = {.n = 10, .n_zero = 4, .n_sig = 6};
+    CHECK(cuzk_msm_should_split(&c1) && !cuzk_msm_should_split(&c2));
+    /* mostly significant (no split): still right */
+    for (size_t i = 0; i < 200; i++)
+        set_scalar(&s[i], i % 10 == 0 ? K_ONE : i % 10 == 1 ? K_ZERO : K_RAND);
+    g1_check_all(b, s, 200, NULL);
+    CHECK_EQ_ERR(cuzk_g1_msm_auto_fr(&got, &cnt, b, s, 200, NULL), CUZK_OK);
+    CHECK(!cuzk_msm_should_split(&cnt) && cnt.n_sig == 160);
+
+    free(b);
+    free(tb);
+    free(s);
+    free(cs);
+    free(ts);
+    free(one);
+    free(sig);
+    free(tmp);
+}
+
+static void test_errors(void)
+{
+    cuzk_g1_affine b[2];
+    cuzk_msm_scalar s[2] = {{{1, 2, 3, 4}}, {{5, 6, 7, 1ULL << 63}}};
+    cuzk_g1_jac r;
+    g1_rand_points(b, 2);
+    CHECK_EQ_ERR(cuzk_g1_msm(&r, b, s, 2, NULL), CUZK_EINVAL);
+    CHECK(cuzk_g1_jac_is_inf(&r));
+    CHECK_EQ_ERR(cuzk_g1_msm_auto(&r, NULL, b, s, 2, NULL), CUZK_EINVAL);
+    CHECK_EQ_ERR(cuzk_g1_msm(&r, b, s, 1, NULL), CUZK_OK);
+    cuzk_msm_opts o = {.window = CUZK_MSM_WINDOW_MAX + 1};
+    CHECK_EQ_ERR(cuzk_g1_msm(&r, b, s, 1, &o), CUZK_EINVAL);
+    CHECK_EQ_ERR(cuzk_g1_msm(&r, NULL, s, 1, NULL), CUZK_EINVAL);
+    CHECK_EQ_ERR(cuzk_g1_msm(&r, NULL, NULL, 0, NULL), CUZK_OK);
+    CHECK(cuzk_g1_jac_is_inf(&r));
+    /* window report: 0 for no points, small for few, growing with n */
+    CHECK(cuzk_g1_msm_window(0, 1) == 0);
+    unsigned w1 = cuzk_g1_msm_window(1, 1), w2 = cuzk_g1_msm_window(1000, 1);
+    unsigned w3 = cuzk_g1_msm_window((size_t)1 << 22, 1), w4 = cuzk_g2_msm_window(1 << 20, 2);
+    CHECK(w1 >= 1 && w1 <= 4);
+    CHECK(w2 > w1 && w3 > w2 && w3 <= 20);
+    CHECK(w4 >= 8 && w4 <= 20);
+}
+
+/* ---- G2 (smaller sizes) ---- */
+
+static void test_g2(void)
+{
+    static const size_t sizes[] = {0, 1, 2, 3, 7, 64, 300};
+    size_t nmax = 300;
+    cuzk_g2_affine *b = malloc(nmax * sizeof(*b));
+    cuzk_fr *s = malloc(nmax * sizeof(*s));
+    cuzk_msm_scalar *cs = malloc(nmax * sizeof(*cs));
+    g2_rand_points(b, nmax);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        for (size_t i = 0; i < n; i++)
+            test_rand_fr(&s[i]);
+        cuzk_msm_opts o = {.nthreads = 1 + (unsigned)(k % 3)};
+        g2_check_all(b, s, n, &o);
+    }
+    /* Filecoin-like (split), edge cases: P and -P, infinity, repeats, r-1 */
+    filecoin_scalars(s, nmax);
+    g2_check_all(b, s, nmax, NULL);
+    cuzk_msm_counts cnt;
+    cuzk_g2_jac got, want;
+    CHECK_EQ_ERR(cuzk_g2_msm_auto_fr(&got, &cnt, b, s, nmax, NULL), CUZK_OK);
+    CHECK(cuzk_msm_should_split(&cnt));
+    for (size_t i = 0; i < 100; i++) {
+        unsigned x = (unsigned)(test_rand64() % 4);
+        if (x == 0)
+            b[i] = b[200];
+        else if (x == 1)
+            cuzk_g2_affine_neg(&b[i], &b[200]);
+        else if (x == 2)
+            cuzk_g2_affine_set_inf(&b[i]);
+        set_scalar(&s[i], (int)(test_rand64() % 5));
+    }
+    g2_check_all(b, s, 100, NULL);
+    cuzk_msm_scalars_from_fr(cs, s, 100, 1);
+    g2_naive(&want, b, cs, 100);
+    for (unsigned c = 1; c <= 9; c += 2) {
+        cuzk_msm_opts o = {.nthreads = 2, .window = c};
+        CHECK_EQ_ERR(cuzk_g2_msm(&got, b, cs, 100, &o), CUZK_OK);
+        CHECK(cuzk_g2_jac_eq(&got, &want));
+    }
+    /* batch addition of all: plain sum */
+    uint64_t bits[2] = {~0ULL, ~0ULL};
+    cuzk_g2_jac_set_inf(&want);
+    for (size_t i = 0; i < 100; i++)
+        cuzk_g2_jac_add_affine_var(&want, &want, &b[i]);
+    CHECK_EQ_ERR(cuzk_g2_batch_add(&got, b, 100, bits, 2), CUZK_OK);
+    CHECK(cuzk_g2_jac_eq(&got, &want));
+    free(b);
+    free(s);
+    free(cs);
+}
+
+/* A larger run comparing thread counts and windows among themselves (no naive sum). */
+static void test_g1_large_consistency(void)
+{
+    size_t n = ((size_t)1 << 15) + 3;
+    cuzk_g1_affine *b = malloc(n * sizeof(*b));
+    cuzk_fr *s = malloc(n * sizeof(*s));
+    g1_rand_points(b, n);
+    for (size_t i = 0; i < n; i++)
+        test_rand_fr(&s[i]);
+    cuzk_g1_jac r1, r2, r3;
+    cuzk_msm_opts o1 = {.nthreads = 1}, o2 = {.nthreads = 2, .window = 11};
+    cuzk_msm_opts o3 = {.nthreads = 5, .window = 6};
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&r1, NULL, b, s, n, &o1), CUZK_OK);
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&r2, NULL, b, s, n, &o2), CUZK_OK);
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&r3, NULL, b, s, n, &o3), CUZK_OK);
+    CHECK(cuzk_g1_jac_eq(&r1, &r2) && cuzk_g1_jac_eq(&r1, &r3));
+    CHECK(!cuzk_g1_jac_is_inf(&r1) && cuzk_g1_jac_is_on_curve(&r1));
+    free(b);
+    free(s);
+}
+
+int main(void)
+{
+    test_init("test_msm");
+    test_digits();
+    test_errors();
+    test_g1_sizes();
+    test_g1_windows_threads();
+    test_g1_edge();
+    test_g1_split();
+    test_g1_large_consistency();
+    test_g2();
+    return test_finish();
+}
