@@ -1,0 +1,230 @@
+/* iden3 container: mapping, section table, prime checks, parallel validation. */
+#include "io/binfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/parallel.h"
+
+#define IO_HEADER_BYTES 12        /* magic, u32 version, u32 section count */
+#define IO_SECTION_HEADER_BYTES 12 /* u32 id, u64 size */
+
+const char *io_secname(const io_file *f, uint32_t id)
+{
+    if (id < f->n_names && f->names[id])
+        return f->names[id];
+    return "unknown";
+}
+
+void io_close(io_file *f)
+{
+    if (f->map && f->len)
+        munmap(f->map, f->len);
+    f->map = NULL;
+    f->len = 0;
+}
+
+cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t version,
+                 const char *const *names, size_t n_names)
+{
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    f->names = names;
+    f->n_names = n_names;
+
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cuzk_error_set(CUZK_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return cuzk_error_set(CUZK_EIO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return cuzk_error_set(CUZK_EIO, "%s: not a regular file", path);
+    }
+    if ((uint64_t)st.st_size < IO_HEADER_BYTES) {
+        close(fd);
+        return cuzk_error_set(CUZK_ESIZE, "%s: file is %lld bytes, shorter than the %d-byte header",
+                              path, (long long)st.st_size, IO_HEADER_BYTES);
+    }
+    f->len = (size_t)st.st_size;
+    void *m = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (m == MAP_FAILED) {
+        f->len = 0;
+        return cuzk_error_set(CUZK_EIO, "%s: cannot map: %s", path, strerror(e));
+    }
+    f->map = m;
+
+    const uint8_t *b = f->map;
+    if (memcmp(b, magic, 4) != 0) {
+        char got[9];
+        for (int i = 0; i < 4; i++)
+            snprintf(got + 2 * i, 3, "%02x", b[i]);
+        io_close(f);
+        return cuzk_error_set(CUZK_EFORMAT, "%s: bad magic (bytes %s), not a .%.4s file", path,
+                              got, magic);
+    }
+    f->version = io_rd32(b + 4);
+    if (f->version != version) {
+        uint32_t v = f->version;
+        io_close(f);
+        return cuzk_error_set(CUZK_EFORMAT, "%s: .%.4s version %u is not supported (only %u)",
+                              path, magic, v, version);
+    }
+    uint32_t nsec = io_rd32(b + 8);
+    uint64_t pos = IO_HEADER_BYTES;
+    for (uint32_t i = 0; i < nsec; i++) {
+        if (f->len - pos < IO_SECTION_HEADER_BYTES) {
+            io_close(f);
+            return cuzk_error_set(CUZK_ESIZE,
+                                  "%s: truncated: header of section %u of %u at offset %llu "
+                                  "passes the end of the file (%zu bytes)",
+                                  path, i + 1, nsec, (unsigned long long)pos, f->len);
+        }
+        uint32_t id = io_rd32(b + pos);
+        uint64_t size;
+        memcpy(&size, b + pos + 4, 8);
+        pos += IO_SECTION_HEADER_BYTES;
+        if (size > f->len - pos) {
+            io_close(f);
+            return cuzk_error_set(CUZK_ESIZE,
+                                  "%s: section %u (%s): size %llu at offset %llu passes the end "
+                                  "of the file (%zu bytes): truncated",
+                                  path, id, io_secname(f, id), (unsigned long long)size,
+                                  (unsigned long long)pos, f->len);
+        }
+        if (id < IO_MAX_SECTION) {
+            if (f->sec[id].present) {
+                io_close(f);
+                return cuzk_error_set(CUZK_EFORMAT, "%s: section %u (%s): duplicated", path, id,
+                                      io_secname(f, id));
+            }
+            f->sec[id].present = true;
+            f->sec[id].p = b + pos;
+            f->sec[id].size = size;
+        }
+        pos += size;
+    }
+    return CUZK_OK;
+}
+
+cuzk_err io_section_get(const io_file *f, uint32_t id, const io_section **s)
+{
+    if (id >= IO_MAX_SECTION || !f->sec[id].present)
+        return cuzk_error_set(CUZK_EFORMAT, "%s: section %u (%s): missing", f->path, id,
+                              io_secname(f, id));
+    *s = &f->sec[id];
+    return CUZK_OK;
+}
+
+/* ---- primes ---- */
+
+/* Fields circom and snarkjs know besides BLS12-381, as decimal strings (circom's --prime
+ * list). The tests load bn128 and bls12377 files to check the names come out right. */
+static const struct { const char *name, *dec; } known_primes[] = {
+    {"bn128 (BN254) scalar field r",
+     "21888242871839275222246405745257275088548364400416034343698204186575808495617"},
+    {"bn128 (BN254) base field q",
+     "21888242871839275222246405745257275088696311157297823662689037894645226208583"},
+    {"bls12377 scalar field r",
+     "8444461749428370424248824938781546531375899335154063827935233455917409239041"},
+    {"goldilocks (2^64 - 2^32 + 1)", "18446744069414584321"},
+};
+
+/* Decimal string -> little-endian bytes (n bytes). false if it does not fit. */
+static bool dec_to_le(uint8_t *out, size_t n, const char *s)
+{
+    memset(out, 0, n);
+    for (; *s; s++) {
+        unsigned carry = (unsigned)(*s - '0');
+        for (size_t i = 0; i < n; i++) {
+            unsigned v = out[i] * 10u + carry;
+            out[i] = (uint8_t)v;
+            carry = v >> 8;
+        }
+        if (carry)
+            return false;
+    }
+    return true;
+}
+
+cuzk_err io_check_prime(const char *where, const char *what, uint32_t n8, const uint8_t *prime,
+                        bool want_fp)
+{
+    uint8_t want[CUZK_FP_BYTES];
+    size_t wn = want_fp ? CUZK_FP_BYTES : CUZK_FR_BYTES;
+    if (want_fp) {
+        uint64_t l[CUZK_FP_LIMBS];
+        memcpy(l, CUZK_FP_MODULUS.l, sizeof l);
+        memcpy(want, l, CUZK_FP_BYTES);
+    } else {
+        uint64_t l[CUZK_FR_LIMBS];
+        memcpy(l, CUZK_FR_MODULUS.l, sizeof l);
+        memcpy(want, l, CUZK_FR_BYTES);
+    }
+    if (n8 == wn && memcmp(prime, want, wn) == 0)
+        return CUZK_OK;
+    const char *want_name = want_fp ? "BLS12-381 base field p" : "BLS12-381 scalar field r";
+    for (size_t k = 0; k < sizeof known_primes / sizeof known_primes[0]; k++) {
+        uint8_t kb[64];
+        if (n8 > sizeof kb || !dec_to_le(kb, n8, known_primes[k].dec))
+            continue;
+        if (memcmp(kb, prime, n8) == 0)
+            return cuzk_error_set(CUZK_ECURVE, "%s: %s is the %s, not the %s: only BLS12-381 is supported",
+                                  where, what, known_primes[k].name, want_name);
+    }
+    /* Unknown: print it in hex (most significant first), at most 64 bytes. */
+    char hex[2 * 64 + 1];
+    size_t nb = n8 > 64 ? 64 : n8, o = 0;
+    size_t top = nb;
+    while (top > 1 && prime[top - 1] == 0)
+        top--;
+    for (size_t i = top; i-- > 0;) {
+        snprintf(hex + o, 3, "%02x", prime[i]);
+        o += 2;
+    }
+    hex[o] = 0;
+    return cuzk_error_set(CUZK_ECURVE, "%s: %s is 0x%s (%u bytes), not the %s: only BLS12-381 is supported",
+                          where, what, hex, n8, want_name);
+}
+
+/* ---- parallel validation ---- */
+
+typedef struct {
+    io_item_fn ok;
+    void *ctx;
+    size_t first;   /* smallest failing index seen, updated atomically */
+} par_ctx;
+
+static void par_range(void *vctx, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    par_ctx *c = vctx;
+    for (size_t i = begin; i < end; i++) {
+        if (__atomic_load_n(&c->first, __ATOMIC_RELAXED) <= i)
+            return;
+        if (!c->ok(c->ctx, i)) {
+            size_t cur = __atomic_load_n(&c->first, __ATOMIC_RELAXED);
+            while (i < cur && !__atomic_compare_exchange_n(&c->first, &cur, i, false,
+                                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                ;
+            return;
+        }
+    }
+}
+
+size_t io_par_first_fail(size_t n, size_t grain, io_item_fn ok, void *ctx)
+{
+    par_ctx c = {ok, ctx, n};
+    cuzk_parallel_for(n, grain, 0, par_range, &c);
+    return c.first;
+}

@@ -1,0 +1,79 @@
+/* iden3 binary container (.r1cs, .wtns, .zkey): memory-mapped, sections indexed by id. */
+#ifndef CUZK_IO_BINFILE_H
+#define CUZK_IO_BINFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuzk/error.h"
+#include "cuzk/ff.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the iden3 readers assume a little-endian host"
+#endif
+
+#define IO_MAX_SECTION 16   /* ids 1..15 are indexed; others are skipped */
+
+typedef struct {
+    const uint8_t *p;   /* payload inside the mapping */
+    uint64_t size;
+    bool present;
+} io_section;
+
+typedef struct {
+    const char *path;
+    const char *const *names;   /* names[id] for messages (NULL entries allowed) */
+    size_t n_names;
+    uint8_t *map;
+    size_t len;
+    uint32_t version;
+    io_section sec[IO_MAX_SECTION];
+} io_file;
+
+/* Maps `path`, checks the magic and the version (must equal `version`) and indexes the
+ * sections. names[id] name the sections in messages. On failure nothing stays mapped. */
+cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t version,
+                 const char *const *names, size_t n_names) CUZK_WUR;
+void io_close(io_file *f);
+const char *io_secname(const io_file *f, uint32_t id);
+/* The section, or CUZK_EFORMAT "missing". */
+cuzk_err io_section_get(const io_file *f, uint32_t id, const io_section **s) CUZK_WUR;
+
+/* A bounds-checked reader over a section. */
+typedef struct {
+    const uint8_t *p;
+    uint64_t left;
+} io_cur;
+
+static inline bool io_take(io_cur *c, void *out, size_t n)
+{
+    if (c->left < n)
+        return false;
+    memcpy(out, c->p, n);
+    c->p += n;
+    c->left -= n;
+    return true;
+}
+static inline bool io_u32(io_cur *c, uint32_t *v) { return io_take(c, v, 4); }
+static inline bool io_u64(io_cur *c, uint64_t *v) { return io_take(c, v, 8); }
+static inline uint32_t io_rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Checks a prime field header: n8 bytes of prime must be BLS12-381's r (want_fp false) or
+ * p (want_fp true). On mismatch CUZK_ECURVE with a message naming the field that was found
+ * (bn128, bls12377, ... or the prime in hex), prefixed with `where`. */
+cuzk_err io_check_prime(const char *where, const char *what, uint32_t n8, const uint8_t *prime,
+                        bool want_fp) CUZK_WUR;
+
+/* Parallel first-failure search: runs ok(ctx, i) for i in [0, n) on all threads and returns
+ * the smallest i where it returned false, or n when none did. */
+typedef bool (*io_item_fn)(void *ctx, size_t i);
+size_t io_par_first_fail(size_t n, size_t grain, io_item_fn ok, void *ctx);
+
+#endif

@@ -1,0 +1,93 @@
+/* snarkjs .wtns v2 reader. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cuzk/io.h"
+#include "io/binfile.h"
+
+static const char *const wtns_names[] = {NULL, "header", "witness values"};
+
+void cuzk_wtns_free(cuzk_wtns *w)
+{
+    if (!w)
+        return;
+    free(w->w);
+    free(w);
+}
+
+typedef struct {
+    cuzk_fr *out;
+    const uint8_t *in;
+} val_ctx;
+
+static bool conv_value(void *vctx, size_t i)
+{
+    val_ctx *c = vctx;
+    return cuzk_fr_from_bytes_le(&c->out[i], c->in + i * CUZK_FR_BYTES) == CUZK_OK;
+}
+
+static cuzk_err load(io_file *f, cuzk_wtns *w)
+{
+    const io_section *s;
+    cuzk_err e = io_section_get(f, 1, &s);
+    if (e)
+        return e;
+    io_cur c = {s->p, s->size};
+    uint32_t n8;
+    if (!io_u32(&c, &n8) || c.left < n8)
+        return cuzk_error_set(CUZK_ESIZE, "%s: section 1 (header): %llu bytes, too short",
+                              f->path, (unsigned long long)s->size);
+    char where[512];
+    snprintf(where, sizeof where, "%s: section 1 (header)", f->path);
+    e = io_check_prime(where, "the prime", n8, c.p, false);
+    if (e)
+        return e;
+    c.p += n8;
+    c.left -= n8;
+    if (c.left != 4)
+        return cuzk_error_set(CUZK_ESIZE, "%s: section 1 (header): size %llu, expected %u",
+                              f->path, (unsigned long long)s->size, 4 + n8 + 4);
+    (void)io_u32(&c, &w->n);
+
+    e = io_section_get(f, 2, &s);
+    if (e)
+        return e;
+    if (s->size != (uint64_t)w->n * CUZK_FR_BYTES)
+        return cuzk_error_set(CUZK_ESIZE,
+                              "%s: section 2 (witness values): size %llu, expected %u values * "
+                              "%d bytes = %llu",
+                              f->path, (unsigned long long)s->size, w->n, CUZK_FR_BYTES,
+                              (unsigned long long)w->n * CUZK_FR_BYTES);
+    w->w = malloc((w->n ? w->n : 1) * sizeof(cuzk_fr));
+    if (!w->w)
+        return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory for %u values", f->path, w->n);
+    val_ctx vc = {w->w, s->p};
+    size_t bad = io_par_first_fail(w->n, 4096, conv_value, &vc);
+    if (bad < w->n)
+        return cuzk_error_set(CUZK_ENONCANONICAL,
+                              "%s: section 2 (witness values): value %zu is not below r",
+                              f->path, bad);
+    return CUZK_OK;
+}
+
+cuzk_err cuzk_wtns_load(cuzk_wtns **out, const char *path)
+{
+    *out = NULL;
+    io_file f;
+    cuzk_err e = io_open(&f, path, "wtns", 2, wtns_names, sizeof wtns_names / sizeof *wtns_names);
+    if (e)
+        return e;
+    cuzk_wtns *w = calloc(1, sizeof *w);
+    if (!w) {
+        io_close(&f);
+        return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
+    }
+    e = load(&f, w);
+    io_close(&f);
+    if (e) {
+        cuzk_wtns_free(w);
+        return e;
+    }
+    *out = w;
+    return CUZK_OK;
+}
