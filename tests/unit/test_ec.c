@@ -723,7 +723,7 @@ static void LOC(test_subgroup)(void)
 {
     uint64_t rl[4];
     r_limbs(rl);
-    unsigned long n = test_iters(5) * T_ITER_SCALE;
+    unsigned long n = test_iters(10) * T_ITER_SCALE;
     unsigned outside = 0;
     for (unsigned long it = 0; it < n; it++) {
         T_AFF p, q;
