@@ -1,0 +1,78 @@
+/*
+ * Groth16 proving and verification (BLS12-381), CPU backend.
+ *
+ * Load a key once (cuzk_zkey_load, include/cuzk/io.h), then prove any number of batches:
+ * one call proves one witness per circuit instance ("partition") against the same key,
+ * running the stages of DESIGN.md section 2: prep (synthesis of a, b, c and the scalar
+ * bit vectors), H (NTT step and its MSM), the G1 MSMs (A, B1, L with the 0/1/significant
+ * split), the B_G2 MSM on its own thread, and the epilogue that randomises with r, s.
+ *
+ * r and s are drawn from the operating system (getrandom) for every proof and used only
+ * in constant-time code; they are never logged. cuzk_prove_opts.test_r/test_s fix them
+ * for reproducible proofs: for tests only, never in production.
+ *
+ * Split API: cuzk_groth16_prove_start() runs everything but B_G2 and the epilogue and
+ * returns a pending proof; cuzk_groth16_prove_finish() joins B_G2 and runs the epilogue;
+ * cuzk_groth16_pending_free() releases the pending proof (after finish, or instead of it,
+ * in which case it waits for its background work first). Lifetime rules: the pending
+ * proof copies what it reads after start returns (the witnesses, r and s); the key must
+ * stay loaded until finish or free returns. Each pending proof is finished or freed once.
+ */
+#ifndef CUZK_GROTH16_H
+#define CUZK_GROTH16_H
+
+#include "cuzk/io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    unsigned nthreads;        /* 0: cuzk_parallel_threads() */
+    const cuzk_fr *test_r;    /* tests only: fixed r for every proof of the batch */
+    const cuzk_fr *test_s;    /* tests only: fixed s */
+} cuzk_prove_opts;
+
+/* Milliseconds per stage, summed over the batch. */
+typedef struct {
+    double prep_ms;       /* witness checks, synthesis a, b, c, bit vectors */
+    double h_ms;          /* NTTs of the H step and the H MSM */
+    double msm_ms;        /* A, B1, L MSMs */
+    double b_g2_ms;       /* B2 MSM (own thread, overlapping the above) */
+    double epilogue_ms;   /* randomisation and affine conversion */
+    double total_ms;
+} cuzk_prove_timings;
+
+typedef struct cuzk_pending cuzk_pending;
+
+/* Proves n_wit witnesses (each n_vars values, w[0] = 1) into proofs[0 .. n_wit-1].
+ * timings and opts may be NULL. Errors: CUZK_ESIZE / CUZK_EFORMAT for a witness that does
+ * not fit the key (cuzk_error_detail names which), CUZK_ERANDOM, CUZK_ENOMEM. */
+cuzk_err cuzk_groth16_prove(cuzk_proof *proofs, cuzk_prove_timings *timings, const cuzk_zkey *pk,
+                            const cuzk_fr *const *witnesses, size_t n_wit, size_t wit_len,
+                            const cuzk_prove_opts *opts) CUZK_WUR;
+
+cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
+                                  const cuzk_fr *const *witnesses, size_t n_wit, size_t wit_len,
+                                  const cuzk_prove_opts *opts) CUZK_WUR;
+cuzk_err cuzk_groth16_prove_finish(cuzk_proof *proofs, cuzk_prove_timings *timings,
+                                   cuzk_pending *p) CUZK_WUR;
+void cuzk_groth16_pending_free(cuzk_pending *p);
+
+/* The public inputs of a witness: w[1 .. n_public]. */
+const cuzk_fr *cuzk_groth16_public(const cuzk_zkey *pk, const cuzk_fr *witness);
+
+/* Checks a proof: e(A, B) = e(alpha1, beta2) e(vk_x, gamma2) e(C, delta2) with
+ * vk_x = IC_0 + sum pub_i IC_i. CUZK_OK when valid; CUZK_EVERIFY when the equation fails;
+ * CUZK_ESIZE when n_pub != vk->n_public; CUZK_ENOT_ON_CURVE / CUZK_ENOT_IN_SUBGROUP for
+ * proof points outside G1/G2. */
+cuzk_err cuzk_groth16_verify(const cuzk_vk *vk, const cuzk_fr *pub, size_t n_pub,
+                             const cuzk_proof *proof) CUZK_WUR;
+
+/* Uniform random element of Fr from getrandom (rejection sampling). CUZK_ERANDOM. */
+cuzk_err cuzk_random_fr(cuzk_fr *out) CUZK_WUR;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,316 @@
+/* Groth16 prover, CPU backend: the stages of DESIGN.md section 2 for a batch of witnesses. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuzk/groth16.h"
+#include "cuzk/msm.h"
+#include "cuzk/poly.h"
+#include "util/parallel.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+struct cuzk_pending {
+    const cuzk_zkey *pk;
+    size_t n_wit;
+    unsigned nthreads;
+    cuzk_fr *w;                 /* n_wit * n_vars witness copies (B_G2 reads them) */
+    cuzk_fr *r, *s;             /* n_wit each */
+    cuzk_g1_jac *a, *b1, *l, *h;
+    cuzk_g2_jac *b2;
+    cuzk_prove_timings t;
+    double t_start;
+    /* B_G2 on its own thread */
+    pthread_t b2_thread;
+    bool b2_started, b2_joined;
+    cuzk_err b2_err;
+    double b2_ms;
+};
+
+/* ---- prep: a = A.w, b = B.w, c = a o b over the key's rows, zero beyond ---- */
+typedef struct {
+    const cuzk_zkey *pk;
+    const cuzk_fr *w;
+    cuzk_fr *a, *b, *c;
+} synth_ctx;
+
+static void csr_row_dot(cuzk_fr *out, const cuzk_csr *m, size_t row, const cuzk_fr *w)
+{
+    cuzk_fr acc, t;
+    cuzk_fr_set_zero(&acc);
+    for (uint64_t k = m->row[row]; k < m->row[row + 1]; k++) {
+        cuzk_fr_mul(&t, &m->val[k], &w[m->col[k]]);
+        cuzk_fr_add(&acc, &acc, &t);
+    }
+    *out = acc;
+}
+
+static void synth_range(void *p, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    synth_ctx *c = p;
+    size_t rows = c->pk->n_rows;
+    for (size_t i = begin; i < end; i++) {
+        if (i < rows) {
+            csr_row_dot(&c->a[i], &c->pk->a, i, c->w);
+            csr_row_dot(&c->b[i], &c->pk->b, i, c->w);
+            cuzk_fr_mul(&c->c[i], &c->a[i], &c->b[i]);
+        } else {
+            cuzk_fr_set_zero(&c->a[i]);
+            cuzk_fr_set_zero(&c->b[i]);
+            cuzk_fr_set_zero(&c->c[i]);
+        }
+    }
+}
+
+/* ---- B_G2 thread ---- */
+static void *b2_main(void *arg)
+{
+    cuzk_pending *p = arg;
+    double t0 = now_ms();
+    cuzk_msm_opts mo = {.nthreads = p->nthreads};
+    size_t nv = p->pk->n_vars;
+    p->b2_err = CUZK_OK;
+    for (size_t j = 0; j < p->n_wit && p->b2_err == CUZK_OK; j++)
+        p->b2_err = cuzk_g2_msm_auto_fr(&p->b2[j], NULL, p->pk->b2_pts, p->w + j * nv, nv, &mo);
+    p->b2_ms = now_ms() - t0;
+    return NULL;
+}
+
+static void pending_join(cuzk_pending *p)
+{
+    if (p->b2_started && !p->b2_joined) {
+        pthread_join(p->b2_thread, NULL);
+        p->b2_joined = true;
+    }
+}
+
+void cuzk_groth16_pending_free(cuzk_pending *p)
+{
+    if (!p)
+        return;
+    pending_join(p);
+    /* r and s are secrets: wipe them before the memory is returned. */
+    if (p->r)
+        memset(p->r, 0, sizeof(cuzk_fr) * p->n_wit);
+    if (p->s)
+        memset(p->s, 0, sizeof(cuzk_fr) * p->n_wit);
+    free(p->w);
+    free(p->r);
+    free(p->s);
+    free(p->a);
+    free(p->b1);
+    free(p->l);
+    free(p->h);
+    free(p->b2);
+    free(p);
+}
+
+const cuzk_fr *cuzk_groth16_public(const cuzk_zkey *pk, const cuzk_fr *witness)
+{
+    (void)pk;
+    return witness + 1;
+}
+
+static cuzk_err draw_secrets(cuzk_pending *p, const cuzk_prove_opts *o)
+{
+    for (size_t j = 0; j < p->n_wit; j++) {
+        if (o && o->test_r && o->test_s) {
+            p->r[j] = *o->test_r;
+            p->s[j] = *o->test_s;
+            continue;
+        }
+        cuzk_err e = cuzk_random_fr(&p->r[j]);
+        if (e == CUZK_OK)
+            e = cuzk_random_fr(&p->s[j]);
+        if (e != CUZK_OK)
+            return e;
+    }
+    return CUZK_OK;
+}
+
+cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
+                                  const cuzk_fr *const *witnesses, size_t n_wit, size_t wit_len,
+                                  const cuzk_prove_opts *opts)
+{
+    *out = NULL;
+    if (!pk || (!witnesses && n_wit))
+        return cuzk_error_set(CUZK_EINVAL, "prove: no key or no witnesses");
+    cuzk_error_clear();
+    double t0 = now_ms();
+    for (size_t j = 0; j < n_wit; j++) {
+        cuzk_err e = cuzk_zkey_check_witness(pk, witnesses[j], wit_len);
+        if (e != CUZK_OK) {
+            char why[400];
+            snprintf(why, sizeof why, "%s", cuzk_error_detail());
+            return cuzk_error_set(e, "witness %zu of %zu: %s", j, n_wit, why);
+        }
+    }
+
+    cuzk_pending *p = calloc(1, sizeof *p);
+    if (!p)
+        return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory");
+    size_t nv = pk->n_vars, n = pk->domain_size;
+    p->pk = pk;
+    p->n_wit = n_wit;
+    p->nthreads = opts && opts->nthreads ? opts->nthreads : cuzk_parallel_threads();
+    p->t_start = t0;
+    p->w = malloc(sizeof(cuzk_fr) * nv * (n_wit ? n_wit : 1));
+    p->r = calloc(n_wit + 1, sizeof(cuzk_fr));
+    p->s = calloc(n_wit + 1, sizeof(cuzk_fr));
+    p->a = calloc(n_wit + 1, sizeof(cuzk_g1_jac));
+    p->b1 = calloc(n_wit + 1, sizeof(cuzk_g1_jac));
+    p->l = calloc(n_wit + 1, sizeof(cuzk_g1_jac));
+    p->h = calloc(n_wit + 1, sizeof(cuzk_g1_jac));
+    p->b2 = calloc(n_wit + 1, sizeof(cuzk_g2_jac));
+    cuzk_fr *abc = malloc(sizeof(cuzk_fr) * 3 * n);
+    cuzk_msm_scalar *scratch = malloc(sizeof(cuzk_msm_scalar) * (n > nv ? n : nv));
+    cuzk_domain *dom = NULL;
+    cuzk_err e = CUZK_OK;
+    if (!p->w || !p->r || !p->s || !p->a || !p->b1 || !p->l || !p->h || !p->b2 || !abc || !scratch) {
+        e = cuzk_error_set(CUZK_ENOMEM, "prove: out of memory for a batch of %zu (domain 2^%u)",
+                           n_wit, pk->log2_domain);
+        goto fail;
+    }
+    if ((e = cuzk_domain_new(&dom, pk->log2_domain, CUZK_ROOTS_SNARKJS)) != CUZK_OK) {
+        cuzk_error_set(e, "prove: cannot build the NTT domain of 2^%u", pk->log2_domain);
+        goto fail;
+    }
+    if ((e = draw_secrets(p, opts)) != CUZK_OK) {
+        cuzk_error_set(e, "prove: getrandom failed");
+        goto fail;
+    }
+    for (size_t j = 0; j < n_wit; j++)
+        memcpy(p->w + j * nv, witnesses[j], sizeof(cuzk_fr) * nv);
+
+    /* B_G2 runs beside everything else (on the GPU backend it overlaps the device work). */
+    if (pthread_create(&p->b2_thread, NULL, b2_main, p) == 0) {
+        p->b2_started = true;
+    } else {
+        b2_main(p);
+    }
+    p->t.prep_ms += now_ms() - t0;
+
+    cuzk_msm_opts mo = {.nthreads = p->nthreads};
+    for (size_t j = 0; j < n_wit && e == CUZK_OK; j++) {
+        const cuzk_fr *w = p->w + j * nv;
+        double t1 = now_ms();
+        synth_ctx sc = {pk, w, abc, abc + n, abc + 2 * n};
+        cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
+        double t2 = now_ms();
+        p->t.prep_ms += t2 - t1;
+
+        if ((e = cuzk_h_snarkjs(dom, sc.a, sc.b, sc.c, p->nthreads)) != CUZK_OK)
+            break;
+        if ((e = cuzk_g1_msm_fr(&p->h[j], scratch, pk->h_pts, sc.a, n, &mo)) != CUZK_OK)
+            break;
+        double t3 = now_ms();
+        p->t.h_ms += t3 - t2;
+
+        size_t npub = pk->n_public;
+        if ((e = cuzk_g1_msm_auto_fr(&p->a[j], NULL, pk->a_pts, w, nv, &mo)) != CUZK_OK ||
+            (e = cuzk_g1_msm_auto_fr(&p->b1[j], NULL, pk->b1_pts, w, nv, &mo)) != CUZK_OK ||
+            (e = cuzk_g1_msm_auto_fr(&p->l[j], NULL, pk->c_pts, w + npub + 1, nv - npub - 1, &mo)) != CUZK_OK)
+            break;
+        p->t.msm_ms += now_ms() - t3;
+    }
+    if (e != CUZK_OK && cuzk_error_detail()[0] == 0)
+        cuzk_error_set(e, "prove: %s", cuzk_strerror(e));
+fail:
+    free(abc);
+    free(scratch);
+    cuzk_domain_free(dom);
+    if (e != CUZK_OK) {
+        cuzk_groth16_pending_free(p);
+        return e;
+    }
+    *out = p;
+    return CUZK_OK;
+}
+
+/*
+ * Epilogue (snarkjs's groth16_prove, DESIGN.md section 1):
+ *   pi_A = alpha1 + A + r delta1
+ *   pi_B = beta2 + B2 + s delta2
+ *   pi_C = L + H + s pi_A + r (beta1 + B1 + s delta1) - r s delta1
+ * r and s are secret: only constant-time scalar multiplication and complete additions.
+ */
+static void epilogue_one(cuzk_proof *out, const cuzk_pending *p, size_t j)
+{
+    const cuzk_zkey *pk = p->pk;
+    const cuzk_fr *r = &p->r[j], *s = &p->s[j];
+    cuzk_g1_jac alpha1, beta1, delta1, t, pa, pc, b1s;
+    cuzk_g2_jac beta2, delta2, pb, t2;
+    cuzk_fr rs;
+    cuzk_g1_jac_from_affine(&alpha1, &pk->alpha1);
+    cuzk_g1_jac_from_affine(&beta1, &pk->beta1);
+    cuzk_g1_jac_from_affine(&delta1, &pk->delta1);
+    cuzk_g2_jac_from_affine(&beta2, &pk->beta2);
+    cuzk_g2_jac_from_affine(&delta2, &pk->delta2);
+
+    cuzk_g1_mul_fr(&t, &delta1, r);
+    cuzk_g1_jac_add(&pa, &alpha1, &p->a[j]);
+    cuzk_g1_jac_add(&pa, &pa, &t);
+
+    cuzk_g2_mul_fr(&t2, &delta2, s);
+    cuzk_g2_jac_add(&pb, &beta2, &p->b2[j]);
+    cuzk_g2_jac_add(&pb, &pb, &t2);
+
+    cuzk_g1_mul_fr(&t, &delta1, s);
+    cuzk_g1_jac_add(&b1s, &beta1, &p->b1[j]);
+    cuzk_g1_jac_add(&b1s, &b1s, &t);
+
+    cuzk_g1_jac_add(&pc, &p->l[j], &p->h[j]);
+    cuzk_g1_mul_fr(&t, &pa, s);
+    cuzk_g1_jac_add(&pc, &pc, &t);
+    cuzk_g1_mul_fr(&t, &b1s, r);
+    cuzk_g1_jac_add(&pc, &pc, &t);
+    cuzk_fr_mul(&rs, r, s);
+    cuzk_g1_mul_fr(&t, &delta1, &rs);
+    cuzk_g1_jac_neg(&t, &t);
+    cuzk_g1_jac_add(&pc, &pc, &t);
+    memset(&rs, 0, sizeof rs);
+
+    cuzk_g1_jac_to_affine(&out->a, &pa);
+    cuzk_g2_jac_to_affine(&out->b, &pb);
+    cuzk_g1_jac_to_affine(&out->c, &pc);
+}
+
+cuzk_err cuzk_groth16_prove_finish(cuzk_proof *proofs, cuzk_prove_timings *timings, cuzk_pending *p)
+{
+    if (!p)
+        return cuzk_error_set(CUZK_EINVAL, "prove_finish: no pending proof");
+    pending_join(p);
+    p->t.b_g2_ms = p->b2_ms;
+    if (p->b2_err != CUZK_OK)
+        return cuzk_error_set(p->b2_err, "prove: B_G2 MSM failed: %s", cuzk_strerror(p->b2_err));
+    double t0 = now_ms();
+    for (size_t j = 0; j < p->n_wit; j++)
+        epilogue_one(&proofs[j], p, j);
+    double t1 = now_ms();
+    p->t.epilogue_ms = t1 - t0;
+    p->t.total_ms = t1 - p->t_start;
+    if (timings)
+        *timings = p->t;
+    return CUZK_OK;
+}
+
+cuzk_err cuzk_groth16_prove(cuzk_proof *proofs, cuzk_prove_timings *timings, const cuzk_zkey *pk,
+                            const cuzk_fr *const *witnesses, size_t n_wit, size_t wit_len,
+                            const cuzk_prove_opts *opts)
+{
+    cuzk_pending *p;
+    cuzk_err e = cuzk_groth16_prove_start(&p, pk, witnesses, n_wit, wit_len, opts);
+    if (e != CUZK_OK)
+        return e;
+    e = cuzk_groth16_prove_finish(proofs, timings, p);
+    cuzk_groth16_pending_free(p);
+    return e;
+}

@@ -1,0 +1,47 @@
+/* Groth16 verification with one multi-pairing. */
+#include <stdlib.h>
+
+#include "cuzk/groth16.h"
+#include "cuzk/pairing.h"
+
+cuzk_err cuzk_groth16_verify(const cuzk_vk *vk, const cuzk_fr *pub, size_t n_pub,
+                             const cuzk_proof *proof)
+{
+    if (!vk || !proof || (n_pub && !pub))
+        return cuzk_error_set(CUZK_EINVAL, "verify: missing key, proof or public inputs");
+    if (n_pub != vk->n_public)
+        return cuzk_error_set(CUZK_ESIZE, "verify: %zu public inputs, the key expects %u", n_pub,
+                              vk->n_public);
+    if (!cuzk_g1_affine_is_on_curve(&proof->a) || !cuzk_g2_affine_is_on_curve(&proof->b) ||
+        !cuzk_g1_affine_is_on_curve(&proof->c))
+        return cuzk_error_set(CUZK_ENOT_ON_CURVE, "verify: a proof point is not on the curve");
+    if (!cuzk_g1_affine_in_subgroup(&proof->a) || !cuzk_g2_affine_in_subgroup(&proof->b) ||
+        !cuzk_g1_affine_in_subgroup(&proof->c))
+        return cuzk_error_set(CUZK_ENOT_IN_SUBGROUP, "verify: a proof point is not in the subgroup");
+
+    /* vk_x = IC_0 + sum pub_i IC_(i+1); public inputs are public: variable time is fine. */
+    cuzk_g1_jac vkx, t, ic;
+    cuzk_g1_jac_from_affine(&vkx, &vk->ic[0]);
+    for (size_t i = 0; i < n_pub; i++) {
+        uint64_t k[CUZK_FR_LIMBS];
+        cuzk_fr_to_limbs(k, &pub[i]);
+        cuzk_g1_jac_from_affine(&ic, &vk->ic[i + 1]);
+        cuzk_g1_mul_var(&t, &ic, k, 255);
+        cuzk_g1_jac_add_var(&vkx, &vkx, &t);
+    }
+
+    /* e(-A, B) e(alpha1, beta2) e(vk_x, gamma2) e(C, delta2) = 1 */
+    cuzk_g1_affine p[4];
+    cuzk_g2_affine q[4];
+    cuzk_g1_affine_neg(&p[0], &proof->a);
+    q[0] = proof->b;
+    p[1] = vk->alpha1;
+    q[1] = vk->beta2;
+    cuzk_g1_jac_to_affine(&p[2], &vkx);
+    q[2] = vk->gamma2;
+    p[3] = proof->c;
+    q[3] = vk->delta2;
+    if (!cuzk_pairing_product_is_one(p, q, 4))
+        return cuzk_error_set(CUZK_EVERIFY, "verify: the pairing equation does not hold");
+    return CUZK_OK;
+}

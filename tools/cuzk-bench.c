@@ -1,0 +1,189 @@
+/*
+ * cuzk-bench: benchmarks.
+ *   cuzk-bench micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing ops
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuzk/ec.h"
+#include "cuzk/pairing.h"
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static uint64_t rng_state = 0x1234567887654321ULL;
+static uint64_t rng64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void rand_fp(cuzk_fp *r)
+{
+    uint8_t b[48];
+    for (int i = 0; i < 48; i++)
+        b[i] = (uint8_t)rng64();
+    b[47] &= 0x0f;
+    if (cuzk_fp_from_bytes_le(r, b) != CUZK_OK)
+        cuzk_fp_set_u64(r, rng64());
+}
+
+static void rand_fr(cuzk_fr *r)
+{
+    uint8_t b[32];
+    for (int i = 0; i < 32; i++)
+        b[i] = (uint8_t)rng64();
+    cuzk_fr_from_bytes_le_reduce(r, b);
+}
+
+typedef struct {
+    const char *name;
+    double ns;
+} result;
+
+#define MAXRES 32
+static result results[MAXRES];
+static int nres;
+
+static void record(const char *name, double ns)
+{
+    if (nres < MAXRES)
+        results[nres++] = (result){name, ns};
+}
+
+/* Times `body` (a statement using index i) over `iters` iterations, best of 5 rounds. */
+#define TIME_OP(label, iters, body)                                    \
+    do {                                                               \
+        double best_ = 1e30;                                           \
+        for (int round_ = 0; round_ < 5; round_++) {                   \
+            double t0_ = now_ns();                                     \
+            for (long i = 0; i < (long)(iters); i++) {                 \
+                body;                                                  \
+            }                                                          \
+            double dt_ = (now_ns() - t0_) / (double)(iters);           \
+            if (dt_ < best_)                                           \
+                best_ = dt_;                                           \
+        }                                                              \
+        record(label, best_);                                          \
+    } while (0)
+
+static volatile uint64_t sink;
+
+static int cmd_micro(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
+            const char *v = argv[++i];
+            cuzk_ff_impl impl = !strcmp(v, "adx") ? CUZK_FF_ADX : CUZK_FF_PORTABLE;
+            if (strcmp(v, "adx") && strcmp(v, "portable")) {
+                fprintf(stderr, "cuzk-bench micro: --impl takes portable or adx, not '%s'\n", v);
+                return 2;
+            }
+            cuzk_err e = cuzk_ff_set_impl(impl);
+            if (e != CUZK_OK) {
+                fprintf(stderr, "cuzk-bench micro: --impl %s: %s\n", v, cuzk_strerror(e));
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "usage: cuzk-bench micro [--json] [--impl portable|adx]\n");
+            return 2;
+        }
+    }
+
+    cuzk_fp a, b;
+    cuzk_fr x, y;
+    rand_fp(&a);
+    rand_fp(&b);
+    rand_fr(&x);
+    rand_fr(&y);
+
+    /* Dependent chains so the compiler cannot hoist or overlap the work away. */
+    TIME_OP("fp_mul", 2000000, cuzk_fp_mul(&a, &a, &b));
+    TIME_OP("fp_sqr", 2000000, cuzk_fp_sqr(&a, &a));
+    TIME_OP("fr_mul", 2000000, cuzk_fr_mul(&x, &x, &y));
+    TIME_OP("fp_inv", 2000, cuzk_fp_inv(&a, &a));
+    TIME_OP("fp_inv_var", 2000, cuzk_fp_inv_var(&a, &a));
+    sink = a.l[0] ^ x.l[0];
+
+    /* Curve points: a chain of mixed additions of random multiples of the generator. */
+    enum { NP = 64 };
+    cuzk_g1_affine g1, p1[NP];
+    cuzk_g2_affine g2, p2[NP];
+    cuzk_g1_jac j1[NP], acc1;
+    cuzk_g2_jac j2[NP], acc2;
+    cuzk_g1_generator(&g1);
+    cuzk_g2_generator(&g2);
+    cuzk_g1_jac_from_affine(&acc1, &g1);
+    cuzk_g2_jac_from_affine(&acc2, &g2);
+    for (int k = 0; k < NP; k++) {
+        uint64_t s[4] = {rng64(), rng64(), rng64(), rng64() >> 2};
+        cuzk_g1_mul_var(&j1[k], &acc1, s, 254);
+        cuzk_g2_mul_var(&j2[k], &acc2, s, 254);
+    }
+    cuzk_g1_batch_to_affine(p1, j1, NP);
+    cuzk_g2_batch_to_affine(p2, j2, NP);
+
+    TIME_OP("g1_add_affine", 200000, cuzk_g1_jac_add_affine_var(&acc1, &acc1, &p1[i & (NP - 1)]));
+    TIME_OP("g1_dbl", 200000, cuzk_g1_jac_dbl(&acc1, &acc1));
+    cuzk_g1_xyzz xz1;
+    cuzk_g1_xyzz_from_affine(&xz1, &p1[0]);
+    TIME_OP("g1_xyzz_add_affine", 200000, cuzk_g1_xyzz_add_affine_var(&xz1, &xz1, &p1[1 + (i & (NP - 2))]));
+    TIME_OP("g2_add_affine", 100000, cuzk_g2_jac_add_affine_var(&acc2, &acc2, &p2[i & (NP - 1)]));
+    TIME_OP("g2_dbl", 100000, cuzk_g2_jac_dbl(&acc2, &acc2));
+    sink = acc1.x.l[0] ^ acc2.x.c0.l[0] ^ xz1.x.l[0];
+
+    cuzk_fp12 f;
+    TIME_OP("pairing", 50, cuzk_pairing(&f, &p1[i & (NP - 1)], &p2[i & (NP - 1)]));
+    TIME_OP("multi_pairing_4", 30, cuzk_multi_pairing(&f, &p1[4 * (i & 7)], &p2[4 * (i & 7)], 4));
+    sink = f.c0.c0.c0.l[0];
+
+    const char *impl = cuzk_ff_get_impl() == CUZK_FF_ADX ? "adx" : "portable";
+    if (json) {
+        printf("{\"impl\":\"%s\",\"ns_per_op\":{", impl);
+        for (int k = 0; k < nres; k++)
+            printf("%s\"%s\":%.1f", k ? "," : "", results[k].name, results[k].ns);
+        printf("}}\n");
+    } else {
+        printf("cuzk-bench micro (field back end: %s, best of 5 rounds)\n", impl);
+        printf("%-22s %14s\n", "operation", "ns/op");
+        for (int k = 0; k < nres; k++)
+            printf("%-22s %14.1f\n", results[k].name, results[k].ns);
+    }
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cuzk-bench <command> [options]\n"
+               "commands:\n"
+               "  micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing operations\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "micro"))
+        return cmd_micro(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "cuzk-bench: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
