@@ -7,8 +7,9 @@
  * DIT (Cooley-Tukey), levels h = 1, 2, ..., n/2:
  *   (u, v) -> (u + w^j*v, u - w^j*v);  bit-reversed in, natural out.
  * The inverse direction uses omega^-1. Levels with h <= H run block by block (2H elements,
- * cache sized) with per-level twiddle tables; the larger levels run over tiles of TILE
- * consecutive j, whose twiddles are formed once per tile from the two-level table.
+ * cache sized) with per-level twiddle tables; the larger levels run two at a time (one
+ * pass over memory per pair) over tiles of TILE consecutive j, whose twiddles are formed
+ * once per tile from the two-level table.
  */
 #include "poly/poly_internal.h"
 #include "util/parallel.h"
@@ -88,23 +89,29 @@ static void blocks_fn(void *p, size_t begin, size_t end, unsigned worker)
     }
 }
 
-/* One out-of-block level; work item q = tile * nb + block, so a run of items shares a tile's
- * twiddles. */
+static void tile_twiddles(cuzk_fr *w, const cuzk_domain *d, size_t e0, size_t de, size_t T,
+                          int inverse)
+{
+    size_t mask = d->n - 1;
+    for (size_t i = 0; i < T; i++) {
+        size_t e = (e0 + i * de) & mask; /* omega^e = w_(2h)^j with e = j*n/(2h) */
+        poly_domain_omega_pow(&w[i], d, inverse ? (d->n - e) & mask : e);
+    }
+}
+
+/* One out-of-block level h; work item q = tile * nb + block, so a run of items shares a
+ * tile's twiddles. */
 static void level_fn(void *p, size_t begin, size_t end, unsigned worker)
 {
     (void)worker;
     const ntt_ctx *c = p;
-    const cuzk_domain *d = c->d;
-    size_t h = c->h, s = d->n / (2 * h), T = c->tile, mask = d->n - 1;
+    size_t h = c->h, s = c->d->n / (2 * h), T = c->tile;
     cuzk_fr w[TILE];
     size_t have = (size_t)-1;
     for (size_t q = begin; q < end; q++) {
         size_t t = q / c->nb, b = q % c->nb;
         if (t != have) {
-            for (size_t i = 0; i < T; i++) {
-                size_t e = (t * T + i) * s; /* < n/2 */
-                poly_domain_omega_pow(&w[i], d, c->inverse ? (d->n - e) & mask : e);
-            }
+            tile_twiddles(w, c->d, t * T * s, s, T, c->inverse);
             have = t;
         }
         cuzk_fr *x0 = c->x + b * 2 * h + t * T, *x1 = x0 + h;
@@ -117,13 +124,55 @@ static void level_fn(void *p, size_t begin, size_t end, unsigned worker)
     }
 }
 
-static void run_level(ntt_ctx *c, size_t h, unsigned nthreads)
+/* Two out-of-block levels h and h/2 in one pass over memory. For j < h/2 in a block of 2h,
+ * e0..e3 = x[j], x[j+h/2], x[j+h], x[j+3h/2]:
+ *   level h:   (e0, e2) by w_(2h)^j,  (e1, e3) by w_(2h)^(j+h/2)
+ *   level h/2: (e0, e1) and (e2, e3) by w_h^j = w_(2h)^(2j)
+ * DIF runs level h first, DIT level h/2 first. */
+static void level2_fn(void *p, size_t begin, size_t end, unsigned worker)
 {
+    (void)worker;
+    const ntt_ctx *c = p;
+    size_t h = c->h, g = h / 2, s = c->d->n / (2 * h), T = c->tile;
+    cuzk_fr wa[TILE], wb[TILE], wc[TILE];
+    size_t have = (size_t)-1;
+    for (size_t q = begin; q < end; q++) {
+        size_t t = q / c->nb, b = q % c->nb;
+        if (t != have) {
+            size_t j0 = t * T;
+            tile_twiddles(wa, c->d, j0 * s, s, T, c->inverse);
+            tile_twiddles(wb, c->d, (j0 + g) * s, s, T, c->inverse);
+            tile_twiddles(wc, c->d, 2 * j0 * s, 2 * s, T, c->inverse);
+            have = t;
+        }
+        cuzk_fr *e0 = c->x + b * 2 * h + t * T, *e1 = e0 + g, *e2 = e0 + h, *e3 = e2 + g;
+        if (!c->dit) {
+            for (size_t i = 0; i < T; i++) {
+                bfly_dif(e0 + i, e2 + i, &wa[i]);
+                bfly_dif(e1 + i, e3 + i, &wb[i]);
+                bfly_dif(e0 + i, e1 + i, &wc[i]);
+                bfly_dif(e2 + i, e3 + i, &wc[i]);
+            }
+        } else {
+            for (size_t i = 0; i < T; i++) {
+                bfly_dit(e0 + i, e1 + i, &wc[i]);
+                bfly_dit(e2 + i, e3 + i, &wc[i]);
+                bfly_dit(e0 + i, e2 + i, &wa[i]);
+                bfly_dit(e1 + i, e3 + i, &wb[i]);
+            }
+        }
+    }
+}
+
+/* Level h alone (pair = 0) or levels h and h/2 together (pair = 1). */
+static void run_level(ntt_ctx *c, size_t h, int pair, unsigned nthreads)
+{
+    size_t span = pair ? h / 2 : h; /* j range of one block */
     c->h = h;
-    c->tile = h < TILE ? h : TILE;
-    c->ntiles = h / c->tile;
+    c->tile = span < TILE ? span : TILE;
+    c->ntiles = span / c->tile;
     c->nb = c->d->n / (2 * h);
-    cuzk_parallel_for(c->ntiles * c->nb, 1, nthreads, level_fn, c);
+    cuzk_parallel_for(c->ntiles * c->nb, 1, nthreads, pair ? level2_fn : level_fn, c);
 }
 
 static void ntt_run(const cuzk_domain *d, cuzk_fr *x, cuzk_ntt_dir dir, int dit, unsigned nthreads)
@@ -136,14 +185,22 @@ static void ntt_run(const cuzk_domain *d, cuzk_fr *x, cuzk_ntt_dir dir, int dit,
                  .inverse = dir == CUZK_NTT_INVERSE,
                  .dit = dit};
     size_t H = d->small_h, nblocks = d->n / (2 * H);
+    /* out-of-block levels: h = 2H, 4H, ..., n/2, taken in pairs from the top for DIF and
+     * from the bottom for DIT (an odd one out runs alone) */
     if (!dit) {
-        for (size_t h = d->n / 2; h > H; h >>= 1)
-            run_level(&c, h, nthreads);
+        size_t h = d->n / 2;
+        for (; h / 2 > H; h >>= 2)
+            run_level(&c, h, 1, nthreads);
+        if (h > H)
+            run_level(&c, h, 0, nthreads);
         cuzk_parallel_for(nblocks, 1, nthreads, blocks_fn, &c);
     } else {
         cuzk_parallel_for(nblocks, 1, nthreads, blocks_fn, &c);
-        for (size_t h = 2 * H; h < d->n; h <<= 1)
-            run_level(&c, h, nthreads);
+        size_t h = 2 * H;
+        for (; 2 * h < d->n; h <<= 2)
+            run_level(&c, 2 * h, 1, nthreads);
+        if (h < d->n)
+            run_level(&c, h, 0, nthreads);
     }
 }
 
