@@ -92,10 +92,10 @@ static cuzk_err parse_header(io_file *f, cuzk_r1cs *r, uint32_t *n8_out)
         return e;
     c.p += n8;
     c.left -= n8;
-    if (s->size != 4 + (uint64_t)n8 + 24)
+    if (s->size != 4 + (uint64_t)n8 + 28)
         return cuzk_error_set(CUZK_ESIZE, "%s: section 1 (header): size %llu, expected %llu",
                               f->path, (unsigned long long)s->size,
-                              (unsigned long long)(4 + (uint64_t)n8 + 24));
+                              (unsigned long long)(4 + (uint64_t)n8 + 28));
     (void)(io_u32(&c, &r->n_wires) && io_u32(&c, &r->n_pub_out) && io_u32(&c, &r->n_pub_in) &&
            io_u32(&c, &r->n_prv_in) && io_u64(&c, &r->n_labels) && io_u32(&c, &r->n_constraints));
     uint64_t inputs = 1 + (uint64_t)r->n_pub_out + r->n_pub_in + r->n_prv_in;
@@ -163,7 +163,7 @@ static cuzk_err parse_constraints(io_file *f, cuzk_r1cs *r)
     }
     /* Pass 2: wires and coefficients, in parallel. */
     fill_ctx fc = {r, cons};
-    size_t bad = io_par_first_fail(nc, 256, fill_constraint, &fc);
+    size_t bad = io_par_first_fail(nc, 32, fill_constraint, &fc);
     if (bad < nc)
         e = constraint_error(&fc, f->path, bad);
     free(cons);
@@ -239,7 +239,7 @@ cuzk_err cuzk_r1cs_check_witness(const cuzk_r1cs *r, const cuzk_fr *w, size_t n,
     if (n == 0 || !cuzk_fr_is_one(&w[0]))
         return cuzk_error_set(CUZK_EFORMAT, "witness value 0 is not 1");
     sat_ctx c = {r, w};
-    size_t i = io_par_first_fail(r->n_constraints, 256, sat_row, &c);
+    size_t i = io_par_first_fail(r->n_constraints, 32, sat_row, &c);
     if (i < r->n_constraints) {
         if (bad)
             *bad = i;

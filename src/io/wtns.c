@@ -62,7 +62,7 @@ static cuzk_err load(io_file *f, cuzk_wtns *w)
     if (!w->w)
         return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory for %u values", f->path, w->n);
     val_ctx vc = {w->w, s->p};
-    size_t bad = io_par_first_fail(w->n, 4096, conv_value, &vc);
+    size_t bad = io_par_first_fail(w->n, 1024, conv_value, &vc);
     if (bad < w->n)
         return cuzk_error_set(CUZK_ENONCANONICAL,
                               "%s: section 2 (witness values): value %zu is not below r",

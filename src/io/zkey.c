@@ -74,7 +74,7 @@ static cuzk_err decode_points(const io_file *f, uint32_t id, uint64_t count, boo
         return cuzk_error_set(CUZK_ENOMEM, "%s: section %u (%s): out of memory for %llu points",
                               f->path, id, io_secname(f, id), (unsigned long long)count);
     pts_ctx c = {arr, s->p, flags, g2};
-    size_t bad = io_par_first_fail(count, (flags & CUZK_DECODE_CHECK_SUBGROUP) ? 4 : 512,
+    size_t bad = io_par_first_fail(count, (flags & CUZK_DECODE_CHECK_SUBGROUP) ? 1 : 64,
                                    decode_ok, &c);
     if (bad < count) {
         e = decode_one(&c, bad);
@@ -283,7 +283,7 @@ static cuzk_err parse_coefs(const io_file *f, cuzk_zkey *z)
     free(next[0]);
     free(next[1]);
     coef_ctx cc = {base, pos, {&z->a, &z->b}};
-    size_t bad = io_par_first_fail(n, 4096, coef_conv, &cc);
+    size_t bad = io_par_first_fail(n, 1024, coef_conv, &cc);
     free(pos);
     if (bad < n)
         return cuzk_error_set(CUZK_ENONCANONICAL, "%s: %s: entry %zu: value is not below r",

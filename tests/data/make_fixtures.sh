@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the circom/snarkjs fixtures under tests/data/circuits/<name>/:
 #   circuit.r1cs, witness.wtns, circuit.zkey (Groth16, one contribution),
-#   verification_key.json, proof.json, public.json (a snarkjs proof of the witness).
+#   verification_key.json, proof.json, public.json (a snarkjs proof of the witness),
+#   r1cs_info.txt (snarkjs r1cs info), and circuits/other/<prime>.r1cs (other fields).
 # The circuits (circuit.circom) and their inputs (input.json) are kept in the same folders.
 #
 # Needs node and npm; circom2 and snarkjs are installed from npm into a scratch folder
@@ -46,9 +47,19 @@ fixture() {
     echo "$name: done"
 }
 
+# r1cs_other <prime>: the multiplier's .r1cs over another field, for the wrong-prime tests.
+r1cs_other() {
+    local w="$WORK/other_$1"
+    mkdir -p "$w" "$HERE/circuits/other"
+    "$CIRCOM" "$HERE/circuits/multiplier/circuit.circom" --r1cs --prime "$1" -o "$w" >/dev/null
+    cp "$w/circuit.r1cs" "$HERE/circuits/other/$1.r1cs"
+}
+
 BLS=$(ptau bls12381 8)
 fixture multiplier bls12381 "$BLS"
 fixture chain bls12381 "$BLS"
 fixture nopub bls12381 "$BLS"
 BN=$(ptau bn128 4)
 fixture bn128 bn128 "$BN"
+r1cs_other bls12377
+r1cs_other goldilocks
