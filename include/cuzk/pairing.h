@@ -10,7 +10,9 @@ extern "C" {
 
 /* f = Miller loop of (p, q), before the final exponentiation. Infinity gives 1. */
 void cuzk_miller_loop(cuzk_fp12 *r, const cuzk_g1_affine *p, const cuzk_g2_affine *q);
-/* r = a^((p^12 - 1) / r) */
+/* r = a^(3 (p^12 - 1) / r): the cube of the textbook exponent (Hayashida-Hayasaka-Teruya
+ * hard part), as zkcrypto/bls12_381, noble-curves and snarkjs compute it, so GT values
+ * (e.g. snarkjs's vk_alphabeta_12) agree; 3 is coprime to r, so bilinearity is kept. */
 void cuzk_final_exp(cuzk_fp12 *r, const cuzk_fp12 *a);
 /* r = e(p, q) */
 void cuzk_pairing(cuzk_fp12 *r, const cuzk_g1_affine *p, const cuzk_g2_affine *q);

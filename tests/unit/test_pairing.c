@@ -294,6 +294,80 @@ static void test_known_answers(void)
     CHECK(nvec >= 5);
 }
 
+/* ---- snarkjs: vk_alphabeta_12 = e(vk_alpha_1, vk_beta_2) in its verification keys ---- */
+
+/* Copies the first n decimal strings after "key" in the JSON text into out[i] (size 128). */
+static int json_numbers(const char *text, const char *key, char out[][128], int n)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *s = strstr(text, pat);
+    if (!s)
+        return -1;
+    s += strlen(pat);
+    for (int i = 0; i < n; i++) {
+        while (*s && *s != '"')
+            s++;
+        if (!*s)
+            return -1;
+        s++;
+        size_t len = 0;
+        while (s[len] >= '0' && s[len] <= '9' && len < 127)
+            len++;
+        if (len == 0 || s[len] != '"')
+            return -1;
+        memcpy(out[i], s, len);
+        out[i][len] = 0;
+        s += len + 1;
+    }
+    return 0;
+}
+
+static void test_snarkjs_alphabeta(void)
+{
+    const char *dir = getenv("CUZK_TEST_DATA");
+    const char *circuits[] = { "multiplier", "chain", "nopub" };
+    int checked = 0;
+    for (size_t c = 0; c < sizeof circuits / sizeof circuits[0]; c++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/circuits/%s/verification_key.json", dir ? dir : "tests/data",
+                 circuits[c]);
+        FILE *fp = fopen(path, "r");
+        if (!fp)
+            continue;
+        static char text[1 << 16];
+        size_t len = fread(text, 1, sizeof text - 1, fp);
+        fclose(fp);
+        text[len] = 0;
+        if (!strstr(text, "\"bls12381\""))
+            continue;
+        char a[3][128], b[6][128], g[12][128];
+        int bad = json_numbers(text, "vk_alpha_1", a, 3) | json_numbers(text, "vk_beta_2", b, 6) |
+                  json_numbers(text, "vk_alphabeta_12", g, 12);
+        CHECK(bad == 0);
+        if (bad)
+            continue;
+        cuzk_g1_affine p;
+        cuzk_g2_affine q;
+        const char *bq[4] = { b[0], b[1], b[2], b[3] };
+        CHECK_EQ_ERR(cuzk_g1_from_dec(&p, a[0], a[1], CUZK_DECODE_CHECK_SUBGROUP), CUZK_OK);
+        CHECK_EQ_ERR(cuzk_g2_from_dec(&q, bq, CUZK_DECODE_CHECK_SUBGROUP), CUZK_OK);
+        cuzk_fp12 want, got;
+        /* snarkjs nests [c0, c1] of Fp6 triples of Fp2 pairs: the cuzk tower order */
+        cuzk_fp *wc[12] = {
+            &want.c0.c0.c0, &want.c0.c0.c1, &want.c0.c1.c0, &want.c0.c1.c1,
+            &want.c0.c2.c0, &want.c0.c2.c1, &want.c1.c0.c0, &want.c1.c0.c1,
+            &want.c1.c1.c0, &want.c1.c1.c1, &want.c1.c2.c0, &want.c1.c2.c1,
+        };
+        for (int i = 0; i < 12; i++)
+            CHECK_EQ_ERR(cuzk_fp_from_dec(wc[i], g[i]), CUZK_OK);
+        cuzk_pairing(&got, &p, &q);
+        CHECK(cuzk_fp12_eq(&got, &want));
+        checked++;
+    }
+    CHECK(checked >= 1);
+}
+
 /* ---- bilinearity, non-degeneracy, negation, multi-pairing ---- */
 static void test_bilinear(void)
 {
@@ -456,6 +530,7 @@ int main(void)
     test_internals();
     test_final_exp();
     test_known_answers();
+    test_snarkjs_alphabeta();
     test_bilinear();
     test_infinity_and_multi();
     bench();
