@@ -116,6 +116,12 @@ static cuzk_err parse_constraints(io_file *f, cuzk_r1cs *r)
     if (e)
         return e;
     size_t nc = r->n_constraints;
+    /* Each constraint holds at least its three term counts: refuse an impossible count
+     * before allocating for it. */
+    if (s->size / 12 < nc)
+        return cuzk_error_set(CUZK_ESIZE,
+                              "%s: section 2 (constraints): %llu bytes cannot hold %zu constraints",
+                              f->path, (unsigned long long)s->size, nc);
     const uint8_t **cons = malloc((nc ? nc : 1) * sizeof *cons);
     for (int m = 0; m < 3; m++) {
         r->m[m].n_rows = nc;

@@ -613,6 +613,15 @@ static void test_r1cs_errors(void)
         EXPECT_ERR(load_kind(K_R1CS, dst), CUZK_ESIZE, dst);
         tf_free(&t);
     }
+    /* an absurd constraint count */
+    tf_copy(&t, &t0);
+    {
+        uint32_t big = 0xfffffff0u;
+        memcpy(tf_sec(&t, 1)->data + 4 + 32 + 16 + 8, &big, 4);
+    }
+    tf_write(&t, dst);
+    EXPECT_ERR(load_kind(K_R1CS, dst), CUZK_ESIZE, dst);
+    tf_free(&t);
     /* inputs that exceed the wires */
     tf_copy(&t, &t0);
     {
