@@ -134,6 +134,11 @@ cuzk_err cuzk_proof_read_json(cuzk_proof *p, const char *path) CUZK_WUR;
 cuzk_err cuzk_public_write_json(const char *path, const cuzk_fr *pub, size_t n) CUZK_WUR;
 cuzk_err cuzk_public_read_json(cuzk_fr **pub, size_t *n, const char *path) CUZK_WUR;
 
+/* The same texts in memory: malloc'd, NUL-terminated, byte for byte what the writers above
+ * put in a file (free() them). NULL when out of memory. */
+char *cuzk_proof_to_json(const cuzk_proof *p);
+char *cuzk_public_to_json(const cuzk_fr *pub, size_t n);
+
 /* The verification key of a proving key; computes vk_alphabeta_12 with a pairing. */
 cuzk_err cuzk_vk_from_zkey(cuzk_vk **out, const cuzk_zkey *z) CUZK_WUR;
 cuzk_err cuzk_vk_write_json(const char *path, const cuzk_vk *vk) CUZK_WUR;

@@ -76,21 +76,35 @@ static json_t *j_fp6(const cuzk_fp6 *a)
     return json_pack("[ooo]", j_fp2(&a->c0), j_fp2(&a->c1), j_fp2(&a->c2));
 }
 
-cuzk_err cuzk_proof_write_json(const char *path, const cuzk_proof *p)
+char *cuzk_proof_to_json(const cuzk_proof *p)
 {
     json_t *root = json_pack("{s:o, s:o, s:o, s:s, s:s}", "pi_a", j_g1(&p->a), "pi_b",
                              j_g2(&p->b), "pi_c", j_g1(&p->c), "protocol", "groth16", "curve",
                              "bls12381");
-    return dump(path, root);
+    if (!root)
+        return NULL;
+    char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return text;
 }
 
-cuzk_err cuzk_public_write_json(const char *path, const cuzk_fr *pub, size_t n)
+cuzk_err cuzk_proof_write_json(const char *path, const cuzk_proof *p)
+{
+    char *text = cuzk_proof_to_json(p);
+    if (!text)
+        return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
+    cuzk_err e = write_text(path, text);
+    free(text);
+    return e;
+}
+
+char *cuzk_public_to_json(const cuzk_fr *pub, size_t n)
 {
     /* Written by hand: bfj writes an empty array as "[\n]", jansson as "[]". */
     size_t cap = 4 + n * (CUZK_FR_DEC_MAX + 5);
     char *text = malloc(cap), *o = text;
     if (!text)
-        return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
+        return NULL;
     *o++ = '[';
     for (size_t i = 0; i < n; i++) {
         char s[CUZK_FR_DEC_MAX];
@@ -100,6 +114,14 @@ cuzk_err cuzk_public_write_json(const char *path, const cuzk_fr *pub, size_t n)
     *o++ = '\n';
     *o++ = ']';
     *o = 0;
+    return text;
+}
+
+cuzk_err cuzk_public_write_json(const char *path, const cuzk_fr *pub, size_t n)
+{
+    char *text = cuzk_public_to_json(pub, n);
+    if (!text)
+        return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
     cuzk_err e = write_text(path, text);
     free(text);
     return e;
