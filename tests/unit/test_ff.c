@@ -136,7 +136,7 @@ static void rand_value(mpz_t z, const mpz_t m)
 #define DECMAX CUZK_FP_DEC_MAX
 #define MOD g_p
 #define MODCONST CUZK_FP_MODULUS
-#include __FILE__
+#include "test_ff.c" /* this file, as the per-field template */
 #undef F
 #undef T
 #undef N
@@ -153,7 +153,7 @@ static void rand_value(mpz_t z, const mpz_t m)
 #define DECMAX CUZK_FR_DEC_MAX
 #define MOD g_r
 #define MODCONST CUZK_FR_MODULUS
-#include __FILE__
+#include "test_ff.c" /* this file, as the per-field template */
 #undef F
 #undef T
 #undef N
