@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cuzk/groth16.h"
+#include "groth16/pk.h"
 #include "cuzk/msm.h"
 #include "cuzk/poly.h"
 #include "util/parallel.h"
@@ -18,7 +19,8 @@ static double now_ms(void)
 }
 
 struct cuzk_pending {
-    const cuzk_zkey *pk;
+    cuzk_pk_view pk_view;      /* a copy: the caller's view may go away after start */
+    const cuzk_pk_view *pk;
     size_t n_wit;
     unsigned nthreads;
     cuzk_fr *w;                 /* n_wit * n_vars witness copies (B_G2 reads them) */
@@ -36,7 +38,7 @@ struct cuzk_pending {
 
 /* ---- prep: a = A.w, b = B.w, c = a o b over the key's rows, zero beyond ---- */
 typedef struct {
-    const cuzk_zkey *pk;
+    const cuzk_pk_view *pk;
     const cuzk_fr *w;
     cuzk_fr *a, *b, *c;
 } synth_ctx;
@@ -59,9 +61,12 @@ static void synth_range(void *p, size_t begin, size_t end, unsigned worker)
     size_t rows = c->pk->n_rows;
     for (size_t i = begin; i < end; i++) {
         if (i < rows) {
-            csr_row_dot(&c->a[i], &c->pk->a, i, c->w);
-            csr_row_dot(&c->b[i], &c->pk->b, i, c->w);
-            cuzk_fr_mul(&c->c[i], &c->a[i], &c->b[i]);
+            csr_row_dot(&c->a[i], c->pk->ma, i, c->w);
+            csr_row_dot(&c->b[i], c->pk->mb, i, c->w);
+            if (c->pk->mc)
+                csr_row_dot(&c->c[i], c->pk->mc, i, c->w);
+            else
+                cuzk_fr_mul(&c->c[i], &c->a[i], &c->b[i]);
         } else {
             cuzk_fr_set_zero(&c->a[i]);
             cuzk_fr_set_zero(&c->b[i]);
@@ -70,6 +75,21 @@ static void synth_range(void *p, size_t begin, size_t end, unsigned worker)
     }
 }
 
+/* sum of w_i * pts[k] over the wires i whose bit is set in density (k counts the set
+ * bits), or over all n wires when density is NULL. scratch: n canonical scalars. */
+#define DENSITY_MSM_(G, AFF, JAC)                                                               \
+    static cuzk_err G##_msm_density(JAC *r, const AFF *pts, const uint64_t *density,           \
+                                    const cuzk_fr *w, size_t n, cuzk_msm_scalar *scratch,      \
+                                    const cuzk_msm_opts *mo)                                   \
+    {                                                                                          \
+        if (!density)                                                                          \
+            return cuzk_##G##_msm_auto_fr(r, NULL, pts, w, n, mo);                             \
+        size_t k = cuzk_msm_gather_fr(scratch, w, n, density, mo->nthreads);                   \
+        return cuzk_##G##_msm_auto(r, NULL, pts, scratch, k, mo);                              \
+    }
+DENSITY_MSM_(g1, cuzk_g1_affine, cuzk_g1_jac)
+DENSITY_MSM_(g2, cuzk_g2_affine, cuzk_g2_jac)
+
 /* ---- B_G2 thread ---- */
 static void *b2_main(void *arg)
 {
@@ -77,9 +97,12 @@ static void *b2_main(void *arg)
     double t0 = now_ms();
     cuzk_msm_opts mo = {.nthreads = p->nthreads};
     size_t nv = p->pk->n_vars;
-    p->b2_err = CUZK_OK;
+    cuzk_msm_scalar *scratch = malloc(sizeof(cuzk_msm_scalar) * nv);
+    p->b2_err = scratch ? CUZK_OK : CUZK_ENOMEM;
     for (size_t j = 0; j < p->n_wit && p->b2_err == CUZK_OK; j++)
-        p->b2_err = cuzk_g2_msm_auto_fr(&p->b2[j], NULL, p->pk->b2_pts, p->w + j * nv, nv, &mo);
+        p->b2_err = g2_msm_density(&p->b2[j], p->pk->b2_pts, p->pk->b_density, p->w + j * nv, nv,
+                                   scratch, &mo);
+    free(scratch);
     p->b2_ms = now_ms() - t0;
     return NULL;
 }
@@ -136,17 +159,63 @@ static cuzk_err draw_secrets(cuzk_pending *p, const cuzk_prove_opts *o)
     return CUZK_OK;
 }
 
+void cuzk_pk_view_from_zkey(cuzk_pk_view *v, const cuzk_zkey *z)
+{
+    memset(v, 0, sizeof *v);
+    v->conv = CUZK_CONV_SNARKJS;
+    v->n_vars = z->n_vars;
+    v->n_public = z->n_public;
+    v->log2_domain = z->log2_domain;
+    v->alpha1 = &z->alpha1;
+    v->beta1 = &z->beta1;
+    v->delta1 = &z->delta1;
+    v->beta2 = &z->beta2;
+    v->delta2 = &z->delta2;
+    v->a_pts = z->a_pts;
+    v->b1_pts = z->b1_pts;
+    v->b2_pts = z->b2_pts;
+    v->l_pts = z->c_pts;
+    v->h_pts = z->h_pts;
+    v->h_count = z->domain_size;
+    v->ma = &z->a;
+    v->mb = &z->b;
+    v->mc = NULL;
+    v->n_rows = z->n_rows;
+}
+
+cuzk_err cuzk_pk_view_check_witness(const cuzk_pk_view *v, const cuzk_fr *w, size_t n)
+{
+    if (n != v->n_vars)
+        return cuzk_error_set(CUZK_ESIZE, "the witness has %zu values, the key expects %u", n,
+                              v->n_vars);
+    if (!cuzk_fr_is_one(&w[0]))
+        return cuzk_error_set(CUZK_EFORMAT, "the witness's first value is not 1");
+    return CUZK_OK;
+}
+
 cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
                                   const cuzk_fr *const *witnesses, size_t n_wit, size_t wit_len,
                                   const cuzk_prove_opts *opts)
 {
     *out = NULL;
-    if (!pk || (!witnesses && n_wit))
+    if (!pk)
+        return cuzk_error_set(CUZK_EINVAL, "prove: no key");
+    cuzk_pk_view v;
+    cuzk_pk_view_from_zkey(&v, pk);
+    return cuzk_groth16_prove_start_view(out, &v, witnesses, n_wit, wit_len, opts);
+}
+
+cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *view,
+                                       const cuzk_fr *const *witnesses, size_t n_wit,
+                                       size_t wit_len, const cuzk_prove_opts *opts)
+{
+    *out = NULL;
+    if (!view || (!witnesses && n_wit))
         return cuzk_error_set(CUZK_EINVAL, "prove: no key or no witnesses");
     cuzk_error_clear();
     double t0 = now_ms();
     for (size_t j = 0; j < n_wit; j++) {
-        cuzk_err e = cuzk_zkey_check_witness(pk, witnesses[j], wit_len);
+        cuzk_err e = cuzk_pk_view_check_witness(view, witnesses[j], wit_len);
         if (e != CUZK_OK) {
             char why[400];
             snprintf(why, sizeof why, "%s", cuzk_error_detail());
@@ -157,8 +226,10 @@ cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
     cuzk_pending *p = calloc(1, sizeof *p);
     if (!p)
         return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory");
-    size_t nv = pk->n_vars, n = pk->domain_size;
-    p->pk = pk;
+    p->pk_view = *view;
+    p->pk = &p->pk_view;
+    const cuzk_pk_view *pk = p->pk;
+    size_t nv = pk->n_vars, n = (size_t)1 << pk->log2_domain;
     p->n_wit = n_wit;
     p->nthreads = opts && opts->nthreads ? opts->nthreads : cuzk_parallel_threads();
     p->t_start = t0;
@@ -179,7 +250,8 @@ cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
                            n_wit, pk->log2_domain);
         goto fail;
     }
-    if ((e = cuzk_domain_new(&dom, pk->log2_domain, CUZK_ROOTS_SNARKJS)) != CUZK_OK) {
+    cuzk_roots family = pk->conv == CUZK_CONV_SNARKJS ? CUZK_ROOTS_SNARKJS : CUZK_ROOTS_BELLMAN;
+    if ((e = cuzk_domain_new(&dom, pk->log2_domain, family)) != CUZK_OK) {
         cuzk_error_set(e, "prove: cannot build the NTT domain of 2^%u", pk->log2_domain);
         goto fail;
     }
@@ -191,11 +263,10 @@ cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
         memcpy(p->w + j * nv, witnesses[j], sizeof(cuzk_fr) * nv);
 
     /* B_G2 runs beside everything else (on the GPU backend it overlaps the device work). */
-    if (pthread_create(&p->b2_thread, NULL, b2_main, p) == 0) {
+    if (pthread_create(&p->b2_thread, NULL, b2_main, p) == 0)
         p->b2_started = true;
-    } else {
+    else
         b2_main(p);
-    }
     p->t.prep_ms += now_ms() - t0;
 
     cuzk_msm_opts mo = {.nthreads = p->nthreads};
@@ -207,17 +278,19 @@ cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
         double t2 = now_ms();
         p->t.prep_ms += t2 - t1;
 
-        if ((e = cuzk_h_snarkjs(dom, sc.a, sc.b, sc.c, p->nthreads)) != CUZK_OK)
+        e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_h_snarkjs(dom, sc.a, sc.b, sc.c, p->nthreads)
+                                          : cuzk_h_bellman(dom, sc.a, sc.b, sc.c, p->nthreads);
+        if (e != CUZK_OK)
             break;
-        if ((e = cuzk_g1_msm_fr(&p->h[j], scratch, pk->h_pts, sc.a, n, &mo)) != CUZK_OK)
+        if ((e = cuzk_g1_msm_fr(&p->h[j], scratch, pk->h_pts, sc.a, pk->h_count, &mo)) != CUZK_OK)
             break;
         double t3 = now_ms();
         p->t.h_ms += t3 - t2;
 
         size_t npub = pk->n_public;
-        if ((e = cuzk_g1_msm_auto_fr(&p->a[j], NULL, pk->a_pts, w, nv, &mo)) != CUZK_OK ||
-            (e = cuzk_g1_msm_auto_fr(&p->b1[j], NULL, pk->b1_pts, w, nv, &mo)) != CUZK_OK ||
-            (e = cuzk_g1_msm_auto_fr(&p->l[j], NULL, pk->c_pts, w + npub + 1, nv - npub - 1, &mo)) != CUZK_OK)
+        if ((e = g1_msm_density(&p->a[j], pk->a_pts, pk->a_density, w, nv, scratch, &mo)) != CUZK_OK ||
+            (e = g1_msm_density(&p->b1[j], pk->b1_pts, pk->b_density, w, nv, scratch, &mo)) != CUZK_OK ||
+            (e = cuzk_g1_msm_auto_fr(&p->l[j], NULL, pk->l_pts, w + npub + 1, nv - npub - 1, &mo)) != CUZK_OK)
             break;
         p->t.msm_ms += now_ms() - t3;
     }
@@ -244,16 +317,16 @@ fail:
  */
 static void epilogue_one(cuzk_proof *out, const cuzk_pending *p, size_t j)
 {
-    const cuzk_zkey *pk = p->pk;
+    const cuzk_pk_view *pk = p->pk;
     const cuzk_fr *r = &p->r[j], *s = &p->s[j];
     cuzk_g1_jac alpha1, beta1, delta1, t, pa, pc, b1s;
     cuzk_g2_jac beta2, delta2, pb, t2;
     cuzk_fr rs;
-    cuzk_g1_jac_from_affine(&alpha1, &pk->alpha1);
-    cuzk_g1_jac_from_affine(&beta1, &pk->beta1);
-    cuzk_g1_jac_from_affine(&delta1, &pk->delta1);
-    cuzk_g2_jac_from_affine(&beta2, &pk->beta2);
-    cuzk_g2_jac_from_affine(&delta2, &pk->delta2);
+    cuzk_g1_jac_from_affine(&alpha1, pk->alpha1);
+    cuzk_g1_jac_from_affine(&beta1, pk->beta1);
+    cuzk_g1_jac_from_affine(&delta1, pk->delta1);
+    cuzk_g2_jac_from_affine(&beta2, pk->beta2);
+    cuzk_g2_jac_from_affine(&delta2, pk->delta2);
 
     cuzk_g1_mul_fr(&t, &delta1, r);
     cuzk_g1_jac_add(&pa, &alpha1, &p->a[j]);
