@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
 typedef unsigned __int128 u128;
 
 #define LIMBS_INLINE static inline __attribute__((always_inline))
@@ -20,6 +24,16 @@ LIMBS_INLINE uint64_t limbs_mask(uint64_t flag) { return (uint64_t)0 - (flag & 1
 /* r = a + b, returns the carry out. */
 LIMBS_INLINE uint64_t limbs_add(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t n)
 {
+#if defined(__x86_64__)
+    /* adc chain */
+    unsigned char c = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned long long t;
+        c = _addcarry_u64(c, a[i], b[i], &t);
+        r[i] = t;
+    }
+    return c;
+#endif
     u128 acc = 0;
     for (size_t i = 0; i < n; i++) {
         acc += (u128)a[i] + b[i];
@@ -32,6 +46,16 @@ LIMBS_INLINE uint64_t limbs_add(uint64_t *r, const uint64_t *a, const uint64_t *
 /* r = a - b, returns the borrow out (0 or 1). */
 LIMBS_INLINE uint64_t limbs_sub(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t n)
 {
+#if defined(__x86_64__)
+    /* sbb chain */
+    unsigned char c = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned long long t;
+        c = _subborrow_u64(c, a[i], b[i], &t);
+        r[i] = t;
+    }
+    return c;
+#endif
     uint64_t borrow = 0;
     for (size_t i = 0; i < n; i++) {
         u128 d = (u128)a[i] - b[i] - borrow;
