@@ -1,0 +1,201 @@
+/*
+ * cuzk engine: the resident-key proving service behind cuzk-daemon (DESIGN.md section 3),
+ * usable in-process without HTTP (cuzk-bench's in-process mode, tests).
+ *
+ *   submit ─► priority queue of partitions (priority, then job age, then partition index)
+ *          ─► synthesis pool: reserve memory, load the key if evicted, read and check the
+ *             witness; at most `lookahead` partitions wait for a device
+ *          ─► device workers (N per device, sharing the device lock): prove_start
+ *          ─► finalisers: prove_finish, self-verify, store the result
+ *
+ * Keys: registered by id and path; loaded at registration (sizes are then known), kept
+ * resident, evicted least-recently-used when the memory budget needs room and no partition
+ * of theirs is in flight, reloaded on demand (the job's "srs" time).
+ * Memory budget: resident keys plus, for every partition from synthesis to the end of its
+ * finalisation, an estimate of its bytes (cuzk_engine_key_info.partition_bytes). A job whose
+ * key plus one partition exceeds the budget is refused at submission (CUZK_ESIZE).
+ * Every accepted job ends in exactly one final state: done, failed (with its reason) or
+ * cancelled. Thread safety: every function may be called from any thread.
+ * Errors carry a detail in cuzk_error_detail() for the calling thread.
+ */
+#ifndef CUZK_ENGINE_H
+#define CUZK_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cuzk/groth16.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    CUZK_PRIO_LOW = 0,
+    CUZK_PRIO_NORMAL = 1,
+    CUZK_PRIO_HIGH = 2,
+    CUZK_PRIO_CRITICAL = 3
+} cuzk_priority;
+#define CUZK_PRIO_COUNT 4
+/* "low", "normal", "high", "critical"; parse returns false for anything else. */
+const char *cuzk_priority_name(cuzk_priority p);
+bool cuzk_priority_parse(cuzk_priority *out, const char *s);
+
+typedef enum {
+    CUZK_JOB_QUEUED = 0,     /* accepted, no partition started */
+    CUZK_JOB_RUNNING = 1,    /* at least one partition started */
+    CUZK_JOB_DONE = 2,       /* final: every proof made (and verified) */
+    CUZK_JOB_FAILED = 3,     /* final: reason in error */
+    CUZK_JOB_CANCELLED = 4   /* final */
+} cuzk_job_state;
+const char *cuzk_job_state_name(cuzk_job_state s);   /* "queued", "running", ... */
+
+typedef enum { CUZK_LOG_ERROR = 0, CUZK_LOG_WARN = 1, CUZK_LOG_INFO = 2, CUZK_LOG_DEBUG = 3 } cuzk_log_level;
+bool cuzk_log_level_parse(cuzk_log_level *out, const char *s);
+
+typedef struct {
+    unsigned synth_threads;          /* synthesis pool size */
+    unsigned lookahead;              /* synthesised partitions that may wait for a device */
+    unsigned workers_per_device;     /* device workers sharing each device lock */
+    unsigned finalizers;             /* finaliser pool size */
+    unsigned prove_threads;          /* threads inside one prove call; 0: all CPUs */
+    uint64_t memory_budget;          /* bytes: resident keys + in-flight partitions */
+    bool verify;                     /* self-verify every proof before returning it */
+    double job_timeout_s;            /* a job not final after this fails; 0: no limit */
+    unsigned max_queued_jobs;        /* non-final jobs; submit beyond gives CUZK_EBUSY */
+    double result_ttl_s;             /* final jobs are forgotten this long after the end */
+    unsigned max_partitions;         /* witnesses per job */
+    unsigned debug_device_delay_ms;  /* testing: extra time holding the device lock */
+    cuzk_log_level log_level;
+    FILE *log;                       /* NULL: stderr */
+} cuzk_engine_config;
+
+/* Defaults sized from the machine: CPUs, physical memory (half of it as budget). */
+void cuzk_engine_config_default(cuzk_engine_config *c);
+
+typedef struct cuzk_engine cuzk_engine;
+
+cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c) CUZK_WUR;
+/* Stops accepting jobs; queued jobs that have not started fail ("shutting down"); running
+ * jobs get grace_s seconds to end, then fail. Every job then has its final state (each is
+ * logged). Safe to call more than once. */
+void cuzk_engine_shutdown(cuzk_engine *e, double grace_s);
+/* Shuts down (grace 0 if not done before) and frees everything. NULL is a no-op. */
+void cuzk_engine_free(cuzk_engine *e);
+
+/* ---- keys ---- */
+typedef struct {
+    char id[128];
+    char path[4096];
+    bool loaded;                 /* resident now */
+    uint32_t n_vars, n_public, domain_size;
+    uint64_t key_bytes;          /* resident size */
+    uint64_t partition_bytes;    /* reserved per partition in flight */
+    unsigned in_flight;          /* partitions of this key between synthesis and the end */
+    double last_used_s;          /* engine clock */
+    uint64_t loads;              /* times loaded (1 + reloads after eviction) */
+} cuzk_engine_key_info;
+
+/* Registers id for the .zkey at path and loads it. Errors: CUZK_EINVAL (bad id, id taken
+ * by another path), CUZK_ESIZE (the key alone exceeds the budget), the loader's errors. */
+cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
+                             const char *path) CUZK_WUR;
+/* Unregisters id; its memory is freed when no queued or running job uses it. CUZK_EINVAL
+ * if unknown. */
+cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id) CUZK_WUR;
+/* Copies up to cap keys' info; returns the number of keys. */
+size_t cuzk_engine_keys(cuzk_engine *e, cuzk_engine_key_info *out, size_t cap);
+
+/* ---- jobs ---- */
+/* One witness: a path the engine reads, or the bytes of a .wtns file (copied at submit). */
+typedef struct {
+    const char *path;
+    const void *data;
+    size_t len;
+} cuzk_witness_src;
+
+/* Accepts a job of n partitions (one witness each) for key_id. Errors: CUZK_EINVAL (unknown
+ * key, n = 0 or > max_partitions), CUZK_ESIZE (key + one partition exceed the budget),
+ * CUZK_EBUSY (queue full, or shutting down: cuzk_error_detail says which), CUZK_ENOMEM. */
+cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id,
+                            cuzk_priority prio, const cuzk_witness_src *w, size_t n) CUZK_WUR;
+/* Cancels a non-final job (CUZK_OK; also when it was already cancelled), CUZK_EINVAL when
+ * unknown, CUZK_EBUSY when it already ended done or failed. */
+cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id) CUZK_WUR;
+
+typedef struct {
+    double queue_ms;      /* submit to the first partition's synthesis start */
+    double srs_ms;        /* waiting for or loading the key */
+    double synth_ms;      /* synthesis stage, summed over partitions */
+    double gpu_ms;        /* prove_start under the device lock, summed */
+    double finalize_ms;   /* prove_finish, summed */
+    double verify_ms;     /* self-verification, summed */
+    double total_ms;      /* submit to the final state */
+} cuzk_job_timings;
+
+typedef struct {
+    uint64_t id;
+    char key[128];
+    cuzk_priority priority;
+    cuzk_job_state state;
+    char error[512];            /* reason when failed ("" otherwise) */
+    size_t n_partitions;
+    size_t n_done;              /* partitions finished */
+    cuzk_job_timings timings;
+    double submitted_s, finished_s;  /* engine clock; finished_s = 0 until final */
+    /* When done: n_partitions proofs and public inputs (n_public values each). */
+    uint32_t n_public;
+    cuzk_proof *proofs;
+    cuzk_fr *publics;           /* n_partitions * n_public */
+} cuzk_job_info;
+
+/* Waits up to timeout_s (0: no wait, < 0: forever) for the job to be final, then fills
+ * *info (results only when want_results and done). CUZK_EINVAL for an unknown job. */
+cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_id,
+                             double timeout_s, bool want_results) CUZK_WUR;
+void cuzk_job_info_release(cuzk_job_info *info);   /* frees proofs and publics */
+
+/* ---- status ---- */
+typedef struct {
+    char name[64];
+    unsigned workers;
+    unsigned busy;               /* workers inside prove_start now */
+    double busy_s;               /* total time the device lock was held for proving */
+    uint64_t partitions;         /* partitions proved */
+} cuzk_engine_device_info;
+
+#define CUZK_ENGINE_MAX_DEVICES 16
+typedef struct {
+    double uptime_s;
+    bool shutting_down;
+    unsigned jobs_queued, jobs_running;          /* now */
+    unsigned partitions_queued;                  /* not yet taken by synthesis */
+    unsigned partitions_synth, partitions_ready; /* in synthesis; waiting for a device */
+    unsigned partitions_device, partitions_finalize;
+    uint64_t jobs_submitted, jobs_done, jobs_failed, jobs_cancelled, jobs_rejected;
+    uint64_t partitions_proved, proofs_verified, key_loads, key_evictions;
+    uint64_t memory_budget, memory_used;
+    unsigned n_devices;
+    cuzk_engine_device_info devices[CUZK_ENGINE_MAX_DEVICES];
+    double stage_s[6];           /* summed seconds: srs, synth, gpu, finalize, verify, total */
+    unsigned synth_threads, finalizers, lookahead;
+    cuzk_engine_config config;
+} cuzk_engine_stats;
+
+void cuzk_engine_get_stats(cuzk_engine *e, cuzk_engine_stats *s);
+/* Counts a refused submission made outside the engine (server-side checks). */
+void cuzk_engine_count_rejected(cuzk_engine *e);
+
+/* Log through the engine's logger (timestamped, levelled). */
+void cuzk_engine_log(cuzk_engine *e, cuzk_log_level lv, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
