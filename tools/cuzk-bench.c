@@ -1,6 +1,8 @@
 /*
  * cuzk-bench: benchmarks.
  *   cuzk-bench micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing ops
+ *   cuzk-bench single|batch|status|metrics|preload|evict ...   a cuzk-daemon's client, or
+ *       the library in this process (--in-process); see tools/bench/ and --help
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +12,8 @@
 
 #include "cuzk/ec.h"
 #include "cuzk/pairing.h"
+
+#include "bench/bench.h"
 
 static double now_ns(void)
 {
@@ -169,6 +173,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: cuzk-bench <command> [options]\n"
                "commands:\n"
                "  micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing operations\n");
+    bench_usage_cmds(f);
 }
 
 int main(int argc, char **argv)
@@ -179,6 +184,20 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "micro"))
         return cmd_micro(argc - 2, argv + 2);
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"single", bench_cmd_single},   {"batch", bench_cmd_batch},     {"status", bench_cmd_status},
+                {"metrics", bench_cmd_metrics}, {"preload", bench_cmd_preload}, {"evict", bench_cmd_evict}};
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+        if (!strcmp(argv[1], cmds[k].name)) {
+            if (bench_http_global_init()) {
+                fprintf(stderr, "cuzk-bench: libcurl failed to initialise\n");
+                return 2;
+            }
+            return cmds[k].fn(argc - 2, argv + 2);
+        }
+    }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(stdout);
         return 0;

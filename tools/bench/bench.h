@@ -1,0 +1,114 @@
+/*
+ * cuzk-bench internals: jobs, the two back ends that run them (a cuzk-daemon over HTTP, or
+ * the library in this process), and the report (per-proof lines, latency percentiles,
+ * throughput, the stage table, JSON).
+ */
+#ifndef CUZK_BENCH_H
+#define CUZK_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cuzk/groth16.h"
+
+/* The stages of a job's timings, in the order of the report. The daemon calls them
+ * queue, srs, synth, gpu, finalize, verify, total (milliseconds). */
+enum { BENCH_QUEUE, BENCH_SRS, BENCH_SYNTH, BENCH_GPU, BENCH_FINALIZE, BENCH_VERIFY, BENCH_TOTAL,
+       BENCH_NSTAGES };
+extern const char *const bench_stage_names[BENCH_NSTAGES];
+
+/* Priorities as the daemon names them; BENCH_PRIO_MIXED cycles through the four. */
+enum { BENCH_PRIO_LOW, BENCH_PRIO_NORMAL, BENCH_PRIO_HIGH, BENCH_PRIO_CRITICAL, BENCH_NPRIO,
+       BENCH_PRIO_MIXED = BENCH_NPRIO };
+extern const char *const bench_prio_names[BENCH_NPRIO];
+
+typedef struct {
+    /* what to run */
+    const char *addr;         /* HOST:PORT, http://HOST:PORT or unix:PATH */
+    const char *token;        /* bearer token or NULL */
+    const char *key;          /* key id at the daemon */
+    const char *zkey;         /* proving key path (registered with the daemon / loaded here) */
+    const char **witness;     /* partitions of one job */
+    size_t n_witness;
+    int priority;             /* BENCH_PRIO_* */
+    const char *verify_with;  /* verification_key.json or NULL */
+    const char *out_dir;      /* single: write proof_N.json, public_N.json here */
+    long count, concurrency;
+    double timeout_s;         /* per job */
+    unsigned threads;         /* in-process: library threads (0: default) */
+    bool in_process, json, progress, quiet;
+} bench_opts;
+
+/* One job: its partitions' proofs, its timings and what the client saw. */
+typedef struct {
+    long index;               /* 0 .. count-1, submission order */
+    int priority;             /* BENCH_PRIO_LOW .. CRITICAL */
+    char id[64];              /* the daemon's job id ("" in-process) */
+    char state[16];           /* done, failed, cancelled, timeout, error */
+    char error[512];
+    double t[BENCH_NSTAGES];  /* ms; negative where the back end did not report a stage */
+    double latency_ms;        /* measured by the client: submit to result */
+    size_t n_proofs;
+    cuzk_proof *proofs;       /* n_proofs */
+    cuzk_fr *pub;             /* n_proofs * n_pub, row by row */
+    size_t n_pub;
+    bool checked;             /* its proofs were checked against --verify-with */
+    long verify_fail;         /* proofs that did not pass --verify-with */
+    char verify_error[256];   /* the first failure */
+} bench_job;
+
+void bench_job_clear(bench_job *j);
+/* Copies src into dst[n], cut to fit, always NUL-terminated. */
+void bench_copy(char *dst, size_t n, const char *src);
+double bench_now_ms(void);
+
+/* ---- back ends: run one job to its final state; return 0, or -1 for a transport failure
+ * (state "error", error filled: the daemon could not be reached or answered nonsense). ---- */
+typedef struct bench_conn bench_conn;
+
+/* Daemon (tools/bench/http.c). One connection per client thread. */
+int bench_http_global_init(void);
+bench_conn *bench_conn_new(const bench_opts *o);
+void bench_conn_free(bench_conn *c);
+/* A request; *body is the answer (malloc'd, NUL-terminated, caller frees), *status the
+ * HTTP status. On a transport failure returns -1 with err filled (naming the address). */
+int bench_http(bench_conn *c, const char *method, const char *path, const char *req_json,
+               long *status, char **body, char *err, size_t errlen);
+/* The "error" field of a JSON answer, or the body itself, shortened, into out. */
+void bench_http_error_text(char *out, size_t outlen, long status, const char *body);
+const char *bench_conn_addr(const bench_conn *c);
+/* POST /v1/keys {"id", "path"}; an already-registered key counts as success. */
+int bench_daemon_register_key(bench_conn *c, const bench_opts *o, char *err, size_t errlen);
+int bench_daemon_run_job(bench_conn *c, const bench_opts *o, bench_job *j);
+
+/* In-process (tools/bench/inproc.c). */
+typedef struct bench_inproc bench_inproc;
+int bench_inproc_open(bench_inproc **out, const bench_opts *o, double *load_ms, char *err,
+                      size_t errlen);
+void bench_inproc_close(bench_inproc *ip);
+int bench_inproc_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j);
+
+/* ---- checking and reporting (tools/bench/report.c) ---- */
+/* Checks every proof of a done job against vk; counts failures in j->verify_fail. */
+void bench_verify_job(bench_job *j, const cuzk_vk *vk);
+/* Writes proof_N.json and public_N.json (N = 0 .. n_proofs-1) into dir. */
+int bench_write_job(const bench_job *j, const char *dir, char *err, size_t errlen);
+
+void bench_print_job(FILE *f, const bench_job *j, long count);
+/* The summary: counts, throughput, latency percentiles, the stage table; or JSON. */
+void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_job *jobs, long n,
+                  double wall_ms, double key_load_ms);
+/* Nearest-rank percentile p (0..100) of v[0..n-1] (sorted in place); 0 when n == 0. */
+double bench_percentile(double *v, size_t n, double p);
+
+/* ---- commands (tools/bench/run.c): argc/argv after the command name; exit status ---- */
+int bench_cmd_single(int argc, char **argv);
+int bench_cmd_batch(int argc, char **argv);
+int bench_cmd_status(int argc, char **argv);
+int bench_cmd_metrics(int argc, char **argv);
+int bench_cmd_preload(int argc, char **argv);
+int bench_cmd_evict(int argc, char **argv);
+void bench_usage_cmds(FILE *f);
+
+#endif

@@ -1,0 +1,270 @@
+/* cuzk-bench's report: proof checks, per-job lines, percentiles, throughput, JSON. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+const char *const bench_stage_names[BENCH_NSTAGES] = {"queue", "srs",    "synth", "gpu",
+                                                      "finalize", "verify", "total"};
+const char *const bench_prio_names[BENCH_NPRIO] = {"low", "normal", "high", "critical"};
+
+double bench_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void bench_copy(char *dst, size_t n, const char *src)
+{
+    if (!n)
+        return;
+    size_t k = strlen(src);
+    if (k >= n)
+        k = n - 1;
+    memcpy(dst, src, k);
+    dst[k] = 0;
+}
+
+void bench_job_clear(bench_job *j)
+{
+    free(j->proofs);
+    free(j->pub);
+    j->proofs = NULL;
+    j->pub = NULL;
+    j->n_proofs = 0;
+}
+
+void bench_verify_job(bench_job *j, const cuzk_vk *vk)
+{
+    j->checked = true;
+    for (size_t i = 0; i < j->n_proofs; i++) {
+        cuzk_err e = cuzk_groth16_verify(vk, &j->pub[i * j->n_pub], j->n_pub, &j->proofs[i]);
+        if (e != CUZK_OK) {
+            if (!j->verify_fail)
+                snprintf(j->verify_error, sizeof j->verify_error, "proof %zu: %s", i,
+                         cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
+            j->verify_fail++;
+        }
+    }
+}
+
+int bench_write_job(const bench_job *j, const char *dir, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < j->n_proofs; i++) {
+        char p[1024], q[1024];
+        snprintf(p, sizeof p, "%s/proof_%zu.json", dir, i);
+        snprintf(q, sizeof q, "%s/public_%zu.json", dir, i);
+        cuzk_err e = cuzk_proof_write_json(p, &j->proofs[i]);
+        if (e == CUZK_OK)
+            e = cuzk_public_write_json(q, &j->pub[i * j->n_pub], j->n_pub);
+        if (e != CUZK_OK) {
+            snprintf(err, errlen, "%s", cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_percentile(double *v, size_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    /* nearest rank: the smallest value with at least p % of the values at or below it */
+    size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999999);
+    if (rank < 1)
+        rank = 1;
+    if (rank > n)
+        rank = n;
+    return v[rank - 1];
+}
+
+static void fmt_ms(char *out, size_t n, double ms)
+{
+    if (ms < 0)
+        snprintf(out, n, "-");
+    else
+        snprintf(out, n, "%.1f", ms);
+}
+
+void bench_print_job(FILE *f, const bench_job *j, long count)
+{
+    const char *id = j->id[0] ? j->id : "-";
+    if (strcmp(j->state, "done")) {
+        fprintf(f, "[%ld/%ld] job %s (%s) %s: %s\n", j->index + 1, count, id, bench_prio_names[j->priority],
+                j->state, j->error[0] ? j->error : "(no reason given)");
+        return;
+    }
+    char s[BENCH_NSTAGES][32];
+    for (int k = 0; k < BENCH_NSTAGES; k++)
+        fmt_ms(s[k], sizeof s[k], j->t[k]);
+    const char *check = !j->checked ? "" : j->verify_fail ? ", check FAILED" : ", checked ok";
+    fprintf(f,
+            "[%ld/%ld] job %s (%s) done, %zu proof%s%s  timings: total=%s ms (queue=%s ms, srs=%s ms, "
+            "synth=%s ms, gpu=%s ms, finalize=%s ms, verify=%s ms) latency=%.1f ms\n",
+            j->index + 1, count, id, bench_prio_names[j->priority], j->n_proofs, j->n_proofs == 1 ? "" : "s",
+            check, s[BENCH_TOTAL],
+            s[BENCH_QUEUE], s[BENCH_SRS], s[BENCH_SYNTH], s[BENCH_GPU], s[BENCH_FINALIZE], s[BENCH_VERIFY],
+            j->latency_ms);
+    if (j->verify_fail)
+        fprintf(f, "    check failed: %s\n", j->verify_error);
+}
+
+typedef struct {
+    size_t n;
+    double mean, min, p50, p95, p99, max;
+} stats;
+
+static stats stats_of(double *v, size_t n)
+{
+    stats s = {.n = n};
+    if (!n)
+        return s;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    s.mean = sum / (double)n;
+    s.p50 = bench_percentile(v, n, 50);
+    s.p95 = bench_percentile(v, n, 95);
+    s.p99 = bench_percentile(v, n, 99);
+    s.min = v[0];
+    s.max = v[n - 1];
+    return s;
+}
+
+static json_t *stats_json(const stats *s)
+{
+    return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)s->n, "mean", s->mean, "min", s->min,
+                     "p50", s->p50, "p95", s->p95, "p99", s->p99, "max", s->max);
+}
+
+void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_job *jobs, long n, double wall_ms,
+                  double key_load_ms)
+{
+    long done = 0, failed = 0, proofs = 0, vfail = 0, checked = 0;
+    double *v = calloc((size_t)n + 1, sizeof *v);
+    double *lat = calloc((size_t)n + 1, sizeof *lat);
+    if (!v || !lat) {
+        fprintf(stderr, "cuzk-bench: out of memory\n");
+        free(v);
+        free(lat);
+        return;
+    }
+    size_t nl = 0;
+    for (long i = 0; i < n; i++) {
+        const bench_job *j = &jobs[i];
+        if (!strcmp(j->state, "done")) {
+            done++;
+            proofs += (long)j->n_proofs;
+            lat[nl++] = j->latency_ms;
+            if (o->verify_with)
+                checked += (long)j->n_proofs;
+            vfail += j->verify_fail;
+        } else {
+            failed++;
+        }
+    }
+    stats ls = stats_of(lat, nl);
+    stats st[BENCH_NSTAGES];
+    for (int s = 0; s < BENCH_NSTAGES; s++) {
+        size_t m = 0;
+        for (long i = 0; i < n; i++)
+            if (!strcmp(jobs[i].state, "done") && jobs[i].t[s] >= 0)
+                v[m++] = jobs[i].t[s];
+        st[s] = stats_of(v, m);
+    }
+    double wall_s = wall_ms / 1e3;
+    double per_min = wall_s > 0 ? (double)proofs * 60.0 / wall_s : 0;
+    double s_per = proofs ? wall_s / (double)proofs : 0;
+
+    if (o->json) {
+        json_t *r = json_object();
+        json_object_set_new(r, "mode", json_string(mode));
+        json_object_set_new(r, "target", json_string(o->in_process ? "in-process" : o->addr));
+        json_object_set_new(r, "key", json_string(o->key ? o->key : ""));
+        json_object_set_new(r, "jobs", json_integer(n));
+        json_object_set_new(r, "partitions_per_job", json_integer((json_int_t)o->n_witness));
+        json_object_set_new(r, "concurrency", json_integer(o->concurrency));
+        json_object_set_new(r, "done", json_integer(done));
+        json_object_set_new(r, "failed", json_integer(failed));
+        json_object_set_new(r, "proofs", json_integer(proofs));
+        json_object_set_new(r, "verify_with", o->verify_with ? json_string(o->verify_with) : json_null());
+        json_object_set_new(r, "verified", json_integer(checked - vfail));
+        json_object_set_new(r, "verify_failures", json_integer(vfail));
+        json_object_set_new(r, "wall_s", json_real(wall_s));
+        if (key_load_ms >= 0)
+            json_object_set_new(r, "key_load_ms", json_real(key_load_ms));
+        json_object_set_new(r, "throughput", json_pack("{s:f, s:f}", "proofs_per_min", per_min, "s_per_proof", s_per));
+        json_object_set_new(r, "latency_ms", stats_json(&ls));
+        json_t *sj = json_object();
+        for (int s = 0; s < BENCH_NSTAGES; s++)
+            json_object_set_new(sj, bench_stage_names[s], stats_json(&st[s]));
+        json_object_set_new(r, "stages_ms", sj);
+        /* mean latency by priority, for mixed-priority runs */
+        json_t *bp = json_object();
+        for (int p = 0; p < BENCH_NPRIO; p++) {
+            size_t m = 0;
+            for (long i = 0; i < n; i++)
+                if (!strcmp(jobs[i].state, "done") && jobs[i].priority == p)
+                    v[m++] = jobs[i].latency_ms;
+            if (m) {
+                stats ps = stats_of(v, m);
+                json_object_set_new(bp, bench_prio_names[p], stats_json(&ps));
+            }
+        }
+        json_object_set_new(r, "latency_by_priority_ms", bp);
+        json_t *ja = json_array();
+        for (long i = 0; i < n; i++) {
+            const bench_job *j = &jobs[i];
+            json_t *t = json_object();
+            for (int s = 0; s < BENCH_NSTAGES; s++)
+                json_object_set_new(t, bench_stage_names[s], j->t[s] >= 0 ? json_real(j->t[s]) : json_null());
+            json_t *jj = json_pack("{s:I, s:s, s:s, s:s, s:I, s:f, s:o, s:I}", "index", (json_int_t)j->index, "id",
+                                   j->id, "priority", bench_prio_names[j->priority], "state", j->state, "proofs",
+                                   (json_int_t)j->n_proofs, "latency_ms", j->latency_ms, "timings", t,
+                                   "verify_failures", (json_int_t)j->verify_fail);
+            if (j->error[0])
+                json_object_set_new(jj, "error", json_string(j->error));
+            if (j->verify_error[0])
+                json_object_set_new(jj, "verify_error", json_string(j->verify_error));
+            json_array_append_new(ja, jj);
+        }
+        json_object_set_new(r, "job_results", ja);
+        char *txt = json_dumps(r, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+        if (txt)
+            fprintf(f, "%s\n", txt);
+        free(txt);
+        json_decref(r);
+    } else {
+        fprintf(f, "\n%s: %ld job%s x %zu partition%s, concurrency %ld, %s\n", mode, n, n == 1 ? "" : "s",
+                o->n_witness, o->n_witness == 1 ? "" : "s", o->concurrency,
+                o->in_process ? "in-process" : o->addr);
+        if (key_load_ms >= 0)
+            fprintf(f, "  key %s loaded in %.1f ms (not in the figures below)\n", o->zkey, key_load_ms);
+        fprintf(f, "  jobs done %ld, failed %ld; proofs %ld", done, failed, proofs);
+        if (o->verify_with)
+            fprintf(f, "; checked against %s: %ld ok, %ld FAILED", o->verify_with, checked - vfail, vfail);
+        fprintf(f, "\n  wall %.3f s; throughput %.1f proofs/min, %.3f s/proof\n", wall_s, per_min, s_per);
+        fprintf(f, "  latency per job (client): p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (mean %.1f, max %.1f)\n",
+                ls.p50, ls.p95, ls.p99, ls.mean, ls.max);
+        fprintf(f, "  %-10s %10s %10s %10s %10s %10s\n", "stage (ms)", "mean", "p50", "p95", "p99", "max");
+        for (int s = 0; s < BENCH_NSTAGES; s++) {
+            if (!st[s].n)
+                fprintf(f, "  %-10s %10s %10s %10s %10s %10s\n", bench_stage_names[s], "-", "-", "-", "-", "-");
+            else
+                fprintf(f, "  %-10s %10.1f %10.1f %10.1f %10.1f %10.1f\n", bench_stage_names[s], st[s].mean,
+                        st[s].p50, st[s].p95, st[s].p99, st[s].max);
+        }
+    }
+    free(v);
+    free(lat);
+}
