@@ -99,7 +99,8 @@ static int cmd_prove(int argc, char **argv)
     if (e != CUZK_OK) {
         char why[600];
         snprintf(why, sizeof why, "%s", cuzk_error_detail());
-        cuzk_error_set(e, "%s: %s", pos[1], why);
+        if (!strncmp(why, "witness", 7)) /* name the witness file */
+            cuzk_error_set(e, "%s: %s", pos[1], why);
         goto out;
     }
     if ((e = cuzk_proof_write_json(pos[2], &proof)) != CUZK_OK)

@@ -27,8 +27,18 @@
 extern "C" {
 #endif
 
+/* Where the heavy stages run. AUTO: the GPU when this build has CUDA and a device answers,
+ * else the CPU; the environment variable CUZK_BACKEND=cpu|gpu overrides AUTO. */
+typedef enum { CUZK_BACKEND_AUTO = 0, CUZK_BACKEND_CPU = 1, CUZK_BACKEND_GPU = 2 } cuzk_backend;
+
+/* A proving key made resident on one GPU: its MSM bases uploaded once, its NTT domain and
+ * work buffers allocated once, so proofs allocate nothing on the device in steady state. */
+typedef struct cuzk_gpu_key cuzk_gpu_key;
+
 typedef struct {
     unsigned nthreads;        /* 0: cuzk_parallel_threads() */
+    cuzk_backend backend;     /* AUTO by default */
+    cuzk_gpu_key *gpu_key;    /* GPU backend: a resident key (NULL: one is made per call) */
     const cuzk_fr *test_r;    /* tests only: fixed r for every proof of the batch */
     const cuzk_fr *test_s;    /* tests only: fixed s */
 } cuzk_prove_opts;
@@ -58,6 +68,15 @@ cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
 cuzk_err cuzk_groth16_prove_finish(cuzk_proof *proofs, cuzk_prove_timings *timings,
                                    cuzk_pending *p) CUZK_WUR;
 void cuzk_groth16_pending_free(cuzk_pending *p);
+
+/* Makes pk resident on GPU device `device` (CUZK_EUNSUPPORTED in a build without CUDA,
+ * CUZK_EGPU when the device fails or lacks memory: the detail says which). The key must
+ * outlive the resident copy. A resident key serves one proof at a time (it is locked while
+ * in use); make one per GPU worker for more. */
+cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int device) CUZK_WUR;
+void cuzk_groth16_gpu_key_free(cuzk_gpu_key *k);
+/* The backend a call with these options would use (resolves AUTO and CUZK_BACKEND). */
+cuzk_backend cuzk_groth16_backend(const cuzk_prove_opts *opts);
 
 /* The public inputs of a witness: w[1 .. n_public]. */
 const cuzk_fr *cuzk_groth16_public(const cuzk_zkey *pk, const cuzk_fr *witness);

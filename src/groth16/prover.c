@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cuzk/groth16.h"
+#include "groth16/gpu_prover.h"
 #include "groth16/pk.h"
 #include "cuzk/msm.h"
 #include "cuzk/poly.h"
@@ -244,14 +245,21 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
     cuzk_fr *abc = malloc(sizeof(cuzk_fr) * 3 * n);
     cuzk_msm_scalar *scratch = malloc(sizeof(cuzk_msm_scalar) * (n > nv ? n : nv));
     cuzk_domain *dom = NULL;
+    cuzk_gpu_key *gk_owned = NULL, *gk = opts ? opts->gpu_key : NULL;
+    bool gpu = cuzk_groth16_backend(opts) == CUZK_BACKEND_GPU;
     cuzk_err e = CUZK_OK;
     if (!p->w || !p->r || !p->s || !p->a || !p->b1 || !p->l || !p->h || !p->b2 || !abc || !scratch) {
         e = cuzk_error_set(CUZK_ENOMEM, "prove: out of memory for a batch of %zu (domain 2^%u)",
                            n_wit, pk->log2_domain);
         goto fail;
     }
+    if (gpu && !gk) {
+        if ((e = cuzk_gpu_key_from_view(&gk_owned, pk, 0)) != CUZK_OK)
+            goto fail;
+        gk = gk_owned;
+    }
     cuzk_roots family = pk->conv == CUZK_CONV_SNARKJS ? CUZK_ROOTS_SNARKJS : CUZK_ROOTS_BELLMAN;
-    if ((e = cuzk_domain_new(&dom, pk->log2_domain, family)) != CUZK_OK) {
+    if (!gpu && (e = cuzk_domain_new(&dom, pk->log2_domain, family)) != CUZK_OK) {
         cuzk_error_set(e, "prove: cannot build the NTT domain of 2^%u", pk->log2_domain);
         goto fail;
     }
@@ -278,6 +286,11 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
         double t2 = now_ms();
         p->t.prep_ms += t2 - t1;
 
+        if (gpu) {
+            e = cuzk_gpu_prove_one(gk, pk, w, sc.a, sc.b, sc.c, scratch, &p->h[j], &p->a[j],
+                                   &p->b1[j], &p->l[j], &p->t.h_ms, &p->t.msm_ms);
+            continue;
+        }
         e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_h_snarkjs(dom, sc.a, sc.b, sc.c, p->nthreads)
                                           : cuzk_h_bellman(dom, sc.a, sc.b, sc.c, p->nthreads);
         if (e != CUZK_OK)
@@ -300,6 +313,7 @@ fail:
     free(abc);
     free(scratch);
     cuzk_domain_free(dom);
+    cuzk_groth16_gpu_key_free(gk_owned);
     if (e != CUZK_OK) {
         cuzk_groth16_pending_free(p);
         return e;
