@@ -9,7 +9,10 @@
  * timing is not protected here, as in every production Groth16 prover).
  *
  * Algorithm: Pippenger with signed digits in [-2^(c-1), 2^(c-1)] (2^(c-1) buckets per
- * window, negative digits subtract the base), XYZZ buckets, buckets summed by running sums.
+ * window, negative digits subtract the base), buckets summed by running sums. Buckets are
+ * XYZZ points; with large windows they are affine points updated in batches that share
+ * one field inversion (Montgomery's trick), with an XYZZ overflow per bucket for bases
+ * whose bucket is already in the current batch.
  * The work is cut into (window x point-range) tasks so that every thread is busy for small
  * and large n; the window c and the number of point ranges come from a cost model
  * (cuzk_g1_msm_window() reports the choice).
@@ -43,9 +46,13 @@ typedef struct { uint64_t l[CUZK_FR_LIMBS]; } cuzk_msm_scalar;
 
 #define CUZK_MSM_WINDOW_MAX 20   /* largest window accepted in cuzk_msm_opts.window */
 
+/* cuzk_msm_opts.flags */
+#define CUZK_MSM_XYZZ_ONLY 1u  /* XYZZ buckets only, no batch-affine buckets (plain twin) */
+
 typedef struct {
     unsigned nthreads;   /* 0: cuzk_parallel_threads() */
     unsigned window;     /* 0: chosen from n and nthreads; else 1..CUZK_MSM_WINDOW_MAX */
+    unsigned flags;      /* CUZK_MSM_* */
 } cuzk_msm_opts;
 
 /* Canonical limbs of Montgomery scalars, in parallel: out[i] = canonical(in[i]). */

@@ -12,23 +12,37 @@
 #define MSM_COST_XADD 1.25  /* XYZZ + XYZZ addition relative to a mixed one */
 #define MSM_COST_DBL 0.8    /* XYZZ doubling relative to a mixed addition */
 #define MSM_CACHE_BYTES ((size_t)1 << 20) /* buckets beyond this miss the private caches */
-#define MSM_COST_MISS 0.35  /* extra cost per mixed addition once buckets leave the cache */
+#define MSM_COST_MISS 0.1  /* extra cost per mixed addition once buckets leave the cache */
+#define MSM_FAR_BYTES ((size_t)16 << 20) /* buckets beyond this miss the shared cache too */
+#define MSM_COST_FAR 0.3    /* further extra cost per mixed addition then */
+#define MSM_COST_BA 0.62    /* batch-affine addition without its share of the inversion */
 
 unsigned msm_threads(unsigned nthreads)
 {
     return nthreads ? nthreads : cuzk_parallel_threads();
 }
 
-static double plan_cost(size_t n, unsigned T, unsigned c, size_t chunks, size_t bucket_bytes)
+static size_t plan_batch(unsigned c, double inv_cost)
+{
+    if (inv_cost <= 0 || c < MSM_BA_MIN_WINDOW)
+        return 0;
+    size_t b = ((size_t)1 << (c - 1)) / MSM_BA_SPREAD;
+    return b < MSM_BA_BATCH_MAX ? b : MSM_BA_BATCH_MAX;
+}
+
+static double plan_cost(size_t n, unsigned T, unsigned c, size_t chunks, size_t hot_bytes,
+                        size_t batch, double inv_cost)
 {
     unsigned nwin = (256 + c - 1) / c;
     double nb = (double)((size_t)1 << (c - 1));
     size_t chunk_len = (n + chunks - 1) / chunks;
     size_t ntasks = (size_t)nwin * chunks;
     size_t rounds = (ntasks + T - 1) / T;
-    double add = MSM_COST_ADD;
-    if (nb * (double)bucket_bytes > (double)MSM_CACHE_BYTES)
+    double add = batch ? MSM_COST_BA + inv_cost / (double)batch : MSM_COST_ADD;
+    if (nb * (double)hot_bytes > (double)MSM_CACHE_BYTES)
         add += MSM_COST_MISS;
+    if (nb * (double)hot_bytes > (double)MSM_FAR_BYTES)
+        add += MSM_COST_FAR;
     /* A task: one mixed addition per point (digit 0 is rare), then two XYZZ additions per
      * bucket for the running sums (fewer when the buckets are sparse). */
     double fill = (double)chunk_len / nb;
@@ -39,8 +53,9 @@ static double plan_cost(size_t n, unsigned T, unsigned c, size_t chunks, size_t 
 }
 
 void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
-                   size_t bucket_bytes)
+                   size_t xyzz_bytes, size_t aff_bytes, double inv_cost)
 {
+    size_t bucket_bytes = xyzz_bytes + aff_bytes + 1; /* all of a worker's bucket memory */
     memset(p, 0, sizeof(*p));
     if (n == 0)
         return;
@@ -58,7 +73,10 @@ void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
             size_t workers = ntasks < T ? ntasks : T;
             if (!window && c > 1 && workers * nb * bucket_bytes > MSM_BUCKET_BUDGET)
                 continue;
-            double cost = plan_cost(n, T, c, chunks, bucket_bytes);
+            size_t batch = plan_batch(c, inv_cost);
+            /* the buckets most accesses touch: affine ones with batches, else XYZZ */
+            size_t hot = batch ? aff_bytes : xyzz_bytes;
+            double cost = plan_cost(n, T, c, chunks, hot, batch, inv_cost);
             if (p->c == 0 || cost < best) {
                 best = cost;
                 p->c = c;
@@ -72,6 +90,7 @@ void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
     p->chunks = (n + p->chunk_len - 1) / p->chunk_len; /* drop empty ranges */
     p->ntasks = (size_t)p->nwin * p->chunks;
     p->nworkers = p->ntasks < T ? (unsigned)p->ntasks : T;
+    p->batch = plan_batch(p->c, inv_cost);
 }
 
 /* ---- Montgomery to canonical ---- */

@@ -1,6 +1,8 @@
 /*
  * Pippenger MSM, batch addition and the split MSM, written once for G1 and G2.
- * Include after defining MSM_G (g1 or g2), MSM_AFF, MSM_JAC and MSM_XYZZ.
+ * Include after defining MSM_G (g1 or g2), MSM_AFF, MSM_JAC, MSM_XYZZ, the coordinate field
+ * MSM_F with its functions MSM_FF(name), its inversion MSM_F_INV (inv(0) = 0) and
+ * MSM_INV_COST, the cost of MSM_F_INV in mixed additions of the group.
  * Everything here is static except the public cuzk_G_* entry points, so each group's
  * translation unit carries its own copy.
  */
@@ -25,9 +27,153 @@ typedef struct {
     const cuzk_msm_scalar *scalars;
     size_t n;
     msm_plan plan;
-    MSM_XYZZ *buckets;   /* plan.nworkers arrays of plan.nbuckets */
+    uint8_t *scratch;    /* plan.nworkers blocks of `stride` bytes (buckets etc.) */
+    size_t stride;
     MSM_XYZZ *partial;   /* per task: window k, range j at [k * chunks + j] */
 } pip_ctx;
+
+/* A worker's block: nbuckets XYZZ buckets; with batch-affine buckets also nbuckets affine
+ * buckets, the pending batch, its prefix products and one flag byte per bucket. */
+typedef struct {
+    MSM_F num, den;      /* lambda = num / den */
+    MSM_F x2;            /* x of the point added to the bucket */
+    size_t j;            /* bucket */
+} ba_entry;
+
+#define BA_PRESENT 1u    /* the affine bucket holds a point */
+#define BA_BUSY 2u       /* the affine bucket waits in the current batch */
+#define BA_OVF 4u        /* the XYZZ overflow bucket holds a point */
+
+typedef struct {
+    MSM_XYZZ *ovf;
+    MSM_AFF *aff;
+    ba_entry *ent;
+    MSM_F *pref;
+    uint8_t *flag;
+    size_t m, cap;
+} ba_state;
+
+#define MSM_ALIGN(x) (((x) + 63) & ~(size_t)63)
+
+static size_t worker_bytes(const msm_plan *p)
+{
+    size_t b = MSM_ALIGN(p->nbuckets * sizeof(MSM_XYZZ));
+    if (p->batch)
+        b += MSM_ALIGN(p->nbuckets * sizeof(MSM_AFF)) + MSM_ALIGN(p->batch * sizeof(ba_entry)) +
+             MSM_ALIGN(p->batch * sizeof(MSM_F)) + MSM_ALIGN(p->nbuckets);
+    return b;
+}
+
+static void ba_init(ba_state *s, uint8_t *blk, const msm_plan *p)
+{
+    s->ovf = (MSM_XYZZ *)(void *)blk;
+    blk += MSM_ALIGN(p->nbuckets * sizeof(MSM_XYZZ));
+    s->aff = (MSM_AFF *)(void *)blk;
+    blk += MSM_ALIGN(p->nbuckets * sizeof(MSM_AFF));
+    s->ent = (ba_entry *)(void *)blk;
+    blk += MSM_ALIGN(p->batch * sizeof(ba_entry));
+    s->pref = (MSM_F *)(void *)blk;
+    blk += MSM_ALIGN(p->batch * sizeof(MSM_F));
+    s->flag = blk;
+    memset(s->flag, 0, p->nbuckets);
+    s->m = 0;
+    s->cap = p->batch;
+}
+
+/* Affine addition with a known 1/den: lambda = num/den, x3 = lambda^2 - x1 - x2,
+ * y3 = lambda (x1 - x3) - y1 (for a doubling num = 3 x1^2, den = 2 y1 and x2 = x1). */
+static inline void ba_apply(ba_state *s, const ba_entry *e, const MSM_F *dinv)
+{
+    MSM_AFF *a = &s->aff[e->j];
+    MSM_F l, x3, t;
+    MSM_FF(mul)(&l, &e->num, dinv);
+    MSM_FF(sqr)(&x3, &l);
+    MSM_FF(sub)(&x3, &x3, &a->x);
+    MSM_FF(sub)(&x3, &x3, &e->x2);
+    MSM_FF(sub)(&t, &a->x, &x3);
+    MSM_FF(mul)(&t, &l, &t);
+    MSM_FF(sub)(&a->y, &t, &a->y);
+    a->x = x3;
+    s->flag[e->j] &= (uint8_t)~BA_BUSY;
+}
+
+/* Completes the pending batch with one inversion (Montgomery's trick): with prefix
+ * products pref[t] = den_0 ... den_t, 1/den_t = pref[t-1] / pref[t]. */
+static void ba_flush(ba_state *s)
+{
+    size_t m = s->m;
+    if (m == 0)
+        return;
+    s->pref[0] = s->ent[0].den;
+    for (size_t t = 1; t < m; t++)
+        MSM_FF(mul)(&s->pref[t], &s->pref[t - 1], &s->ent[t].den);
+    MSM_F inv, dinv;
+    MSM_F_INV(&inv, &s->pref[m - 1]);
+    for (size_t t = m - 1; t > 0; t--) {
+        MSM_FF(mul)(&dinv, &inv, &s->pref[t - 1]);
+        MSM_FF(mul)(&inv, &inv, &s->ent[t].den);
+        ba_apply(s, &s->ent[t], &dinv);
+    }
+    ba_apply(s, &s->ent[0], &inv);
+    s->m = 0;
+}
+
+/* bucket j += (neg ? -p : p) */
+static inline void ba_add(ba_state *s, size_t j, const MSM_AFF *p, bool neg)
+{
+    if (MSM_FN(_affine_is_inf)(p))
+        return;
+    uint8_t f = s->flag[j];
+    if (f & BA_BUSY) {
+        if (f & BA_OVF) {
+            if (neg)
+                MSM_FN(_xyzz_sub_affine_var)(&s->ovf[j], &s->ovf[j], p);
+            else
+                MSM_FN(_xyzz_add_affine_var)(&s->ovf[j], &s->ovf[j], p);
+        } else {
+            MSM_FN(_xyzz_from_affine)(&s->ovf[j], p);
+            if (neg)
+                MSM_FN(_xyzz_neg)(&s->ovf[j], &s->ovf[j]);
+            s->flag[j] = f | BA_OVF;
+        }
+        return;
+    }
+    MSM_AFF *a = &s->aff[j];
+    if (!(f & BA_PRESENT)) {
+        if (neg)
+            MSM_FN(_affine_neg)(a, p);
+        else
+            *a = *p;
+        s->flag[j] = f | BA_PRESENT;
+        return;
+    }
+    MSM_F y2;
+    if (neg)
+        MSM_FF(neg)(&y2, &p->y);
+    else
+        y2 = p->y;
+    ba_entry *e = &s->ent[s->m];
+    if (MSM_FF(eq)(&a->x, &p->x)) {
+        /* a = -p, or a doubling of a 2-torsion point: the bucket becomes empty */
+        if (!MSM_FF(eq)(&a->y, &y2) || MSM_FF(is_zero)(&y2)) {
+            s->flag[j] = f & (uint8_t)~BA_PRESENT;
+            return;
+        }
+        MSM_F t;
+        MSM_FF(sqr)(&t, &p->x);
+        MSM_FF(dbl)(&e->num, &t);
+        MSM_FF(add)(&e->num, &e->num, &t);
+        MSM_FF(dbl)(&e->den, &y2);
+    } else {
+        MSM_FF(sub)(&e->num, &y2, &a->y);
+        MSM_FF(sub)(&e->den, &p->x, &a->x);
+    }
+    e->x2 = p->x;
+    e->j = j;
+    s->flag[j] = f | BA_BUSY;
+    if (++s->m == s->cap)
+        ba_flush(s);
+}
 
 /* Task t: range j = t / nwin, window k = t % nwin. Accumulates the range's bases into the
  * window's buckets (bucket d-1 holds the bases with digit +-d, negated for -d), then sums
@@ -41,9 +187,14 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
     size_t b = j * p->chunk_len, e = b + p->chunk_len;
     if (e > ctx->n)
         e = ctx->n;
-    MSM_XYZZ *bk = ctx->buckets + (size_t)worker * p->nbuckets;
-    for (size_t i = 0; i < p->nbuckets; i++)
-        MSM_FN(_xyzz_set_inf)(&bk[i]);
+    uint8_t *blk = ctx->scratch + (size_t)worker * ctx->stride;
+    MSM_XYZZ *bk = (MSM_XYZZ *)(void *)blk;
+    ba_state ba;
+    if (p->batch)
+        ba_init(&ba, blk, p);
+    else
+        for (size_t i = 0; i < p->nbuckets; i++)
+            MSM_FN(_xyzz_set_inf)(&bk[i]);
 
     int32_t d[MSM_DIGIT_BATCH];
     for (size_t i = b; i < e; i += MSM_DIGIT_BATCH) {
@@ -54,26 +205,50 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
             if (q + MSM_PREFETCH_AHEAD < m) {
                 int32_t da = d[q + MSM_PREFETCH_AHEAD];
                 if (da) {
-                    __builtin_prefetch(&bk[(da > 0 ? da : -da) - 1], 1);
+                    size_t ja = (size_t)(da > 0 ? da : -da) - 1;
+                    if (p->batch)
+                        __builtin_prefetch(&ba.aff[ja], 1);
+                    else
+                        __builtin_prefetch(&bk[ja], 1);
                     __builtin_prefetch(&ctx->bases[i + q + MSM_PREFETCH_AHEAD], 0);
                 }
             }
             int32_t dq = d[q];
-            if (dq > 0)
+            if (p->batch) {
+                if (dq)
+                    ba_add(&ba, (size_t)(dq > 0 ? dq : -dq) - 1, &ctx->bases[i + q], dq < 0);
+            } else if (dq > 0) {
                 MSM_FN(_xyzz_add_affine_var)(&bk[dq - 1], &bk[dq - 1], &ctx->bases[i + q]);
-            else if (dq < 0)
+            } else if (dq < 0) {
                 MSM_FN(_xyzz_sub_affine_var)(&bk[-dq - 1], &bk[-dq - 1], &ctx->bases[i + q]);
+            }
         }
     }
 
     MSM_XYZZ running, sum;
     MSM_FN(_xyzz_set_inf)(&running);
     MSM_FN(_xyzz_set_inf)(&sum);
-    for (size_t q = p->nbuckets; q-- > 0;) {
-        if (!MSM_FN(_xyzz_is_inf)(&bk[q]))
-            MSM_FN(_xyzz_add_var)(&running, &running, &bk[q]);
-        if (!MSM_FN(_xyzz_is_inf)(&running))
-            MSM_FN(_xyzz_add_var)(&sum, &sum, &running);
+    if (p->batch) {
+        ba_flush(&ba);
+        for (size_t q = p->nbuckets; q-- > 0;) {
+            uint8_t f = ba.flag[q];
+            if (f & BA_OVF) {
+                if (f & BA_PRESENT)
+                    MSM_FN(_xyzz_add_affine_var)(&ba.ovf[q], &ba.ovf[q], &ba.aff[q]);
+                MSM_FN(_xyzz_add_var)(&running, &running, &ba.ovf[q]);
+            } else if (f & BA_PRESENT) {
+                MSM_FN(_xyzz_add_affine_var)(&running, &running, &ba.aff[q]);
+            }
+            if (!MSM_FN(_xyzz_is_inf)(&running))
+                MSM_FN(_xyzz_add_var)(&sum, &sum, &running);
+        }
+    } else {
+        for (size_t q = p->nbuckets; q-- > 0;) {
+            if (!MSM_FN(_xyzz_is_inf)(&bk[q]))
+                MSM_FN(_xyzz_add_var)(&running, &running, &bk[q]);
+            if (!MSM_FN(_xyzz_is_inf)(&running))
+                MSM_FN(_xyzz_add_var)(&sum, &sum, &running);
+        }
     }
     ctx->partial[(size_t)k * p->chunks + j] = sum;
 }
@@ -93,12 +268,14 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
         return CUZK_OK;
     unsigned T = msm_threads(opts ? opts->nthreads : 0);
     pip_ctx ctx = {.bases = bases, .scalars = scalars, .n = n};
-    msm_plan_make(&ctx.plan, n, T, opts ? opts->window : 0, sizeof(MSM_XYZZ));
+    msm_plan_make(&ctx.plan, n, T, opts ? opts->window : 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF),
+                  opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : MSM_INV_COST);
     const msm_plan *p = &ctx.plan;
-    ctx.buckets = malloc((size_t)p->nworkers * p->nbuckets * sizeof(MSM_XYZZ));
+    ctx.stride = worker_bytes(p);
+    ctx.scratch = aligned_alloc(64, (size_t)p->nworkers * ctx.stride);
     ctx.partial = malloc(p->ntasks * sizeof(MSM_XYZZ));
-    if (!ctx.buckets || !ctx.partial) {
-        free(ctx.buckets);
+    if (!ctx.scratch || !ctx.partial) {
+        free(ctx.scratch);
         free(ctx.partial);
         return cuzk_error_set(CUZK_ENOMEM, "msm: %zu buckets for %u threads (window %u)",
                               p->nbuckets, p->nworkers, p->c);
@@ -116,7 +293,7 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
             MSM_FN(_xyzz_add_var)(&acc, &acc, &ctx.partial[(size_t)k * p->chunks + j]);
     }
     MSM_FN(_xyzz_to_jac)(r, &acc);
-    free(ctx.buckets);
+    free(ctx.scratch);
     free(ctx.partial);
     return CUZK_OK;
 }
@@ -132,7 +309,7 @@ static cuzk_err check_opts(const cuzk_msm_opts *opts)
 unsigned MSM_FN(_msm_window)(size_t n, unsigned nthreads)
 {
     msm_plan p;
-    msm_plan_make(&p, n, nthreads, 0, sizeof(MSM_XYZZ));
+    msm_plan_make(&p, n, nthreads, 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF), MSM_INV_COST);
     return p.c;
 }
 

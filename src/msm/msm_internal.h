@@ -2,6 +2,7 @@
 #ifndef CUZK_MSM_INTERNAL_H
 #define CUZK_MSM_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,12 +21,23 @@ typedef struct {
     size_t chunk_len;    /* points per range (the last may be shorter) */
     size_t ntasks;       /* nwin * chunks */
     unsigned nworkers;   /* threads used: min(nthreads, ntasks) */
+    size_t batch;        /* affine additions per shared inversion; 0: XYZZ buckets only */
 } msm_plan;
 
+/* Batch-affine buckets pay one field inversion per batch, so they are used only with
+ * windows of at least MSM_BA_MIN_WINDOW, with batches of nbuckets / MSM_BA_SPREAD (at
+ * most MSM_BA_BATCH_MAX): a base whose bucket is already waiting in the batch goes to the
+ * bucket's XYZZ overflow, which happens for about 1 / (2 * MSM_BA_SPREAD) of the bases. */
+#define MSM_BA_MIN_WINDOW 12
+#define MSM_BA_SPREAD 8
+#define MSM_BA_BATCH_MAX 1024
+
 /* window = 0: choose c from the cost model; else use it (1..CUZK_MSM_WINDOW_MAX).
- * bucket_bytes: size of one bucket (the model keeps all workers' buckets under a budget). */
+ * xyzz_bytes, aff_bytes: sizes of the group's XYZZ and affine points (the model keeps all
+ * workers' buckets under a budget and charges cache misses for large buckets). inv_cost: a field inversion relative to a mixed addition, for batch-affine
+ * buckets (see above); 0 disables them. */
 void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
-                   size_t bucket_bytes);
+                   size_t xyzz_bytes, size_t aff_bytes, double inv_cost);
 
 unsigned msm_threads(unsigned nthreads);
 

@@ -267,7 +267,7 @@ static void test_g1_edge(void)
         }
         cuzk_msm_scalars_from_fr(cs, s, n, 1);
         g1_naive(&want, b, cs, n);
-        for (unsigned c = 1; c <= 12; c += (it % 2) + 1) {
+        for (unsigned c = 1; c <= 14; c += (it % 2) + 1) {
             cuzk_msm_opts o = {.nthreads = 1 + (unsigned)(it % 3), .window = c};
             CHECK_EQ_ERR(cuzk_g1_msm(&got, b, cs, n, &o), CUZK_OK);
             CHECK(cuzk_g1_jac_eq(&got, &want));
@@ -480,8 +480,10 @@ static void test_g2(void)
     g2_check_all(b, s, 100, NULL);
     cuzk_msm_scalars_from_fr(cs, s, 100, 1);
     g2_naive(&want, b, cs, 100);
-    for (unsigned c = 1; c <= 9; c += 2) {
-        cuzk_msm_opts o = {.nthreads = 2, .window = c};
+    static const unsigned g2_windows[] = {1, 3, 5, 9, 12, 13};
+    for (size_t wi = 0; wi < 2 * sizeof g2_windows / sizeof g2_windows[0]; wi++) {
+        unsigned c = g2_windows[wi / 2];
+        cuzk_msm_opts o = {.nthreads = 2, .window = c, .flags = wi % 2 ? CUZK_MSM_XYZZ_ONLY : 0};
         CHECK_EQ_ERR(cuzk_g2_msm(&got, b, cs, 100, &o), CUZK_OK);
         CHECK(cuzk_g2_jac_eq(&got, &want));
     }
@@ -513,6 +515,22 @@ static void test_g1_large_consistency(void)
     CHECK_EQ_ERR(cuzk_g1_msm_fr(&r2, NULL, b, s, n, &o2), CUZK_OK);
     CHECK_EQ_ERR(cuzk_g1_msm_fr(&r3, NULL, b, s, n, &o3), CUZK_OK);
     CHECK(cuzk_g1_jac_eq(&r1, &r2) && cuzk_g1_jac_eq(&r1, &r3));
+    /* batch-affine buckets (windows >= MSM_BA_MIN_WINDOW) against their XYZZ-only twin */
+    for (unsigned c = MSM_BA_MIN_WINDOW; c <= MSM_BA_MIN_WINDOW + 2; c++) {
+        cuzk_msm_opts ob = {.nthreads = 2, .window = c};
+        cuzk_msm_opts ox = {.nthreads = 2, .window = c, .flags = CUZK_MSM_XYZZ_ONLY};
+        CHECK_EQ_ERR(cuzk_g1_msm_fr(&r2, NULL, b, s, n, &ob), CUZK_OK);
+        CHECK_EQ_ERR(cuzk_g1_msm_fr(&r3, NULL, b, s, n, &ox), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&r1, &r2) && cuzk_g1_jac_eq(&r1, &r3));
+    }
+    /* few distinct scalars: most bases meet a bucket already in the batch (overflow) */
+    for (size_t i = 0; i < n; i++)
+        cuzk_fr_set_u64(&s[i], 2 + test_rand64() % 40);
+    cuzk_msm_opts ob = {.nthreads = 2, .window = 13};
+    cuzk_msm_opts ox = {.nthreads = 2, .window = 13, .flags = CUZK_MSM_XYZZ_ONLY};
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&r2, NULL, b, s, n, &ob), CUZK_OK);
+    CHECK_EQ_ERR(cuzk_g1_msm_fr(&r3, NULL, b, s, n, &ox), CUZK_OK);
+    CHECK(cuzk_g1_jac_eq(&r2, &r3) && !cuzk_g1_jac_is_inf(&r2));
     CHECK(!cuzk_g1_jac_is_inf(&r1) && cuzk_g1_jac_is_on_curve(&r1));
     free(b);
     free(s);
