@@ -96,15 +96,19 @@ typedef struct {
     unsigned in_flight;          /* partitions of this key between synthesis and the end */
     double last_used_s;          /* engine clock */
     uint64_t loads;              /* times loaded (1 + reloads after eviction) */
+    bool existed;                /* key_add: already registered with this path (a no-op) */
 } cuzk_engine_key_info;
 
-/* Registers id for the .zkey at path and loads it. Errors: CUZK_EINVAL (bad id, id taken
+/* Registers id for the .zkey at path and loads it (a no-op when id is registered with the
+ * same path: info->existed). Errors: CUZK_EINVAL (bad id, id taken
  * by another path), CUZK_ESIZE (the key alone exceeds the budget), the loader's errors. */
 cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
                              const char *path) CUZK_WUR;
 /* Unregisters id; its memory is freed when no queued or running job uses it. CUZK_EINVAL
  * if unknown. */
 cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id) CUZK_WUR;
+/* Info of one registered key; CUZK_EINVAL if unknown. */
+cuzk_err cuzk_engine_key_get(cuzk_engine *e, cuzk_engine_key_info *info, const char *id) CUZK_WUR;
 /* Copies up to cap keys' info; returns the number of keys. */
 size_t cuzk_engine_keys(cuzk_engine *e, cuzk_engine_key_info *out, size_t cap);
 

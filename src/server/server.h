@@ -1,0 +1,45 @@
+/* cuzk-daemon's HTTP API (docs/API.md) over libmicrohttpd, in front of a cuzk engine. */
+#ifndef CUZK_SERVER_H
+#define CUZK_SERVER_H
+
+#include <jansson.h>
+
+#include "cuzk/engine.h"
+
+#define SERVER_MAX_LISTEN 4
+#define SERVER_MAX_ALLOW 32
+
+typedef struct {
+    const char *listen[SERVER_MAX_LISTEN];   /* "HOST:PORT", "[V6]:PORT" or "unix:PATH" */
+    unsigned n_listen;
+    const char *token;                       /* bearer token, NULL or "": none */
+    const char *allow_dirs[SERVER_MAX_ALLOW];
+    unsigned n_allow;
+    size_t max_body;                         /* bytes of a request body */
+    double max_wait_s;                       /* cap of ?wait= */
+    unsigned connection_limit;
+    unsigned connection_timeout_s;           /* idle connections are closed after this */
+    unsigned retry_after_s;                  /* Retry-After of a 503 */
+} server_config;
+
+void server_config_default(server_config *c);
+
+typedef struct server server;
+
+/* Binds every listener (a Unix socket is created mode 0600, replacing a stale socket) and
+ * starts serving. On failure nothing is left bound. */
+cuzk_err server_start(server **out, cuzk_engine *e, const server_config *c) CUZK_WUR;
+/* The address actually bound by listener i ("127.0.0.1:40123", "unix:/run/cuzk.sock"). */
+const char *server_address(const server *s, unsigned i);
+unsigned server_n_listeners(const server *s);
+/* Stops listening, waits for open requests, removes Unix sockets. NULL is a no-op. */
+void server_stop(server *s);
+
+/* metrics.c */
+json_t *server_key_json(const cuzk_engine_key_info *k);
+json_t *server_status_json(cuzk_engine *e);
+/* Prometheus text; http_codes/http_counts: requests answered per status code. */
+char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint64_t *http_counts,
+                          size_t n_codes);
+
+#endif

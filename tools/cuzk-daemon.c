@@ -1,0 +1,379 @@
+/*
+ * cuzk-daemon: the resident-key Groth16 proving service (docs/API.md, DESIGN.md section 3).
+ *
+ *   cuzk-daemon [--config FILE] [--listen HOST:PORT | --listen unix:PATH] [flags]
+ *
+ * Settings come from defaults sized to the machine, then the INI file, then the flags.
+ * SIGTERM / SIGINT: stop accepting, end every job explicitly, exit 0.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ini.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cuzk/engine.h"
+#include "server/server.h"
+
+#ifndef CUZK_SOURCE_DIR
+#define CUZK_SOURCE_DIR "."
+#endif
+/* --example: the chain fixture of the source tree (142 wires, 3 public signals). */
+#define EXAMPLE_KEY CUZK_SOURCE_DIR "/tests/data/circuits/chain/circuit.zkey"
+#define EXAMPLE_WTNS CUZK_SOURCE_DIR "/tests/data/circuits/chain/witness.wtns"
+
+#define MAX_KEYS 64
+
+typedef struct {
+    cuzk_engine_config eng;
+    server_config srv;
+    double shutdown_grace_s;
+    const char *address_file;
+    const char *log_file;
+    char *key_ids[MAX_KEYS], *key_paths[MAX_KEYS];
+    unsigned n_keys;
+    char *token_buf;
+    bool example;
+} daemon_config;
+
+static void usage(FILE *f)
+{
+    fputs(
+        "usage: cuzk-daemon [options]\n"
+        "  --config FILE             INI file (see docs/cuzk-daemon.ini); flags override it\n"
+        "  --listen ADDR             HOST:PORT, [V6]:PORT or unix:PATH (repeatable;\n"
+        "                            default 127.0.0.1:9820; port 0 picks a free port)\n"
+        "  --address-file FILE       write the bound addresses there, one per line\n"
+        "  --token TOKEN             require 'Authorization: Bearer TOKEN'\n"
+        "  --token-file FILE         the same, the token read from FILE\n"
+        "  --allow-dir DIR           only read keys and witnesses under DIR (repeatable)\n"
+        "  --key ID=PATH             register and load a key at start (repeatable)\n"
+        "  --example                 register the built-in example key as 'example'\n"
+        "  --memory-budget SIZE      bytes for keys + in-flight partitions (K, M, G suffixes;\n"
+        "                            default: half of physical memory)\n"
+        "  --synth-threads N         synthesis pool size\n"
+        "  --lookahead N             synthesised partitions waiting for a device, at most\n"
+        "  --gpu-workers N           workers per device (sharing the device lock)\n"
+        "  --finalizers N            finaliser pool size\n"
+        "  --prove-threads N         threads inside one proof (0: all CPUs)\n"
+        "  --no-verify               do not self-verify proofs (on by default)\n"
+        "  --job-timeout S           fail a job not finished after S seconds (0: never)\n"
+        "  --max-queued N            unfinished jobs accepted; beyond: 503 + Retry-After\n"
+        "  --max-partitions N        witnesses per job\n"
+        "  --max-body SIZE           request body limit (413 beyond)\n"
+        "  --max-wait S              cap of ?wait= long polls\n"
+        "  --result-ttl S            forget finished jobs after S seconds\n"
+        "  --shutdown-grace S        on SIGTERM, time running jobs get to finish\n"
+        "  --log-level L             error, warn, info (default; timeline events), debug\n"
+        "  --log-file FILE           append the log there instead of stderr\n"
+        "  --debug-device-delay-ms N testing: hold the device lock N ms longer per partition\n",
+        f);
+}
+
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return false;
+    double m = 1;
+    if (*end == 'k' || *end == 'K')
+        m = 1024.0, end++;
+    else if (*end == 'm' || *end == 'M')
+        m = 1024.0 * 1024, end++;
+    else if (*end == 'g' || *end == 'G')
+        m = 1024.0 * 1024 * 1024, end++;
+    else if (*end == 't' || *end == 'T')
+        m = 1024.0 * 1024 * 1024 * 1024, end++;
+    if (*end == 'i' || *end == 'B' || *end == 'b')
+        end++;
+    if (*end == 'B')
+        end++;
+    if (*end)
+        return false;
+    *out = (uint64_t)(v * m);
+    return true;
+}
+
+static bool parse_uint(const char *s, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || v > 1000000000UL || s[0] == '-')
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+static bool parse_secs(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= 0))
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_bool(const char *s, bool *out)
+{
+    if (!strcasecmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on"))
+        return *out = true, true;
+    if (!strcasecmp(s, "0") || !strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcasecmp(s, "off"))
+        return *out = false, true;
+    return false;
+}
+
+static char *read_token(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char buf[512];
+    char *r = fgets(buf, sizeof buf, f) ? strdup(buf) : NULL;
+    fclose(f);
+    if (r)
+        r[strcspn(r, "\r\n")] = 0;
+    return r;
+}
+
+static bool add_key(daemon_config *c, const char *id, const char *path)
+{
+    if (c->n_keys >= MAX_KEYS)
+        return false;
+    c->key_ids[c->n_keys] = strdup(id);
+    c->key_paths[c->n_keys] = strdup(path);
+    c->n_keys++;
+    return true;
+}
+
+/* One setting, from the INI file (section.name) or a flag (name, section ignored). Names
+ * use underscores; flags' dashes are turned into underscores before. Returns false when the
+ * name is unknown or the value is bad. Strings are kept (strdup) for the process's life. */
+static bool set_option(daemon_config *c, const char *section, const char *name, const char *v)
+{
+    cuzk_engine_config *e = &c->eng;
+    server_config *s = &c->srv;
+    if (section && !strcmp(section, "keys"))
+        return add_key(c, name, v);
+    if (!strcmp(name, "listen")) {
+        if (s->n_listen >= SERVER_MAX_LISTEN)
+            return false;
+        s->listen[s->n_listen++] = strdup(v);
+        return true;
+    }
+    if (!strcmp(name, "token"))
+        return (s->token = strdup(v)) != NULL;
+    if (!strcmp(name, "token_file")) {
+        free(c->token_buf);
+        c->token_buf = read_token(v);
+        s->token = c->token_buf;
+        return c->token_buf != NULL;
+    }
+    if (!strcmp(name, "allow_dir")) {
+        if (s->n_allow >= SERVER_MAX_ALLOW)
+            return false;
+        s->allow_dirs[s->n_allow++] = strdup(v);
+        return true;
+    }
+    if (!strcmp(name, "address_file"))
+        return (c->address_file = strdup(v)) != NULL;
+    if (!strcmp(name, "log_file"))
+        return (c->log_file = strdup(v)) != NULL;
+    if (!strcmp(name, "log_level"))
+        return cuzk_log_level_parse(&e->log_level, v);
+    if (!strcmp(name, "key")) {
+        const char *eq = strchr(v, '=');
+        if (!eq)
+            return false;
+        char id[128];
+        snprintf(id, sizeof id, "%.*s", (int)(eq - v), v);
+        return add_key(c, id, eq + 1);
+    }
+    if (!strcmp(name, "memory_budget"))
+        return parse_size(v, &e->memory_budget);
+    if (!strcmp(name, "max_body")) {
+        uint64_t b;
+        if (!parse_size(v, &b))
+            return false;
+        s->max_body = (size_t)b;
+        return true;
+    }
+    if (!strcmp(name, "synth_threads"))
+        return parse_uint(v, &e->synth_threads);
+    if (!strcmp(name, "lookahead"))
+        return parse_uint(v, &e->lookahead);
+    if (!strcmp(name, "gpu_workers") || !strcmp(name, "workers_per_device"))
+        return parse_uint(v, &e->workers_per_device);
+    if (!strcmp(name, "finalizers"))
+        return parse_uint(v, &e->finalizers);
+    if (!strcmp(name, "prove_threads"))
+        return parse_uint(v, &e->prove_threads);
+    if (!strcmp(name, "max_queued"))
+        return parse_uint(v, &e->max_queued_jobs);
+    if (!strcmp(name, "max_partitions"))
+        return parse_uint(v, &e->max_partitions);
+    if (!strcmp(name, "connection_limit"))
+        return parse_uint(v, &s->connection_limit);
+    if (!strcmp(name, "debug_device_delay_ms"))
+        return parse_uint(v, &e->debug_device_delay_ms);
+    if (!strcmp(name, "verify"))
+        return parse_bool(v, &e->verify);
+    if (!strcmp(name, "job_timeout"))
+        return parse_secs(v, &e->job_timeout_s);
+    if (!strcmp(name, "result_ttl"))
+        return parse_secs(v, &e->result_ttl_s);
+    if (!strcmp(name, "shutdown_grace"))
+        return parse_secs(v, &c->shutdown_grace_s);
+    if (!strcmp(name, "max_wait"))
+        return parse_secs(v, &s->max_wait_s);
+    return false;
+}
+
+static int ini_cb(void *user, const char *section, const char *name, const char *value)
+{
+    daemon_config *c = user;
+    if (!set_option(c, section, name, value)) {
+        fprintf(stderr, "cuzk-daemon: config: [%s] %s = %s: unknown setting or bad value\n",
+                section, name, value);
+        return 0;
+    }
+    return 1;
+}
+
+static int parse_args(daemon_config *c, int argc, char **argv)
+{
+    /* The config file first, so that flags override it. */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--config")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "cuzk-daemon: --config needs a file\n");
+                return 2;
+            }
+            int rc = ini_parse(argv[i + 1], ini_cb, c);
+            if (rc != 0) {
+                if (rc < 0)
+                    fprintf(stderr, "cuzk-daemon: %s: cannot read\n", argv[i + 1]);
+                else
+                    fprintf(stderr, "cuzk-daemon: %s: error on line %d\n", argv[i + 1], rc);
+                return 2;
+            }
+        }
+    /* Listeners named on the command line replace those of the file. */
+    bool flag_listen = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return -1;
+        }
+        if (!strcmp(a, "--no-verify")) {
+            c->eng.verify = false;
+            continue;
+        }
+        if (!strcmp(a, "--example")) {
+            c->example = true;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
+            fprintf(stderr, "cuzk-daemon: %s: unknown option or missing value\n", a);
+            usage(stderr);
+            return 2;
+        }
+        const char *v = argv[++i];
+        if (!strcmp(a, "--config"))
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "%s", a + 2);
+        for (char *p = name; *p; p++)
+            if (*p == '-')
+                *p = '_';
+        if (!strcmp(name, "listen") && !flag_listen) {
+            c->srv.n_listen = 0;
+            flag_listen = true;
+        }
+        if (!set_option(c, NULL, name, v)) {
+            fprintf(stderr, "cuzk-daemon: %s %s: unknown option or bad value\n", a, v);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    daemon_config c;
+    memset(&c, 0, sizeof c);
+    cuzk_engine_config_default(&c.eng);
+    server_config_default(&c.srv);
+    c.shutdown_grace_s = 30;
+    int rc = parse_args(&c, argc, argv);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (c.example && !add_key(&c, "example", EXAMPLE_KEY))
+        return 2;
+    if (c.log_file) {
+        c.eng.log = fopen(c.log_file, "a");
+        if (!c.eng.log) {
+            fprintf(stderr, "cuzk-daemon: %s: %s\n", c.log_file, strerror(errno));
+            return 1;
+        }
+    }
+
+    /* Signals are taken by sigwait in the main thread only; every thread inherits the mask. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    cuzk_engine *e = NULL;
+    if (cuzk_engine_new(&e, &c.eng) != CUZK_OK) {
+        fprintf(stderr, "cuzk-daemon: %s\n", cuzk_error_detail());
+        return 1;
+    }
+    for (unsigned i = 0; i < c.n_keys; i++) {
+        cuzk_engine_key_info ki;
+        if (cuzk_engine_key_add(e, &ki, c.key_ids[i], c.key_paths[i]) != CUZK_OK) {
+            cuzk_engine_log(e, CUZK_LOG_ERROR, "event=startup_failed reason=\"%s\"", cuzk_error_detail());
+            cuzk_engine_free(e);
+            return 1;
+        }
+    }
+    if (c.example)
+        cuzk_engine_log(e, CUZK_LOG_INFO, "event=example key=example witness=%s", EXAMPLE_WTNS);
+    server *s = NULL;
+    if (server_start(&s, e, &c.srv) != CUZK_OK) {
+        cuzk_engine_log(e, CUZK_LOG_ERROR, "event=startup_failed reason=\"%s\"", cuzk_error_detail());
+        cuzk_engine_free(e);
+        return 1;
+    }
+    if (c.address_file) {
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.tmp", c.address_file);
+        FILE *f = fopen(tmp, "w");
+        for (unsigned i = 0; f && i < server_n_listeners(s); i++)
+            fprintf(f, "%s\n", server_address(s, i));
+        if (!f || fclose(f) != 0 || rename(tmp, c.address_file) != 0)
+            cuzk_engine_log(e, CUZK_LOG_WARN, "event=address_file_failed path=%s", c.address_file);
+    }
+    cuzk_engine_log(e, CUZK_LOG_INFO, "event=ready pid=%ld", (long)getpid());
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    cuzk_engine_log(e, CUZK_LOG_INFO, "event=signal sig=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    cuzk_engine_shutdown(e, c.shutdown_grace_s);
+    server_stop(s);
+    cuzk_engine_log(e, CUZK_LOG_INFO, "event=exit");
+    cuzk_engine_free(e);
+    if (c.eng.log)
+        fclose(c.eng.log);
+    return 0;
+}
