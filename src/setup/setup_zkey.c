@@ -1,0 +1,238 @@
+/* Groth16 setup in snarkjs's conventions: a cuzk_zkey in memory (see include/cuzk/setup.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "setup/setup_internal.h"
+#include "util/parallel.h"
+
+static unsigned floor_log2(uint64_t v)
+{
+    unsigned k = 0;
+    while (v >>= 1)
+        k++;
+    return k;
+}
+
+/* m (n_constraints rows) followed by `extra` rows: row n_constraints + s holds wire s with
+ * coefficient 1 when ones is set, nothing otherwise. */
+static cuzk_err csr_extend(cuzk_csr *out, const cuzk_csr *m, size_t n_constraints, size_t extra,
+                           bool ones)
+{
+    uint64_t nnz = m->row[n_constraints] - m->row[0];
+    uint64_t tot = nnz + (ones ? extra : 0);
+    out->n_rows = n_constraints + extra;
+    out->row = malloc((out->n_rows + 1) * sizeof *out->row);
+    out->col = malloc((tot ? tot : 1) * sizeof *out->col);
+    out->val = malloc((tot ? tot : 1) * sizeof *out->val);
+    if (!out->row || !out->col || !out->val)
+        return cuzk_error_set(CUZK_ENOMEM, "setup: out of memory for the coefficients");
+    for (size_t i = 0; i <= n_constraints; i++)
+        out->row[i] = m->row[i] - m->row[0];
+    memcpy(out->col, m->col + m->row[0], nnz * sizeof *out->col);
+    memcpy(out->val, m->val + m->row[0], nnz * sizeof *out->val);
+    for (size_t s = 0; s < extra; s++) {
+        uint64_t k = out->row[n_constraints + s];
+        if (ones) {
+            out->col[k] = (uint32_t)s;
+            cuzk_fr_set_one(&out->val[k]);
+            k++;
+        }
+        out->row[n_constraints + s + 1] = k;
+    }
+    return CUZK_OK;
+}
+
+typedef struct {
+    cuzk_fr *t;                   /* in: w_i, out: beta u_i + alpha v_i + w_i */
+    const cuzk_fr *u, *v;
+    const cuzk_setup_toxic *tw;
+} comb_ctx;
+
+static void comb_range(void *p, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    comb_ctx *c = p;
+    cuzk_fr x;
+    for (size_t i = begin; i < end; i++) {
+        cuzk_fr_mul(&x, &c->tw->beta, &c->u[i]);
+        cuzk_fr_add(&c->t[i], &c->t[i], &x);
+        cuzk_fr_mul(&x, &c->tw->alpha, &c->v[i]);
+        cuzk_fr_add(&c->t[i], &c->t[i], &x);
+    }
+    setup_wipe(&x, sizeof x);
+}
+
+typedef struct {
+    cuzk_fr *x;
+    const cuzk_fr *f;
+} scale_ctx;
+
+static void scale_range(void *p, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    scale_ctx *c = p;
+    for (size_t i = begin; i < end; i++)
+        cuzk_fr_mul(&c->x[i], &c->x[i], c->f);
+}
+
+static void scale(cuzk_fr *x, size_t n, const cuzk_fr *f, unsigned nthreads)
+{
+    scale_ctx c = {x, f};
+    cuzk_parallel_for(n, 4096, nthreads, scale_range, &c);
+}
+
+static void vk_g1(cuzk_g1_affine *r, const cuzk_fr *k)
+{
+    cuzk_g1_affine g;
+    cuzk_g1_jac j;
+    cuzk_g1_generator(&g);
+    cuzk_g1_jac_from_affine(&j, &g);
+    cuzk_g1_mul_fr(&j, &j, k);
+    cuzk_g1_jac_to_affine(r, &j);
+    setup_wipe(&j, sizeof j);
+}
+
+static void vk_g2(cuzk_g2_affine *r, const cuzk_fr *k)
+{
+    cuzk_g2_affine g;
+    cuzk_g2_jac j;
+    cuzk_g2_generator(&g);
+    cuzk_g2_jac_from_affine(&j, &g);
+    cuzk_g2_mul_fr(&j, &j, k);
+    cuzk_g2_jac_to_affine(r, &j);
+    setup_wipe(&j, sizeof j);
+}
+
+cuzk_err cuzk_setup_zkey(cuzk_zkey **out, const cuzk_r1cs *r, const cuzk_setup_opts *opts)
+{
+    if (!out || !r)
+        return cuzk_error_set(CUZK_EINVAL, "setup: NULL argument");
+    *out = NULL;
+    const size_t nc = r->n_constraints, npub = r->n_public, nv = r->n_wires;
+    if (nv < npub + 1 || r->m[0].n_rows != nc || r->m[1].n_rows != nc || r->m[2].n_rows != nc)
+        return cuzk_error_set(CUZK_EINVAL, "setup: inconsistent circuit (%zu wires, %zu public, "
+                                           "%zu constraints)", nv, npub, nc);
+    /* snarkjs: cirPower = log2(nConstraints + nPublic) + 1 (floor log2, log2(0) = 0) */
+    const unsigned k = floor_log2((uint64_t)nc + npub) + 1;
+    if (k + 1 > CUZK_FR_TWO_ADICITY)
+        return cuzk_error_set(CUZK_ESIZE, "setup: domain 2^%u too large (snarkjs's H needs the "
+                                          "2n-domain, at most 2^%u)", k, CUZK_FR_TWO_ADICITY);
+    const size_t n = (size_t)1 << k, n_rows = nc + npub + 1, n_prv = nv - npub - 1;
+    const unsigned nth = setup_threads(opts);
+    double t0 = setup_now_ms(), t_start = t0;
+
+    cuzk_setup_toxic tw;
+    cuzk_zkey *z = calloc(1, sizeof *z);
+    cuzk_fr *lag = malloc(n * sizeof *lag);
+    cuzk_fr *u = malloc(nv * sizeof *u), *v = malloc(nv * sizeof *v), *w = malloc(nv * sizeof *w);
+    setup_g1_table t1 = {NULL};
+    setup_g2_table t2 = {NULL};
+    cuzk_err e = CUZK_OK;
+    if (!z || !lag || !u || !v || !w) {
+        e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory (domain 2^%u, %zu wires)", k, nv);
+        goto done;
+    }
+    z->n_vars = (uint32_t)nv;
+    z->n_public = (uint32_t)npub;
+    z->domain_size = (uint32_t)n;
+    z->log2_domain = k;
+    z->n_rows = (uint32_t)n_rows;
+    z->n_constraints = (uint32_t)nc;
+    z->ic = malloc((npub + 1) * sizeof *z->ic);
+    z->a_pts = malloc(nv * sizeof *z->a_pts);
+    z->b1_pts = malloc(nv * sizeof *z->b1_pts);
+    z->b2_pts = malloc(nv * sizeof *z->b2_pts);
+    z->c_pts = malloc((n_prv ? n_prv : 1) * sizeof *z->c_pts);
+    z->h_pts = malloc(n * sizeof *z->h_pts);
+    if (!z->ic || !z->a_pts || !z->b1_pts || !z->b2_pts || !z->c_pts || !z->h_pts) {
+        e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory for the key (domain 2^%u)", k);
+        goto done;
+    }
+    if ((e = csr_extend(&z->a, &r->m[0], nc, npub + 1, true)) != CUZK_OK ||
+        (e = csr_extend(&z->b, &r->m[1], nc, npub + 1, false)) != CUZK_OK)
+        goto done;
+    if ((e = setup_g1_table_new(&t1)) != CUZK_OK || (e = setup_g2_table_new(&t2)) != CUZK_OK)
+        goto done;
+    if ((e = setup_toxic_get(&tw, opts, k + 1)) != CUZK_OK)
+        goto done;
+    setup_log(opts, &t0, "domain 2^%u, %zu wires, %zu public, %zu constraints: toxic waste drawn",
+              k, nv, npub, nc);
+
+    /* u, v, w: the wires' polynomials at tau (the extra rows add L_(nc+s) to u_s) */
+    if ((e = setup_lagrange_at(lag, k, CUZK_ROOTS_SNARKJS, &tw.tau, 0, 1, n_rows, nth)) != CUZK_OK)
+        goto wipe;
+    if ((e = setup_column_eval(u, nv, &r->m[0], nc, lag, nth)) != CUZK_OK ||
+        (e = setup_column_eval(v, nv, &r->m[1], nc, lag, nth)) != CUZK_OK ||
+        (e = setup_column_eval(w, nv, &r->m[2], nc, lag, nth)) != CUZK_OK)
+        goto wipe;
+    for (size_t s = 0; s <= npub; s++)
+        cuzk_fr_add(&u[s], &u[s], &lag[nc + s]);
+    setup_log(opts, &t0, "Lagrange basis and wire polynomials at tau");
+
+    vk_g1(&z->alpha1, &tw.alpha);
+    vk_g1(&z->beta1, &tw.beta);
+    vk_g2(&z->beta2, &tw.beta);
+    vk_g2(&z->gamma2, &tw.gamma);
+    vk_g1(&z->delta1, &tw.delta);
+    vk_g2(&z->delta2, &tw.delta);
+
+    if ((e = setup_g1_mul_batch_var(z->a_pts, u, nv, &t1, nth)) != CUZK_OK)
+        goto wipe;
+    setup_log(opts, &t0, "A: %zu G1 points", nv);
+    if ((e = setup_g1_mul_batch_var(z->b1_pts, v, nv, &t1, nth)) != CUZK_OK)
+        goto wipe;
+    setup_log(opts, &t0, "B1: %zu G1 points", nv);
+    if ((e = setup_g2_mul_batch_var(z->b2_pts, v, nv, &t2, nth)) != CUZK_OK)
+        goto wipe;
+    setup_log(opts, &t0, "B2: %zu G2 points", nv);
+
+    /* w_i <- (beta u_i + alpha v_i + w_i), then / gamma (public) or / delta (private) */
+    comb_ctx cc = {w, u, v, &tw};
+    cuzk_parallel_for(nv, 4096, nth, comb_range, &cc);
+    cuzk_fr gi, di;
+    cuzk_fr_inv(&gi, &tw.gamma);
+    cuzk_fr_inv(&di, &tw.delta);
+    scale(w, npub + 1, &gi, nth);
+    scale(w + npub + 1, n_prv, &di, nth);
+    if ((e = setup_g1_mul_batch_var(z->ic, w, npub + 1, &t1, nth)) != CUZK_OK ||
+        (e = setup_g1_mul_batch_var(z->c_pts, w + npub + 1, n_prv, &t1, nth)) != CUZK_OK)
+        goto wipe2;
+    setup_log(opts, &t0, "IC and C: %zu G1 points", nv);
+
+    /* H_j = L'_(2j+1)(tau) / delta, L' the 2n-domain's basis */
+    if ((e = setup_lagrange_at(lag, k + 1, CUZK_ROOTS_SNARKJS, &tw.tau, 1, 2, n, nth)) != CUZK_OK)
+        goto wipe2;
+    scale(lag, n, &di, nth);
+    if ((e = setup_g1_mul_batch_var(z->h_pts, lag, n, &t1, nth)) != CUZK_OK)
+        goto wipe2;
+    setup_log(opts, &t0, "H: %zu G1 points", n);
+    t0 = t_start;
+    setup_log(opts, &t0, "done");
+
+wipe2:
+    setup_wipe(&gi, sizeof gi);
+    setup_wipe(&di, sizeof di);
+wipe:
+    setup_wipe(&tw, sizeof tw);
+done:
+    if (lag)
+        setup_wipe(lag, n * sizeof *lag);
+    if (u)
+        setup_wipe(u, nv * sizeof *u);
+    if (v)
+        setup_wipe(v, nv * sizeof *v);
+    if (w)
+        setup_wipe(w, nv * sizeof *w);
+    free(lag);
+    free(u);
+    free(v);
+    free(w);
+    setup_g1_table_free(&t1);
+    setup_g2_table_free(&t2);
+    if (e != CUZK_OK) {
+        cuzk_zkey_free(z);
+        return e;
+    }
+    *out = z;
+    return CUZK_OK;
+}
