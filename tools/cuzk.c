@@ -4,11 +4,13 @@
  *   cuzk verify <verification_key.json> <public.json> <proof.json>
  *   cuzk export vk <circuit.zkey> <verification_key.json>
  *   cuzk info <file>
+ *   cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "cuzk/groth16.h"
 #include "util/parallel.h"
 
@@ -32,6 +34,9 @@ static void usage(FILE *f)
             "      writes the verification key as snarkjs does.\n"
             "  cuzk info <file>\n"
             "      what a .zkey, .r1cs, .wtns or snarkjs JSON file holds, or what is wrong with it.\n"
+            "  cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>\n"
+            "      Groth16 setup with fresh random toxic waste, for development and benchmarks\n"
+            "      only (production keys come from a ceremony); cuzk setup -h says more.\n"
             "environment: CUZK_THREADS (worker threads), CUZK_FF_IMPL=portable (no MULX/ADX)\n");
 }
 
@@ -254,6 +259,8 @@ int main(int argc, char **argv)
         return cmd_export(argc - 2, argv + 2);
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "setup"))
+        return cuzk_cli_setup(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

@@ -155,7 +155,7 @@ cuzk_err cuzk_setup_zkey(cuzk_zkey **out, const cuzk_r1cs *r, const cuzk_setup_o
         goto done;
     if ((e = setup_toxic_get(&tw, opts, k + 1)) != CUZK_OK)
         goto done;
-    setup_log(opts, &t0, "domain 2^%u, %zu wires, %zu public, %zu constraints: toxic waste drawn",
+    setup_log(opts, &t0, "domain 2^%u, %zu wires, %zu public, %zu constraints: tables built, toxic waste drawn",
               k, nv, npub, nc);
 
     /* u, v, w: the wires' polynomials at tau (the extra rows add L_(nc+s) to u_s) */

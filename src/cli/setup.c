@@ -1,0 +1,123 @@
+/* cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params> */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cuzk/setup.h"
+#include "setup/setup_internal.h"
+#include "util/parallel.h"
+
+static void setup_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>\n"
+            "  Groth16 setup with fresh random toxic waste (tau, alpha, beta, gamma, delta from\n"
+            "  getrandom), wiped when done. FOR DEVELOPMENT AND BENCHMARKS ONLY: whoever runs it\n"
+            "  could forge proofs while it runs; production keys come from a multi-party\n"
+            "  ceremony (snarkjs powers of tau + phase 2, or Filecoin's parameters).\n"
+            "  .zkey: snarkjs's proving key (snarkjs groth16 prove accepts it; zkey verify does\n"
+            "         not, as it has no ceremony transcript).\n"
+            "  .params: bellman/bellperson (Filecoin) parameters for the same circuit.\n"
+            "  -v prints progress and timings per stage on stderr.\n");
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+static int setup_fail(cuzk_err e)
+{
+    const char *d = cuzk_error_detail();
+    fprintf(stderr, "cuzk setup: %s\n", d[0] ? d : cuzk_strerror(e));
+    return 2;
+}
+
+int cuzk_cli_setup(int argc, char **argv)
+{
+    const char *pos[2];
+    int npos = 0;
+    bool verbose = false;
+    unsigned threads = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-v")) {
+            verbose = true;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            setup_usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            char *end;
+            long t = strtol(argv[++i], &end, 10);
+            if (*end || t < 1 || t > 4096) {
+                fprintf(stderr, "cuzk setup: --threads takes a number from 1 to 4096\n");
+                return 2;
+            }
+            threads = (unsigned)t;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "cuzk setup: unknown option '%s'\n", argv[i]);
+            setup_usage(stderr);
+            return 2;
+        } else if (npos < 2) {
+            pos[npos++] = argv[i];
+        } else {
+            npos++;
+        }
+    }
+    if (npos != 2) {
+        setup_usage(stderr);
+        return 2;
+    }
+    bool zkey = ends_with(pos[1], ".zkey"), params = ends_with(pos[1], ".params");
+    if (!zkey && !params) {
+        fprintf(stderr, "cuzk setup: %s: the output must end in .zkey (snarkjs) or .params "
+                        "(bellman)\n", pos[1]);
+        return 2;
+    }
+    if (threads)
+        cuzk_parallel_set_threads(threads);
+    cuzk_setup_opts opts = {.nthreads = threads, .progress = verbose ? stderr : NULL};
+    double t0 = setup_now_ms();
+    cuzk_err e;
+    if (zkey) {
+        cuzk_r1cs *r = NULL;
+        cuzk_zkey *z = NULL;
+        if ((e = cuzk_r1cs_load(&r, pos[0])) != CUZK_OK)
+            return setup_fail(e);
+        if (verbose)
+            fprintf(stderr, "setup: loaded %s (%.0f ms)\n", pos[0], setup_now_ms() - t0);
+        e = cuzk_setup_zkey(&z, r, &opts);
+        cuzk_r1cs_free(r);
+        if (e != CUZK_OK)
+            return setup_fail(e);
+        double tw = setup_now_ms();
+        e = cuzk_zkey_write(pos[1], z);
+        cuzk_zkey_free(z);
+        if (e != CUZK_OK)
+            return setup_fail(e);
+        if (verbose)
+            fprintf(stderr, "setup: wrote %s (%.0f ms)\n", pos[1], setup_now_ms() - tw);
+    } else {
+        cuzk_bellman_circuit *c = NULL;
+        cuzk_params *p = NULL;
+        if ((e = cuzk_bellman_circuit_load(&c, pos[0])) != CUZK_OK)
+            return setup_fail(e);
+        if (verbose)
+            fprintf(stderr, "setup: loaded %s (%.0f ms)\n", pos[0], setup_now_ms() - t0);
+        e = cuzk_setup_params(&p, c, &opts);
+        cuzk_bellman_circuit_free(c);
+        if (e != CUZK_OK)
+            return setup_fail(e);
+        double tw = setup_now_ms();
+        e = cuzk_params_write(pos[1], p);
+        cuzk_params_free(p);
+        if (e != CUZK_OK)
+            return setup_fail(e);
+        if (verbose)
+            fprintf(stderr, "setup: wrote %s (%.0f ms)\n", pos[1], setup_now_ms() - tw);
+    }
+    if (verbose)
+        fprintf(stderr, "setup: total %.0f ms\n", setup_now_ms() - t0);
+    return 0;
+}
