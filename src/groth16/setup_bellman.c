@@ -1,0 +1,343 @@
+/* Groth16 setup in bellman's convention from given toxic waste (see setup_bellman.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "groth16/setup_bellman.h"
+#include "util/parallel.h"
+
+#define FB_WBITS 8                         /* fixed-base window: 8-bit digits */
+#define FB_DIGITS ((1 << FB_WBITS) - 1)    /* nonzero digits per window */
+#define FB_WINDOWS (256 / FB_WBITS)        /* windows covering a 256-bit scalar */
+#define FB_CHUNK 256                       /* points per batch affine conversion */
+
+cuzk_err cuzk_toxic_waste_random(cuzk_toxic_waste *t)
+{
+    cuzk_fr *v[5] = {&t->tau, &t->alpha, &t->beta, &t->gamma, &t->delta};
+    for (int i = 0; i < 5; i++) {
+        cuzk_err e = cuzk_random_fr(v[i]);
+        if (e != CUZK_OK)
+            return cuzk_error_set(e, "setup: getrandom failed");
+    }
+    return CUZK_OK;
+}
+
+/* ---- fixed-base multiplication: table[w][d-1] = d 2^(8w) G ---- */
+#define FIXED_BASE_(G, AFF, JAC)                                                              \
+    typedef struct {                                                                          \
+        const AFF *table;                                                                     \
+        AFF *out;                                                                             \
+        const cuzk_fr *s;                                                                     \
+    } G##_fb_ctx;                                                                             \
+                                                                                              \
+    static void G##_fb_range(void *vc, size_t b, size_t e, unsigned w)                        \
+    {                                                                                         \
+        (void)w;                                                                              \
+        G##_fb_ctx *c = vc;                                                                   \
+        JAC acc[FB_CHUNK];                                                                    \
+        for (size_t at = b; at < e; at += FB_CHUNK) {                                         \
+            size_t k = e - at < FB_CHUNK ? e - at : FB_CHUNK;                                 \
+            for (size_t i = 0; i < k; i++) {                                                  \
+                uint64_t l[CUZK_FR_LIMBS];                                                    \
+                cuzk_fr_to_limbs(l, &c->s[at + i]);                                           \
+                cuzk_##G##_jac_set_inf(&acc[i]);                                              \
+                for (int win = 0; win < FB_WINDOWS; win++) {                                  \
+                    unsigned d = (unsigned)(l[win / 8] >> (8 * (win % 8))) & FB_DIGITS;       \
+                    if (d)                                                                    \
+                        cuzk_##G##_jac_add_affine_var(&acc[i], &acc[i],                       \
+                                                      &c->table[win * FB_DIGITS + d - 1]);    \
+                }                                                                             \
+            }                                                                                 \
+            cuzk_##G##_batch_to_affine(c->out + at, acc, k);                                  \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static cuzk_err G##_fb_table(AFF **out)                                                   \
+    {                                                                                         \
+        size_t n = (size_t)FB_WINDOWS * FB_DIGITS;                                            \
+        JAC *j = malloc(n * sizeof *j);                                                       \
+        AFF *t = malloc(n * sizeof *t);                                                       \
+        if (!j || !t) {                                                                       \
+            free(j);                                                                          \
+            free(t);                                                                          \
+            return cuzk_error_set(CUZK_ENOMEM, "setup: out of memory for the base table");   \
+        }                                                                                     \
+        AFF g;                                                                                \
+        JAC base;                                                                             \
+        cuzk_##G##_generator(&g);                                                             \
+        cuzk_##G##_jac_from_affine(&base, &g);                                                \
+        for (int win = 0; win < FB_WINDOWS; win++) {                                          \
+            JAC *row = j + (size_t)win * FB_DIGITS;                                           \
+            row[0] = base;                                                                    \
+            for (int d = 1; d < FB_DIGITS; d++)                                               \
+                cuzk_##G##_jac_add_var(&row[d], &row[d - 1], &base);                          \
+            /* next window base: 256 base = 255 base + base */                              \
+            cuzk_##G##_jac_add_var(&base, &row[FB_DIGITS - 1], &base);                        \
+        }                                                                                     \
+        cuzk_##G##_batch_to_affine(t, j, n);                                                  \
+        free(j);                                                                              \
+        *out = t;                                                                             \
+        return CUZK_OK;                                                                       \
+    }                                                                                         \
+                                                                                              \
+    cuzk_err cuzk_setup_##G##_batch_var(AFF *out, const cuzk_fr *s, size_t n,                 \
+                                        unsigned nthreads)                                    \
+    {                                                                                         \
+        if (n == 0)                                                                           \
+            return CUZK_OK;                                                                   \
+        AFF *table = NULL;                                                                    \
+        cuzk_err e = G##_fb_table(&table);                                                    \
+        if (e != CUZK_OK)                                                                     \
+            return e;                                                                         \
+        G##_fb_ctx c = {table, out, s};                                                       \
+        cuzk_parallel_for(n, FB_CHUNK, nthreads, G##_fb_range, &c);                           \
+        free(table);                                                                          \
+        return CUZK_OK;                                                                       \
+    }
+
+FIXED_BASE_(g1, cuzk_g1_affine, cuzk_g1_jac)
+FIXED_BASE_(g2, cuzk_g2_affine, cuzk_g2_jac)
+
+/* ---- scalars ---- */
+
+/* lag[j] = zn * omega^j / (tau - omega^j) for j < n_rows */
+typedef struct {
+    cuzk_fr *lag, *scratch;
+    const cuzk_fr *omega, *tau, *zn;
+} lag_ctx;
+
+static void lag_range(void *vc, size_t b, size_t e, unsigned w)
+{
+    (void)w;
+    lag_ctx *c = vc;
+    cuzk_fr om, *pw = c->scratch + b, *den = c->lag + b;
+    uint64_t eb = b;
+    cuzk_fr_pow(&om, c->omega, &eb, 1);
+    for (size_t j = b; j < e; j++) {
+        pw[j - b] = om;
+        cuzk_fr_sub(&den[j - b], c->tau, &om);
+        cuzk_fr_mul(&om, &om, c->omega);
+    }
+    /* den <- 1/den in place, the powers kept in pw; Montgomery's trick needs its own room */
+    cuzk_fr *tmp = malloc((e - b) * sizeof *tmp);
+    cuzk_fr *inv = malloc((e - b) * sizeof *inv);
+    if (!tmp || !inv) {
+        /* fall back to one inversion per element */
+        for (size_t j = b; j < e; j++)
+            cuzk_fr_inv_var(&den[j - b], &den[j - b]);
+    } else {
+        cuzk_fr_batch_inv_var(inv, den, e - b, tmp);
+        memcpy(den, inv, (e - b) * sizeof *inv);
+    }
+    free(tmp);
+    free(inv);
+    for (size_t j = b; j < e; j++) {
+        cuzk_fr_mul(&den[j - b], &den[j - b], &pw[j - b]);
+        cuzk_fr_mul(&den[j - b], &den[j - b], c->zn);
+    }
+}
+
+/* u, v, w: the column sums of A, B, C weighted by lag (one matrix per worker) */
+typedef struct {
+    const cuzk_bellman_circuit *c;
+    const cuzk_fr *lag;
+    cuzk_fr *uvw[3];
+} qap_ctx;
+
+static void qap_worker(void *vc, unsigned w)
+{
+    qap_ctx *q = vc;
+    if (w >= 3)
+        return;
+    const cuzk_csr *m = w == 0 ? &q->c->a : w == 1 ? &q->c->b : &q->c->c;
+    cuzk_fr *acc = q->uvw[w], t;
+    for (size_t j = 0; j < m->n_rows; j++) {
+        for (uint64_t k = m->row[j]; k < m->row[j + 1]; k++) {
+            cuzk_fr_mul(&t, &m->val[k], &q->lag[j]);
+            cuzk_fr_add(&acc[m->col[k]], &acc[m->col[k]], &t);
+        }
+    }
+}
+
+/* h[i] = tau^i * zd for i < count */
+typedef struct {
+    cuzk_fr *h;
+    const cuzk_fr *tau, *zd;
+} hs_ctx;
+
+static void hs_range(void *vc, size_t b, size_t e, unsigned w)
+{
+    (void)w;
+    hs_ctx *c = vc;
+    cuzk_fr p;
+    uint64_t eb = b;
+    cuzk_fr_pow(&p, c->tau, &eb, 1);
+    cuzk_fr_mul(&p, &p, c->zd);
+    for (size_t i = b; i < e; i++) {
+        c->h[i] = p;
+        cuzk_fr_mul(&p, &p, c->tau);
+    }
+}
+
+static bool bit(const uint64_t *bits, size_t i) { return (bits[i / 64] >> (i % 64)) & 1; }
+
+cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
+                            const cuzk_toxic_waste *t, unsigned nthreads)
+{
+    *out = NULL;
+    if (!c || !t)
+        return cuzk_error_set(CUZK_EINVAL, "setup: no circuit or no toxic waste");
+    if (cuzk_fr_is_zero(&t->alpha) || cuzk_fr_is_zero(&t->beta) || cuzk_fr_is_zero(&t->gamma) ||
+        cuzk_fr_is_zero(&t->delta))
+        return cuzk_error_set(CUZK_EINVAL, "setup: alpha, beta, gamma and delta must be nonzero");
+    size_t n = (size_t)1 << c->log2_domain, rows = c->n_rows, nv = c->n_vars;
+    size_t npub1 = (size_t)c->n_public + 1, naux = nv - npub1;
+    cuzk_fr omega, tau_n, z, zn, one, ninv, gamma_inv, delta_inv, zd;
+    cuzk_err e = cuzk_fr_root_of_unity(&omega, c->log2_domain, CUZK_ROOTS_BELLMAN);
+    if (e != CUZK_OK)
+        return cuzk_error_set(e, "setup: no root of unity of order 2^%u", c->log2_domain);
+    uint64_t nn = n;
+    cuzk_fr_pow(&tau_n, &t->tau, &nn, 1);
+    cuzk_fr_set_one(&one);
+    cuzk_fr_sub(&z, &tau_n, &one);   /* Z(tau) = tau^n - 1 */
+    if (cuzk_fr_is_zero(&z))
+        return cuzk_error_set(CUZK_EINVAL, "setup: tau lies in the evaluation domain");
+    cuzk_fr_set_u64(&ninv, n);
+    cuzk_fr_inv(&ninv, &ninv);
+    cuzk_fr_mul(&zn, &z, &ninv);
+    cuzk_fr_inv(&gamma_inv, &t->gamma);
+    cuzk_fr_inv(&delta_inv, &t->delta);
+    cuzk_fr_mul(&zd, &z, &delta_inv);
+
+    cuzk_params *p = calloc(1, sizeof *p);
+    cuzk_fr *lag = malloc(rows * sizeof *lag), *scratch = malloc(rows * sizeof *scratch);
+    cuzk_fr *uvw = calloc(3 * nv, sizeof *uvw);
+    size_t n_scal = n - 1 > nv ? n - 1 : nv;
+    cuzk_fr *sc = malloc(n_scal * sizeof *sc);
+    if (p)
+        p->path = strdup("");
+    if (!p || !p->path || !lag || !scratch || !uvw || !sc) {
+        e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory (domain 2^%u, %zu wires)",
+                           c->log2_domain, nv);
+        goto done;
+    }
+    lag_ctx lc = {lag, scratch, &omega, &t->tau, &zn};
+    cuzk_parallel_for(rows, 4096, nthreads, lag_range, &lc);
+    qap_ctx q = {c, lag, {uvw, uvw + nv, uvw + 2 * nv}};
+    cuzk_parallel_run(3, qap_worker, &q);
+    const cuzk_fr *u = q.uvw[0], *v = q.uvw[1], *w = q.uvw[2];
+
+    /* ic and l: (beta u + alpha v + w) / gamma or / delta */
+    for (size_t i = 0; i < nv; i++) {
+        cuzk_fr s, x;
+        cuzk_fr_mul(&s, &t->beta, &u[i]);
+        cuzk_fr_mul(&x, &t->alpha, &v[i]);
+        cuzk_fr_add(&s, &s, &x);
+        cuzk_fr_add(&s, &s, &w[i]);
+        cuzk_fr_mul(&sc[i], &s, i < npub1 ? &gamma_inv : &delta_inv);
+        if (cuzk_fr_is_zero(&sc[i])) {
+            e = cuzk_error_set(CUZK_EFORMAT, "setup: wire %zu is in no constraint (its %s point "
+                               "would be infinity)", i, i < npub1 ? "ic" : "l");
+            goto done;
+        }
+    }
+    p->n_ic = (uint32_t)npub1;
+    p->n_l = (uint32_t)naux;
+    p->ic = malloc(npub1 * sizeof *p->ic);
+    p->l = malloc((naux ? naux : 1) * sizeof *p->l);
+    if (!p->ic || !p->l) {
+        e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory");
+        goto done;
+    }
+    if ((e = cuzk_setup_g1_batch_var(p->ic, sc, npub1, nthreads)) != CUZK_OK ||
+        (e = cuzk_setup_g1_batch_var(p->l, sc + npub1, naux, nthreads)) != CUZK_OK)
+        goto done;
+
+    /* a: u_i of the A-dense wires; b: v_i of the B-dense ones */
+    for (int which = 0; which < 2; which++) {
+        const uint64_t *dens = which == 0 ? c->a_density : c->b_density;
+        const cuzk_fr *vals = which == 0 ? u : v;
+        size_t k = 0;
+        for (size_t i = 0; i < nv; i++) {
+            if (!bit(dens, i))
+                continue;
+            if (cuzk_fr_is_zero(&vals[i])) {
+                e = cuzk_error_set(CUZK_EFORMAT, "setup: wire %zu: its %s polynomial vanishes "
+                                   "at tau (terms that cancel?)", i, which == 0 ? "A" : "B");
+                goto done;
+            }
+            sc[k++] = vals[i];
+        }
+        if (which == 0) {
+            p->n_a = (uint32_t)k;
+            if (!(p->a = malloc((k ? k : 1) * sizeof *p->a))) {
+                e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory");
+                goto done;
+            }
+            if ((e = cuzk_setup_g1_batch_var(p->a, sc, k, nthreads)) != CUZK_OK)
+                goto done;
+        } else {
+            p->n_b_g1 = p->n_b_g2 = (uint32_t)k;
+            p->b_g1 = malloc((k ? k : 1) * sizeof *p->b_g1);
+            p->b_g2 = malloc((k ? k : 1) * sizeof *p->b_g2);
+            if (!p->b_g1 || !p->b_g2) {
+                e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory");
+                goto done;
+            }
+            if ((e = cuzk_setup_g1_batch_var(p->b_g1, sc, k, nthreads)) != CUZK_OK ||
+                (e = cuzk_setup_g2_batch_var(p->b_g2, sc, k, nthreads)) != CUZK_OK)
+                goto done;
+        }
+    }
+
+    /* h: tau^i Z(tau) / delta, i < n - 1 */
+    hs_ctx hc = {sc, &t->tau, &zd};
+    cuzk_parallel_for(n - 1, 4096, nthreads, hs_range, &hc);
+    p->n_h = (uint32_t)(n - 1);
+    if (!(p->h = malloc((n > 1 ? n - 1 : 1) * sizeof *p->h))) {
+        e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory");
+        goto done;
+    }
+    if ((e = cuzk_setup_g1_batch_var(p->h, sc, n - 1, nthreads)) != CUZK_OK)
+        goto done;
+
+    /* the verifying key */
+    cuzk_fr s1[3] = {t->alpha, t->beta, t->delta}, s2[3] = {t->beta, t->gamma, t->delta};
+    cuzk_g1_affine g1[3];
+    cuzk_g2_affine g2[3];
+    if ((e = cuzk_setup_g1_batch_var(g1, s1, 3, 1)) != CUZK_OK ||
+        (e = cuzk_setup_g2_batch_var(g2, s2, 3, 1)) != CUZK_OK)
+        goto done;
+    p->alpha1 = g1[0];
+    p->beta1 = g1[1];
+    p->delta1 = g1[2];
+    p->beta2 = g2[0];
+    p->gamma2 = g2[1];
+    p->delta2 = g2[2];
+    memset(s1, 0, sizeof s1);
+    memset(s2, 0, sizeof s2);
+    e = CUZK_OK;
+done:
+    /* the scalars are functions of the toxic waste: wipe them */
+    if (sc)
+        memset(sc, 0, n_scal * sizeof *sc);
+    if (uvw)
+        memset(uvw, 0, 3 * nv * sizeof *uvw);
+    if (lag)
+        memset(lag, 0, rows * sizeof *lag);
+    if (scratch)
+        memset(scratch, 0, rows * sizeof *scratch);
+    free(sc);
+    free(uvw);
+    free(lag);
+    free(scratch);
+    memset(&zn, 0, sizeof zn);
+    memset(&zd, 0, sizeof zd);
+    memset(&gamma_inv, 0, sizeof gamma_inv);
+    memset(&delta_inv, 0, sizeof delta_inv);
+    if (e != CUZK_OK) {
+        cuzk_params_free(p);
+        return e;
+    }
+    *out = p;
+    return CUZK_OK;
+}
