@@ -1,0 +1,125 @@
+/*
+ * GPU backend (CUDA), behind a plain C interface: nothing of CUDA or C++ crosses this header.
+ *
+ * Data layouts are the CPU's: cuzk_fr / cuzk_fp arrays (Montgomery form, little-endian 64-bit
+ * limbs) and cuzk_g1_affine points are copied to the device byte for byte, and device
+ * arithmetic uses the same Montgomery representation (Fp R = 2^384, Fr R = 2^256).
+ *
+ * Errors: every CUDA call is checked; a failure returns CUZK_EGPU with cuzk_error_detail()
+ * naming the call, file and line and CUDA's message. The functions exist only in a build
+ * with the CUDA backend (libcuzk is then compiled with CUZK_HAVE_CUDA=1, a public
+ * definition): callers guard their use with #ifdef CUZK_HAVE_CUDA, then test
+ * cuzk_gpu_available() (false without a driver or device).
+ *
+ * Contexts (cuzk_gpu_domain, cuzk_gpu_msm) belong to one device and one CUDA stream; they
+ * are not safe to use from two threads at once; distinct contexts are independent. Every
+ * call returns when its results are on the host (synchronous).
+ */
+#ifndef CUZK_GPU_H
+#define CUZK_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/ec.h"
+#include "cuzk/error.h"
+#include "cuzk/ff.h"
+#include "cuzk/msm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- devices ---- */
+typedef struct {
+    char name[256];
+    int cc_major, cc_minor;  /* compute capability */
+    int sm_count;            /* multiprocessors */
+    size_t total_mem;        /* bytes of device memory */
+    size_t free_mem;         /* bytes free at the time of the query */
+} cuzk_gpu_device_info;
+
+/* True when this build has the CUDA backend and at least one device answers. Never fails;
+ * the reason for false is in cuzk_error_detail(). */
+bool cuzk_gpu_available(void);
+/* Number of CUDA devices (0 without a driver or device; never negative). */
+int cuzk_gpu_device_count(void);
+cuzk_err cuzk_gpu_device_query(cuzk_gpu_device_info *info, int device) CUZK_WUR;
+
+/* Page-locked host memory (faster copies); free with cuzk_gpu_host_free (NULL is a no-op). */
+cuzk_err cuzk_gpu_host_alloc(void **p, size_t bytes) CUZK_WUR;
+void cuzk_gpu_host_free(void *p);
+
+/* ---- field arithmetic, element-wise over arrays (mainly for tests) ----
+ * r[i] = a[i] op b[i] for i < n (b ignored for SQR and NEG). r may alias a or b. */
+typedef enum {
+    CUZK_GPU_ADD = 0,
+    CUZK_GPU_SUB = 1,
+    CUZK_GPU_MUL = 2,
+    CUZK_GPU_SQR = 3,
+    CUZK_GPU_NEG = 4
+} cuzk_gpu_field_op;
+cuzk_err cuzk_gpu_fr_op(int device, cuzk_gpu_field_op op, cuzk_fr *r, const cuzk_fr *a,
+                        const cuzk_fr *b, size_t n) CUZK_WUR;
+cuzk_err cuzk_gpu_fp_op(int device, cuzk_gpu_field_op op, cuzk_fp *r, const cuzk_fp *a,
+                        const cuzk_fp *b, size_t n) CUZK_WUR;
+
+/* ---- Fr NTT ----
+ * A domain of size n = 2^log2_n (1 <= log2_n <= CUZK_GPU_NTT_LOG2_MAX) and one root family,
+ * with the same conventions as cuzk/poly.h: forward X_j = sum_i x_i omega^(ij), inverse
+ * with the factor 1/n, natural order in and out. It holds its twiddle tables and three
+ * device buffers of n elements ("slots" 0, 1, 2), allocated at creation. */
+#define CUZK_GPU_NTT_LOG2_MAX 28
+typedef struct cuzk_gpu_domain cuzk_gpu_domain;
+cuzk_err cuzk_gpu_domain_new(cuzk_gpu_domain **out, int device, unsigned log2_n,
+                             cuzk_roots family) CUZK_WUR;
+void cuzk_gpu_domain_free(cuzk_gpu_domain *d); /* NULL is a no-op */
+
+/* Host arrays of n elements, transformed in place (copies in and out included). */
+cuzk_err cuzk_gpu_ntt_forward(cuzk_gpu_domain *d, cuzk_fr *x) CUZK_WUR;
+cuzk_err cuzk_gpu_ntt_inverse(cuzk_gpu_domain *d, cuzk_fr *x) CUZK_WUR;
+/* The snarkjs H step (see cuzk_h_snarkjs in cuzk/poly.h): a, b, c are the n values of A*w,
+ * B*w, C*w; on return a[j] = a'_j b'_j - c'_j with a', b', c' the values of the
+ * interpolating polynomials at omega_2n^(2j+1). b and c are not modified. The domain must
+ * be of family CUZK_ROOTS_SNARKJS (CUZK_EINVAL otherwise). */
+cuzk_err cuzk_gpu_h_snarkjs(cuzk_gpu_domain *d, cuzk_fr *a, const cuzk_fr *b,
+                            const cuzk_fr *c) CUZK_WUR;
+
+/* Device-resident variants (for pipelines and benchmarks): load/store copy n elements
+ * between the host and a slot; ntt transforms a slot in place; h_snarkjs reads slots 0, 1,
+ * 2 (a, b, c) and leaves the result in slot 0 (slots 1 and 2 are overwritten). */
+cuzk_err cuzk_gpu_domain_load(cuzk_gpu_domain *d, unsigned slot, const cuzk_fr *x) CUZK_WUR;
+cuzk_err cuzk_gpu_domain_store(cuzk_gpu_domain *d, unsigned slot, cuzk_fr *x) CUZK_WUR;
+cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool inverse) CUZK_WUR;
+cuzk_err cuzk_gpu_domain_h_snarkjs(cuzk_gpu_domain *d) CUZK_WUR;
+
+/* ---- G1 MSM and batch add ----
+ * A context holding n_max affine bases resident in device memory (uploaded once, infinity
+ * (0, 0) allowed, repeats and P next to -P allowed) plus the work buffers, which are sized
+ * for n_max at the first call and reused. Each call uses the first n <= n_max bases.
+ * Algorithm: Pippenger with signed digits (buckets 1..2^(c-1), negative digits subtract),
+ * the (window, bucket) indices radix-sorted on the device, XYZZ buckets accumulated by
+ * segments, buckets summed by running sums; the windows are combined on the host. */
+typedef struct cuzk_gpu_msm cuzk_gpu_msm;
+cuzk_err cuzk_gpu_msm_new(cuzk_gpu_msm **out, int device, const cuzk_g1_affine *bases,
+                          size_t n_max) CUZK_WUR;
+void cuzk_gpu_msm_free(cuzk_gpu_msm *m); /* NULL is a no-op */
+/* r = sum_{i<n} s_i P_i. window 0 picks c from n (cuzk_gpu_msm_window), else 1..22.
+ * Canonical scalars must be below 2^255 (CUZK_EINVAL otherwise, r = infinity); Montgomery
+ * scalars are converted on the device. n = 0 gives infinity. */
+cuzk_err cuzk_gpu_g1_msm(cuzk_gpu_msm *m, cuzk_g1_jac *r, const cuzk_msm_scalar *scalars,
+                         size_t n, unsigned window) CUZK_WUR;
+cuzk_err cuzk_gpu_g1_msm_fr(cuzk_gpu_msm *m, cuzk_g1_jac *r, const cuzk_fr *scalars,
+                            size_t n, unsigned window) CUZK_WUR;
+/* r = sum of the first n bases whose bit is set (bit i of word i/64; bits past n ignored). */
+cuzk_err cuzk_gpu_g1_batch_add(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t *bits,
+                               size_t n) CUZK_WUR;
+/* The window c chosen for n points (0 for n = 0). */
+unsigned cuzk_gpu_msm_window(size_t n);
+#define CUZK_GPU_MSM_WINDOW_MAX 22
+
+#ifdef __cplusplus
+}
+#endif
+#endif

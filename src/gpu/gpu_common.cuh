@@ -1,0 +1,465 @@
+/*
+ * Internal to src/gpu: CUDA error checking, Montgomery arithmetic for Fp (12 x 32-bit limbs)
+ * and Fr (8 x 32-bit limbs) with carry-chain PTX, and G1 XYZZ point arithmetic.
+ *
+ * Every translation unit that includes this file has its own copy of the __constant__
+ * moduli; gpu_consts_upload() fills them for the current device (once per device per unit).
+ * The constants are not typed in here: they are read from the CPU's CUZK_FP_MODULUS,
+ * CUZK_FR_MODULUS and set_one, and n0 = -p^-1 mod 2^32 is derived by Newton iteration, so the
+ * device representation is the CPU's by construction (tests/gpu compares the two).
+ *
+ * Carry chains: each add.cc/addc/mad*.cc instruction is its own `asm volatile` statement.
+ * Volatile asm statements keep their order, and the compiler emits no carry-using
+ * instruction of its own between them in this straight-line unrolled code, so the carry
+ * flag flows from one statement to the next (the way sppark's mont_t works).
+ */
+#ifndef CUZK_GPU_COMMON_CUH
+#define CUZK_GPU_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "cuzk/error.h"
+#include "cuzk/ff.h"
+
+/* ---- errors ---- */
+static inline cuzk_err gpu_fail(cudaError_t e, const char *what, const char *file, int line)
+{
+    (void)cudaGetLastError(); /* clear the recorded error (a sticky one stays) */
+    return cuzk_error_set(CUZK_EGPU, "%s:%d: %s: %s (%s)", file, line, what,
+                          cudaGetErrorName(e), cudaGetErrorString(e));
+}
+/* Returns CUZK_EGPU from the enclosing function when the CUDA call fails. */
+#define GPU_CHECK(call)                                                   \
+    do {                                                                  \
+        cudaError_t gpu_e_ = (call);                                      \
+        if (gpu_e_ != cudaSuccess)                                        \
+            return gpu_fail(gpu_e_, #call, __FILE__, __LINE__);           \
+    } while (0)
+/* After a kernel launch: launch-configuration errors. */
+#define GPU_CHECK_LAUNCH(name) GPU_CHECK(cudaGetLastError() /* launch of name */)
+/* Propagates a cuzk_err. */
+#define GPU_TRY(expr)                    \
+    do {                                 \
+        cuzk_err gpu_r_ = (expr);        \
+        if (gpu_r_ != CUZK_OK)           \
+            return gpu_r_;               \
+    } while (0)
+
+/* ---- constants (per translation unit) ---- */
+static __constant__ uint32_t c_fp_p[12];    /* p, 32-bit limbs, little-endian */
+static __constant__ uint32_t c_fp_one[12];  /* 2^384 mod p (Montgomery one) */
+static __constant__ uint32_t c_fp_n0;       /* -p^-1 mod 2^32 */
+static __constant__ uint32_t c_fr_p[8];     /* r */
+static __constant__ uint32_t c_fr_one[8];   /* 2^256 mod r */
+static __constant__ uint32_t c_fr_n0;       /* -r^-1 mod 2^32 */
+
+static uint32_t gpu_neg_inv32(uint32_t p0)
+{
+    uint32_t inv = 1; /* Newton: inv = inv*(2 - p0*inv) doubles the correct low bits */
+    for (int i = 0; i < 5; i++)
+        inv *= 2u - p0 * inv;
+    return 0u - inv;
+}
+
+static void gpu_limbs32(uint32_t *out, const uint64_t *in, int n64)
+{
+    for (int i = 0; i < n64; i++) {
+        out[2 * i] = (uint32_t)in[i];
+        out[2 * i + 1] = (uint32_t)(in[i] >> 32);
+    }
+}
+
+static unsigned gpu_consts_done_; /* bit d: device d holds this unit's constants */
+
+static cuzk_err gpu_consts_upload(int device)
+{
+    if (device < 32 && (__atomic_load_n(&gpu_consts_done_, __ATOMIC_ACQUIRE) >> device) & 1u)
+        return CUZK_OK;
+    uint32_t fp_p[12], fp_one[12], fr_p[8], fr_one[8], fp_n0, fr_n0;
+    cuzk_fp one_p;
+    cuzk_fr one_r;
+    cuzk_fp_set_one(&one_p);
+    cuzk_fr_set_one(&one_r);
+    gpu_limbs32(fp_p, CUZK_FP_MODULUS.l, 6);
+    gpu_limbs32(fp_one, one_p.l, 6);
+    gpu_limbs32(fr_p, CUZK_FR_MODULUS.l, 4);
+    gpu_limbs32(fr_one, one_r.l, 4);
+    fp_n0 = gpu_neg_inv32(fp_p[0]);
+    fr_n0 = gpu_neg_inv32(fr_p[0]);
+    GPU_CHECK(cudaMemcpyToSymbol(c_fp_p, fp_p, sizeof fp_p));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fp_one, fp_one, sizeof fp_one));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fp_n0, &fp_n0, sizeof fp_n0));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fr_p, fr_p, sizeof fr_p));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fr_one, fr_one, sizeof fr_one));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fr_n0, &fr_n0, sizeof fr_n0));
+    if (device < 32)
+        __atomic_fetch_or(&gpu_consts_done_, 1u << device, __ATOMIC_RELEASE);
+    return CUZK_OK;
+}
+
+/* ---- fields ---- */
+struct FpP {
+    static constexpr int N = 12;
+    static __device__ __forceinline__ uint32_t p(int j) { return c_fp_p[j]; }
+    static __device__ __forceinline__ uint32_t one(int j) { return c_fp_one[j]; }
+    static __device__ __forceinline__ uint32_t n0() { return c_fp_n0; }
+};
+struct FrP {
+    static constexpr int N = 8;
+    static __device__ __forceinline__ uint32_t p(int j) { return c_fr_p[j]; }
+    static __device__ __forceinline__ uint32_t one(int j) { return c_fr_one[j]; }
+    static __device__ __forceinline__ uint32_t n0() { return c_fr_n0; }
+};
+
+template <class P> struct __align__(16) Fe {
+    uint32_t v[P::N];
+};
+typedef Fe<FpP> fp_t;
+typedef Fe<FrP> fr_t;
+
+template <class P> __device__ __forceinline__ Fe<P> f_zero()
+{
+    Fe<P> r;
+#pragma unroll
+    for (int j = 0; j < P::N; j++)
+        r.v[j] = 0;
+    return r;
+}
+
+template <class P> __device__ __forceinline__ Fe<P> f_one()
+{
+    Fe<P> r;
+#pragma unroll
+    for (int j = 0; j < P::N; j++)
+        r.v[j] = P::one(j);
+    return r;
+}
+
+template <class P> __device__ __forceinline__ bool f_is_zero(const Fe<P> &a)
+{
+    uint32_t t = a.v[0];
+#pragma unroll
+    for (int j = 1; j < P::N; j++)
+        t |= a.v[j];
+    return t == 0;
+}
+
+template <class P> __device__ __forceinline__ bool f_eq(const Fe<P> &a, const Fe<P> &b)
+{
+    uint32_t t = 0;
+#pragma unroll
+    for (int j = 0; j < P::N; j++)
+        t |= a.v[j] ^ b.v[j];
+    return t == 0;
+}
+
+/* r = a + b mod p (inputs reduced; p < 2^(32N-1) so a + b fits in N limbs). */
+template <class P> __device__ __forceinline__ Fe<P> f_add(const Fe<P> &a, const Fe<P> &b)
+{
+    constexpr int N = P::N;
+    Fe<P> s, d;
+    uint32_t borrow;
+    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(s.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+#pragma unroll
+    for (int j = 1; j < N; j++)
+        asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(s.v[j]) : "r"(a.v[j]), "r"(b.v[j]));
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d.v[0]) : "r"(s.v[0]), "r"(P::p(0)));
+#pragma unroll
+    for (int j = 1; j < N; j++)
+        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d.v[j]) : "r"(s.v[j]), "r"(P::p(j)));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+#pragma unroll
+    for (int j = 0; j < N; j++)
+        d.v[j] = borrow ? s.v[j] : d.v[j];
+    return d;
+}
+
+/* r = a - b mod p. */
+template <class P> __device__ __forceinline__ Fe<P> f_sub(const Fe<P> &a, const Fe<P> &b)
+{
+    constexpr int N = P::N;
+    Fe<P> d;
+    uint32_t borrow;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+#pragma unroll
+    for (int j = 1; j < N; j++)
+        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d.v[j]) : "r"(a.v[j]), "r"(b.v[j]));
+    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+    asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(d.v[0]) : "r"(P::p(0) & borrow));
+#pragma unroll
+    for (int j = 1; j < N; j++)
+        asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(d.v[j]) : "r"(P::p(j) & borrow));
+    return d;
+}
+
+template <class P> __device__ __forceinline__ Fe<P> f_neg(const Fe<P> &a)
+{
+    return f_sub<P>(f_zero<P>(), a);
+}
+
+template <class P> __device__ __forceinline__ Fe<P> f_dbl(const Fe<P> &a)
+{
+    return f_add<P>(a, a);
+}
+
+/* Montgomery product a*b*2^(-32N) mod p, CIOS with four carry chains per row:
+ *   t += a*b_i (low halves into t[0..N-1], high halves into t[1..N]),
+ *   m = t[0]*n0, t += m*p (the same two chains), t >>= 32.
+ * t stays below 2p < 2^(32N), so t[N+1] only absorbs carries inside a row. */
+template <class P> __device__ __forceinline__ Fe<P> f_mul(const Fe<P> &a, const Fe<P> &b)
+{
+    constexpr int N = P::N;
+    uint32_t t[N + 2];
+#pragma unroll
+    for (int j = 0; j < N + 2; j++)
+        t[j] = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const uint32_t bi = b.v[i];
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
+        asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+        asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;"
+                         : "+r"(t[j + 1])
+                         : "r"(a.v[j]), "r"(bi));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+
+        const uint32_t m = t[0] * P::n0();
+        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(m), "r"(P::p(0)));
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(m), "r"(P::p(j)));
+        asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+        asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(m), "r"(P::p(0)));
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;"
+                         : "+r"(t[j + 1])
+                         : "r"(m), "r"(P::p(j)));
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+        /* t[0] is now 0: shift down one limb */
+#pragma unroll
+        for (int j = 0; j < N + 1; j++)
+            t[j] = t[j + 1];
+        t[N + 1] = 0;
+    }
+    /* t < 2p: subtract p once if t >= p */
+    Fe<P> s, d;
+#pragma unroll
+    for (int j = 0; j < N; j++)
+        s.v[j] = t[j];
+    uint32_t borrow;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d.v[0]) : "r"(s.v[0]), "r"(P::p(0)));
+#pragma unroll
+    for (int j = 1; j < N; j++)
+        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d.v[j]) : "r"(s.v[j]), "r"(P::p(j)));
+    asm volatile("subc.u32 %0, %1, 0;" : "=r"(borrow) : "r"(t[N]));
+#pragma unroll
+    for (int j = 0; j < N; j++)
+        d.v[j] = borrow ? s.v[j] : d.v[j];
+    return d;
+}
+
+template <class P> __device__ __forceinline__ Fe<P> f_sqr(const Fe<P> &a)
+{
+    return f_mul<P>(a, a);
+}
+
+/* Montgomery -> canonical: a * 1 * 2^(-32N). */
+template <class P> __device__ __forceinline__ Fe<P> f_from_mont(const Fe<P> &a)
+{
+    Fe<P> one_raw = f_zero<P>();
+    one_raw.v[0] = 1;
+    return f_mul<P>(a, one_raw);
+}
+
+/* ---- global memory access (16-byte vectors) ---- */
+template <class T> __device__ __forceinline__ T ld_vec(const T *p)
+{
+    static_assert(sizeof(T) % 16 == 0, "16-byte multiple");
+    T r;
+    const uint4 *s = reinterpret_cast<const uint4 *>(p);
+    uint4 *d = reinterpret_cast<uint4 *>(&r);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++)
+        d[i] = __ldg(s + i);
+    return r;
+}
+template <class T> __device__ __forceinline__ T ld_vec_rw(const T *p)
+{
+    T r;
+    const uint4 *s = reinterpret_cast<const uint4 *>(p);
+    uint4 *d = reinterpret_cast<uint4 *>(&r);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++)
+        d[i] = s[i];
+    return r;
+}
+template <class T> __device__ __forceinline__ void st_vec(T *p, const T &v)
+{
+    uint4 *d = reinterpret_cast<uint4 *>(p);
+    const uint4 *s = reinterpret_cast<const uint4 *>(&v);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++)
+        d[i] = s[i];
+}
+
+/* ---- G1 points (y^2 = x^3 + 4), same layouts as cuzk_g1_affine / cuzk_g1_xyzz ---- */
+struct __align__(16) g1_aff_t {
+    fp_t x, y; /* infinity: (0, 0) */
+};
+struct __align__(16) g1_xyzz_t {
+    fp_t x, y, zz, zzz; /* (X/ZZ, Y/ZZZ); infinity: ZZ = 0 */
+};
+
+__device__ __forceinline__ void xyzz_set_inf(g1_xyzz_t &r)
+{
+    r.x = f_zero<FpP>();
+    r.y = f_zero<FpP>();
+    r.zz = f_zero<FpP>();
+    r.zzz = f_zero<FpP>();
+}
+
+__device__ __forceinline__ bool xyzz_is_inf(const g1_xyzz_t &a)
+{
+    return f_is_zero<FpP>(a.zz);
+}
+
+__device__ __forceinline__ bool aff_is_inf(const g1_aff_t &a)
+{
+    return f_is_zero<FpP>(a.x) && f_is_zero<FpP>(a.y);
+}
+
+/* r = 2*(x, y) for an affine point with y != 0 (mdbl-2008-s-1):
+ * U = 2y, V = U^2, W = U V, S = x V, M = 3x^2, X3 = M^2 - 2S, Y3 = M(S - X3) - W y,
+ * ZZ3 = V, ZZZ3 = W. */
+__device__ __forceinline__ void xyzz_dbl_affine(g1_xyzz_t &r, const fp_t &x, const fp_t &y)
+{
+    fp_t u = f_dbl<FpP>(y);
+    fp_t v = f_sqr<FpP>(u);
+    fp_t w = f_mul<FpP>(u, v);
+    fp_t s = f_mul<FpP>(x, v);
+    fp_t x2 = f_sqr<FpP>(x);
+    fp_t m = f_add<FpP>(f_dbl<FpP>(x2), x2);
+    fp_t x3 = f_sub<FpP>(f_sqr<FpP>(m), f_dbl<FpP>(s));
+    fp_t y3 = f_sub<FpP>(f_mul<FpP>(m, f_sub<FpP>(s, x3)), f_mul<FpP>(w, y));
+    r.x = x3;
+    r.y = y3;
+    r.zz = v;
+    r.zzz = w;
+}
+
+/* r = 2a (dbl-2008-s-1 with a = 0): U = 2Y, V = U^2, W = U V, S = X V, M = 3X^2,
+ * X3 = M^2 - 2S, Y3 = M(S - X3) - W Y, ZZ3 = V ZZ, ZZZ3 = W ZZZ. Infinity stays infinity. */
+__device__ __forceinline__ void xyzz_dbl(g1_xyzz_t &r, const g1_xyzz_t &a)
+{
+    if (xyzz_is_inf(a)) {
+        r = a;
+        return;
+    }
+    fp_t u = f_dbl<FpP>(a.y);
+    fp_t v = f_sqr<FpP>(u);
+    fp_t w = f_mul<FpP>(u, v);
+    fp_t s = f_mul<FpP>(a.x, v);
+    fp_t x2 = f_sqr<FpP>(a.x);
+    fp_t m = f_add<FpP>(f_dbl<FpP>(x2), x2);
+    fp_t x3 = f_sub<FpP>(f_sqr<FpP>(m), f_dbl<FpP>(s));
+    fp_t y3 = f_sub<FpP>(f_mul<FpP>(m, f_sub<FpP>(s, x3)), f_mul<FpP>(w, a.y));
+    r.zz = f_mul<FpP>(v, a.zz);
+    r.zzz = f_mul<FpP>(w, a.zzz);
+    r.x = x3;
+    r.y = y3;
+}
+
+/* acc += (x, y), an affine point that is not infinity (madd-2008-s):
+ * U2 = x ZZ, S2 = y ZZZ, P = U2 - X, R = S2 - Y, PP = P^2, PPP = P PP, Q = X PP,
+ * X3 = R^2 - PPP - 2Q, Y3 = R(Q - X3) - Y PPP, ZZ3 = ZZ PP, ZZZ3 = ZZZ PPP.
+ * P = 0: the same x, so doubling (R = 0) or infinity (R != 0, the negative). */
+__device__ __forceinline__ void xyzz_add_affine(g1_xyzz_t &acc, const fp_t &x, const fp_t &y)
+{
+    if (xyzz_is_inf(acc)) {
+        acc.x = x;
+        acc.y = y;
+        acc.zz = f_one<FpP>();
+        acc.zzz = acc.zz;
+        return;
+    }
+    fp_t u2 = f_mul<FpP>(x, acc.zz);
+    fp_t s2 = f_mul<FpP>(y, acc.zzz);
+    fp_t p = f_sub<FpP>(u2, acc.x);
+    fp_t r = f_sub<FpP>(s2, acc.y);
+    if (f_is_zero<FpP>(p)) {
+        if (f_is_zero<FpP>(r))
+            xyzz_dbl_affine(acc, x, y);
+        else
+            xyzz_set_inf(acc);
+        return;
+    }
+    fp_t pp = f_sqr<FpP>(p);
+    fp_t ppp = f_mul<FpP>(p, pp);
+    fp_t q = f_mul<FpP>(acc.x, pp);
+    fp_t x3 = f_sub<FpP>(f_sub<FpP>(f_sqr<FpP>(r), ppp), f_dbl<FpP>(q));
+    fp_t y3 = f_sub<FpP>(f_mul<FpP>(r, f_sub<FpP>(q, x3)), f_mul<FpP>(acc.y, ppp));
+    acc.zz = f_mul<FpP>(acc.zz, pp);
+    acc.zzz = f_mul<FpP>(acc.zzz, ppp);
+    acc.x = x3;
+    acc.y = y3;
+}
+
+/* acc += b (add-2008-s): U1 = X1 ZZ2, U2 = X2 ZZ1, S1 = Y1 ZZZ2, S2 = Y2 ZZZ1, P = U2 - U1,
+ * R = S2 - S1, PP = P^2, PPP = P PP, Q = U1 PP, X3 = R^2 - PPP - 2Q, Y3 = R(Q - X3) - S1 PPP,
+ * ZZ3 = ZZ1 ZZ2 PP, ZZZ3 = ZZZ1 ZZZ2 PPP. */
+__device__ __forceinline__ void xyzz_add(g1_xyzz_t &acc, const g1_xyzz_t &b)
+{
+    if (xyzz_is_inf(b))
+        return;
+    if (xyzz_is_inf(acc)) {
+        acc = b;
+        return;
+    }
+    fp_t u1 = f_mul<FpP>(acc.x, b.zz);
+    fp_t u2 = f_mul<FpP>(b.x, acc.zz);
+    fp_t s1 = f_mul<FpP>(acc.y, b.zzz);
+    fp_t s2 = f_mul<FpP>(b.y, acc.zzz);
+    fp_t p = f_sub<FpP>(u2, u1);
+    fp_t r = f_sub<FpP>(s2, s1);
+    if (f_is_zero<FpP>(p)) {
+        if (f_is_zero<FpP>(r))
+            xyzz_dbl(acc, acc);
+        else
+            xyzz_set_inf(acc);
+        return;
+    }
+    fp_t pp = f_sqr<FpP>(p);
+    fp_t ppp = f_mul<FpP>(p, pp);
+    fp_t q = f_mul<FpP>(u1, pp);
+    fp_t x3 = f_sub<FpP>(f_sub<FpP>(f_sqr<FpP>(r), ppp), f_dbl<FpP>(q));
+    fp_t y3 = f_sub<FpP>(f_mul<FpP>(r, f_sub<FpP>(q, x3)), f_mul<FpP>(s1, ppp));
+    acc.zz = f_mul<FpP>(f_mul<FpP>(acc.zz, b.zz), pp);
+    acc.zzz = f_mul<FpP>(f_mul<FpP>(acc.zzz, b.zzz), ppp);
+    acc.x = x3;
+    acc.y = y3;
+}
+
+/* ---- device selection helper ---- */
+static inline cuzk_err gpu_use_device(int device)
+{
+    GPU_CHECK(cudaSetDevice(device));
+    GPU_TRY(gpu_consts_upload(device));
+    return CUZK_OK;
+}
+
+static inline unsigned gpu_blocks(size_t n, unsigned threads)
+{
+    return (unsigned)((n + threads - 1) / threads);
+}
+
+#endif
