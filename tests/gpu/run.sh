@@ -35,13 +35,13 @@ fi
 TEST_RC=skipped
 if [ -z "${SKIP_TEST:-}" ]; then
     t0=$(date +%s)
-    "$BIN" >"$OUT/test.log" 2>&1
+    timeout ${TEST_TIMEOUT:-300} "$BIN" >"$OUT/test.log" 2>&1
     TEST_RC=$?
     echo "test_gpu: rc=$TEST_RC in $(( $(date +%s) - t0 )) s"
     grep -v "^{" "$OUT/test.log" | tail -25
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then
-    CUZK_GPU_MSM_PROFILE=1 "$BIN" --bench >"$OUT/bench.log" 2>&1
+    CUZK_GPU_MSM_PROFILE=1 timeout ${BENCH_TIMEOUT:-200} "$BIN" --bench >"$OUT/bench.log" 2>&1
     echo "bench: rc=$?"
     grep "gpu msm n=1677" "$OUT/bench.log" | tail -4
     grep -v "^gpu msm" "$OUT/bench.log" | grep -v "^{" | tail -30
