@@ -1,6 +1,7 @@
 /*
  * cuzk: one-shot commands.
  *   cuzk prove [--threads N] [-v] <circuit.zkey> <witness.wtns> <proof.json> <public.json>
+ *   cuzk prove [options] --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>
  *   cuzk verify <verification_key.json> <public.json> <proof.json>
  *   cuzk export vk <circuit.zkey> <verification_key.json>
  *   cuzk info <file>
@@ -9,9 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "cuzk/groth16.h"
+#include "cuzk/params.h"
 #include "util/parallel.h"
 
 static int fail(const char *cmd, cuzk_err e)
@@ -28,16 +32,74 @@ static void usage(FILE *f)
             "  cuzk prove [--threads N] [-v] <circuit.zkey> <witness.wtns> <proof.json> <public.json>\n"
             "      Groth16 proof of a witness with a snarkjs proving key (BLS12-381).\n"
             "      -v prints a one-line timing breakdown by stage.\n"
-            "  cuzk verify <verification_key.json> <public.json> <proof.json>\n"
+            "  cuzk prove [--threads N] [-v] [--trusted] [--cache] [--filecoin proof.bin]\n"
+            "             --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>\n"
+            "      the same with bellman/bellperson (Filecoin) parameters for a circom circuit.\n"
+            "      --trusted skips the subgroup checks of the key's vectors; --cache keeps the\n"
+            "      decoded key in key.params.cuzkcache; --filecoin also writes the 192-byte proof.\n"
+            "  cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>\n"
             "      prints OK and exits 0 for a valid proof; exits 1 with the reason otherwise.\n"
-            "  cuzk export vk <circuit.zkey> <verification_key.json>\n"
+            "  cuzk export vk <circuit.zkey|key.params> <verification_key.json>\n"
             "      writes the verification key as snarkjs does.\n"
             "  cuzk info <file>\n"
-            "      what a .zkey, .r1cs, .wtns or snarkjs JSON file holds, or what is wrong with it.\n"
+            "      what a .zkey, .params, .r1cs, .wtns or snarkjs JSON file holds, or what is wrong with it.\n"
             "  cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>\n"
             "      Groth16 setup with fresh random toxic waste, for development and benchmarks\n"
             "      only (production keys come from a ceremony); cuzk setup -h says more.\n"
             "environment: CUZK_THREADS (worker threads), CUZK_FF_IMPL=portable (no MULX/ADX)\n");
+}
+
+/* cuzk prove --r1cs: pos = key.params, witness.wtns, proof.json, public.json. */
+static int prove_params(const char *r1cs, const char *const pos[4], unsigned pflags,
+                        const char *filecoin, const cuzk_prove_opts *opts, int verbose)
+{
+    cuzk_params *p = NULL;
+    cuzk_bellman_circuit *c = NULL;
+    cuzk_wtns *wt = NULL;
+    cuzk_proof proof;
+    cuzk_prove_timings t;
+    struct timespec t0, t1;
+    memset(&t, 0, sizeof t);
+    cuzk_err e = cuzk_bellman_circuit_load(&c, r1cs);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (e == CUZK_OK)
+        e = cuzk_params_load(&p, pos[0], pflags);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double load_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (e == CUZK_OK)
+        e = cuzk_wtns_load(&wt, pos[1]);
+    if (e == CUZK_OK) {
+        const cuzk_fr *w = wt->w;
+        e = cuzk_params_prove(&proof, &t, p, c, &w, 1, wt->n, opts);
+        if (e != CUZK_OK) {
+            char why[600];
+            snprintf(why, sizeof why, "%s", cuzk_error_detail());
+            if (!strncmp(why, "witness", 7)) /* name the witness file */
+                cuzk_error_set(e, "%s: %s", pos[1], why);
+        }
+    }
+    if (e == CUZK_OK)
+        e = cuzk_proof_write_json(pos[2], &proof);
+    if (e == CUZK_OK)
+        e = cuzk_public_write_json(pos[3], wt->w + 1, c->n_public);
+    if (e == CUZK_OK && filecoin)
+        e = cuzk_proof_write_filecoin(filecoin, &proof);
+    if (e == CUZK_OK && verbose)
+        fprintf(stderr,
+                "cuzk prove: key load %.1f ms; total %.1f ms (prep %.1f, H %.1f, msm %.1f, b_g2 "
+                "%.1f overlapped, epilogue %.1f) bellman domain 2^%u, %u vars, %u threads\n",
+                load_ms, t.total_ms, t.prep_ms, t.h_ms, t.msm_ms, t.b_g2_ms, t.epilogue_ms,
+                c->log2_domain, c->n_vars, opts->nthreads ? opts->nthreads : cuzk_parallel_threads());
+    cuzk_wtns_free(wt);
+    cuzk_params_free(p);
+    cuzk_bellman_circuit_free(c);
+    return e == CUZK_OK ? 0 : fail("prove", e);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
 }
 
 static int cmd_prove(int argc, char **argv)
@@ -46,9 +108,19 @@ static int cmd_prove(int argc, char **argv)
     int npos = 0, verbose = 0;
     unsigned threads = 0;
     const char *test_rs[2] = {NULL, NULL};
+    const char *r1cs = NULL, *filecoin = NULL;
+    unsigned pflags = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) {
             verbose = 1;
+        } else if (!strcmp(argv[i], "--r1cs") && i + 1 < argc) {
+            r1cs = argv[++i];
+        } else if (!strcmp(argv[i], "--filecoin") && i + 1 < argc) {
+            filecoin = argv[++i];
+        } else if (!strcmp(argv[i], "--trusted")) {
+            pflags |= CUZK_PARAMS_TRUSTED;
+        } else if (!strcmp(argv[i], "--cache")) {
+            pflags |= CUZK_PARAMS_CACHE;
         } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
             long t = strtol(argv[++i], NULL, 10);
             if (t < 1 || t > 4096) {
@@ -86,6 +158,8 @@ static int cmd_prove(int argc, char **argv)
         opts.test_r = &tr;
         opts.test_s = &ts;
     }
+    if (r1cs)
+        return prove_params(r1cs, pos, pflags, filecoin, &opts, verbose);
 
     cuzk_zkey *zk = NULL;
     cuzk_wtns *wt = NULL;
@@ -137,8 +211,10 @@ static int cmd_verify(int argc, char **argv)
     cuzk_err e;
     if ((e = cuzk_vk_read_json(&vk, argv[0])) != CUZK_OK)
         return fail("verify", e);
+    struct stat pst;
+    bool fc = stat(argv[2], &pst) == 0 && pst.st_size == CUZK_FILECOIN_PROOF_BYTES;
     if ((e = cuzk_public_read_json(&pub, &npub, argv[1])) != CUZK_OK ||
-        (e = cuzk_proof_read_json(&proof, argv[2])) != CUZK_OK) {
+        (e = fc ? cuzk_proof_read_filecoin(&proof, argv[2]) : cuzk_proof_read_json(&proof, argv[2])) != CUZK_OK) {
         cuzk_vk_free(vk);
         free(pub);
         return fail("verify", e);
@@ -162,9 +238,19 @@ static int cmd_export(int argc, char **argv)
     }
     cuzk_zkey *zk = NULL;
     cuzk_vk *vk = NULL;
-    cuzk_err e = cuzk_zkey_load(&zk, argv[1]);
-    if (e == CUZK_OK)
-        e = cuzk_vk_from_zkey(&vk, zk);
+    cuzk_err e;
+    if (ends_with(argv[1], ".params")) {
+        /* the vk points and IC are subgroup-checked even for a trusted load */
+        cuzk_params *p = NULL;
+        e = cuzk_params_load(&p, argv[1], CUZK_PARAMS_TRUSTED);
+        if (e == CUZK_OK)
+            e = cuzk_vk_from_params(&vk, p);
+        cuzk_params_free(p);
+    } else {
+        e = cuzk_zkey_load(&zk, argv[1]);
+        if (e == CUZK_OK)
+            e = cuzk_vk_from_zkey(&vk, zk);
+    }
     if (e == CUZK_OK)
         e = cuzk_vk_write_json(argv[2], vk);
     cuzk_vk_free(vk);
@@ -192,7 +278,16 @@ static int cmd_info(int argc, char **argv)
         first = fgetc(f);
     fclose(f);
     cuzk_err e;
-    if (got == 4 && !memcmp(magic, "zkey", 4)) {
+    if (ends_with(path, ".params")) {
+        cuzk_params *p;
+        if ((e = cuzk_params_load(&p, path, 0)) != CUZK_OK)
+            return fail("info", e);
+        printf("%s: bellman/bellperson Groth16 parameters, curve bls12381, points valid\n"
+               "  public inputs %u, domain 2^%u (h %u), private wires l %u, a %u, b_g1 %u, b_g2 %u\n",
+               path, p->n_ic - 1, (unsigned)__builtin_ctzll((unsigned long long)p->n_h + 1), p->n_h,
+               p->n_l, p->n_a, p->n_b_g1, p->n_b_g2);
+        cuzk_params_free(p);
+    } else if (got == 4 && !memcmp(magic, "zkey", 4)) {
         cuzk_zkey *z;
         if ((e = cuzk_zkey_load(&z, path)) != CUZK_OK)
             return fail("info", e);

@@ -235,7 +235,7 @@ cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
         cuzk_fr_add(&s, &s, &w[i]);
         cuzk_fr_mul(&sc[i], &s, i < npub1 ? &gamma_inv : &delta_inv);
         if (cuzk_fr_is_zero(&sc[i])) {
-            e = cuzk_error_set(CUZK_EFORMAT, "setup: wire %zu is in no constraint (its %s point "
+            e = cuzk_error_set(CUZK_EINVAL, "setup: wire %zu is in no constraint (its %s point "
                                "would be infinity)", i, i < npub1 ? "ic" : "l");
             goto done;
         }
@@ -261,7 +261,7 @@ cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
             if (!bit(dens, i))
                 continue;
             if (cuzk_fr_is_zero(&vals[i])) {
-                e = cuzk_error_set(CUZK_EFORMAT, "setup: wire %zu: its %s polynomial vanishes "
+                e = cuzk_error_set(CUZK_EINVAL, "setup: wire %zu: its %s polynomial vanishes "
                                    "at tau (terms that cancel?)", i, which == 0 ? "A" : "B");
                 goto done;
             }

@@ -24,7 +24,7 @@ typedef struct {
 cuzk_err cuzk_toxic_waste_random(cuzk_toxic_waste *t) CUZK_WUR;
 
 /* A new key (path "") for circuit c. Errors: CUZK_EINVAL (a zero alpha, beta, gamma or
- * delta, or tau in the domain), CUZK_EFORMAT (an aux wire in no constraint, whose l point
+ * delta, or tau in the domain; an aux wire in no constraint, whose l point
  * would be infinity, as bellman refuses; or a dense wire whose polynomial vanishes at
  * tau), CUZK_ENOMEM. nthreads = 0: cuzk_parallel_threads(). */
 cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
