@@ -10,7 +10,12 @@
 /* Fixed-base window table: digit d (1 .. 2^W - 1) of window j (bits [W j, W j + W)) of the
  * scalar selects T[j][d - 1] = d * 2^(W j) * G. k*G is then one mixed addition per nonzero
  * window: 32 of them for W = 8, instead of 255 doublings and additions. */
+#ifndef SETUP_WBITS
 #define SETUP_WBITS 8                                       /* window width in bits */
+#endif
+#if SETUP_WBITS < 2 || SETUP_WBITS > 16
+#error "SETUP_WBITS: window width from 2 to 16 bits"
+#endif
 #define SETUP_NWIN ((255 + SETUP_WBITS - 1) / SETUP_WBITS)  /* windows covering r < 2^255 */
 #define SETUP_WSIZE ((1u << SETUP_WBITS) - 1)               /* nonzero digits per window */
 

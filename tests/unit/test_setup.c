@@ -501,6 +501,59 @@ static void test_synthetic(void)
     }
 }
 
+/* .params: cuzk_setup_params -> write -> load -> prove (bellman convention) -> verify */
+static void test_params(void)
+{
+    const char *names[] = {"chain", "multiplier"};
+    for (int i = 0; i < 2; i++) {
+        cuzk_r1cs *r = NULL;
+        cuzk_wtns *wt = NULL;
+        cuzk_bellman_circuit *c = NULL;
+        cuzk_params *p = NULL, *p2 = NULL, *p3 = NULL;
+        cuzk_vk *vk = NULL;
+        char path[256];
+        snprintf(path, sizeof path, "/tmp/cuzk_test_setup_%d_%s.params", (int)getpid(), names[i]);
+        CHECK_EQ_ERR(cuzk_r1cs_load(&r, fixture(names[i], "circuit.r1cs")), CUZK_OK);
+        CHECK_EQ_ERR(cuzk_wtns_load(&wt, fixture(names[i], "witness.wtns")), CUZK_OK);
+        if (!r || !wt)
+            goto next;
+        CHECK_EQ_ERR(cuzk_bellman_circuit_from_r1cs(&c, r), CUZK_OK);
+        cuzk_setup_opts o = {.nthreads = 2};
+        CHECK_EQ_ERR(cuzk_setup_params(&p, c, &o), CUZK_OK);
+        CHECK_EQ_ERR(cuzk_setup_params(&p3, c, NULL), CUZK_OK);
+        if (!p || !p3)
+            goto next;
+        CHECK_EQ_ERR(cuzk_params_check_circuit(p, c), CUZK_OK);
+        CHECK(!cuzk_g1_affine_eq(&p->alpha1, &p3->alpha1));   /* fresh toxic waste */
+        CHECK_EQ_ERR(cuzk_params_write(path, p), CUZK_OK);
+        CHECK_EQ_ERR(cuzk_params_load(&p2, path, 0), CUZK_OK);
+        unlink(path);
+        if (!p2)
+            goto next;
+        CHECK(p2->n_h == p->n_h && p2->n_a == p->n_a && p2->n_b_g2 == p->n_b_g2 &&
+              !memcmp(p2->h, p->h, p->n_h * sizeof *p->h));
+        CHECK_EQ_ERR(cuzk_vk_from_params(&vk, p2), CUZK_OK);
+        if (vk) {
+            cuzk_proof pr;
+            const cuzk_fr *w = wt->w;
+            CHECK_EQ_ERR(cuzk_params_prove(&pr, NULL, p2, c, &w, 1, wt->n, NULL), CUZK_OK);
+            CHECK_EQ_ERR(cuzk_groth16_verify(vk, w + 1, c->n_public, &pr), CUZK_OK);
+            /* a proof under the other key does not verify */
+            cuzk_proof pr3;
+            CHECK_EQ_ERR(cuzk_params_prove(&pr3, NULL, p3, c, &w, 1, wt->n, NULL), CUZK_OK);
+            CHECK_EQ_ERR(cuzk_groth16_verify(vk, w + 1, c->n_public, &pr3), CUZK_EVERIFY);
+        }
+    next:
+        cuzk_vk_free(vk);
+        cuzk_params_free(p);
+        cuzk_params_free(p2);
+        cuzk_params_free(p3);
+        cuzk_bellman_circuit_free(c);
+        cuzk_r1cs_free(r);
+        cuzk_wtns_free(wt);
+    }
+}
+
 int main(void)
 {
     test_init("test_setup");
@@ -509,5 +562,6 @@ int main(void)
     test_known_toxic();
     test_fixtures();
     test_synthetic();
+    test_params();
     return test_finish();
 }
