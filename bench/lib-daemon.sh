@@ -1,17 +1,18 @@
-# Runs a cuzk-daemon for a script; sourced by scripts/demo.sh and tests/bench/*.sh.
+# Runs a cuzk-daemon for a script; sourced by scripts/demo.sh, bench/*.sh and tests/bench/*.sh.
 #
 #   cuzk_daemon_start BIN_DIR LOG [daemon flags...]
-#       starts BIN_DIR/cuzk-daemon on a free loopback port (flags are passed through), waits
-#       until it answers GET /healthz, and sets CUZK_DAEMON_PID and CUZK_ADDR (HOST:PORT).
-#       Returns 1, with the end of LOG on stderr, when it does not come up.
+#       starts BIN_DIR/cuzk-daemon on a free loopback port (--listen 127.0.0.1:0; the daemon
+#       writes the port it bound into an --address-file), waits until it answers
+#       GET /healthz, and sets CUZK_DAEMON_PID and CUZK_ADDR (HOST:PORT). Flags are passed
+#       through. Returns 1, with the end of LOG on stderr, when it does not come up.
 #   cuzk_daemon_stop
 #       SIGTERM, then waits (up to 60 s, then SIGKILL); returns the daemon's exit status.
+#   cuzk_free_port
+#       a port on 127.0.0.1 that nothing listens on now (for "nothing is there" checks).
 
 CUZK_DAEMON_PID=""
 CUZK_ADDR=""
 
-# A port on 127.0.0.1 that nothing listens on now (the daemon may still lose a race for
-# it: cuzk_daemon_start then tries another).
 cuzk_free_port() {
     local p i
     for i in $(seq 1 50); do
@@ -24,40 +25,33 @@ cuzk_free_port() {
 }
 
 cuzk_daemon_start() {
-    local bin=$1 log=$2 try port i
+    local bin=$1 log=$2 af i
     shift 2
-    for try in 1 2 3 4 5; do
-        port=$(cuzk_free_port) || { echo "cuzk_daemon_start: no free port" >&2; return 1; }
-        "$bin/cuzk-daemon" --listen "127.0.0.1:$port" "$@" >>"$log" 2>&1 &
-        CUZK_DAEMON_PID=$!
-        CUZK_ADDR="127.0.0.1:$port"
-        # up to 30 s for the daemon to answer
-        for i in $(seq 1 300); do
-            if ! kill -0 "$CUZK_DAEMON_PID" 2>/dev/null; then
-                break
-            fi
-            if "$bin/cuzk-bench" status --addr "$CUZK_ADDR" >/dev/null 2>&1; then
-                return 0
-            fi
-            sleep 0.1
-        done
-        if kill -0 "$CUZK_DAEMON_PID" 2>/dev/null; then
-            echo "cuzk_daemon_start: cuzk-daemon (pid $CUZK_DAEMON_PID) does not answer on $CUZK_ADDR after 30 s" >&2
-            kill -KILL "$CUZK_DAEMON_PID" 2>/dev/null; wait "$CUZK_DAEMON_PID" 2>/dev/null
-            CUZK_DAEMON_PID=""
+    af=$(mktemp -u "${TMPDIR:-/tmp}/cuzk-daemon-addr.XXXXXX")
+    "$bin/cuzk-daemon" --listen 127.0.0.1:0 --address-file "$af" "$@" >>"$log" 2>&1 &
+    CUZK_DAEMON_PID=$!
+    CUZK_ADDR=""
+    # up to 60 s to come up (it loads the keys it is given first)
+    for i in $(seq 1 600); do
+        if ! kill -0 "$CUZK_DAEMON_PID" 2>/dev/null; then
+            wait "$CUZK_DAEMON_PID" 2>/dev/null
+            echo "cuzk_daemon_start: cuzk-daemon exited at start (status $?):" >&2
             tail -n 20 "$log" >&2
+            CUZK_DAEMON_PID=""; rm -f "$af"
             return 1
         fi
-        wait "$CUZK_DAEMON_PID" 2>/dev/null
-        CUZK_DAEMON_PID=""
-        # exited at start: a port lost to a race is worth another try; anything else is not
-        if ! grep -qiE "in use|bind" "$log"; then
-            echo "cuzk_daemon_start: cuzk-daemon exited at start:" >&2
-            tail -n 20 "$log" >&2
-            return 1
+        if [ -z "$CUZK_ADDR" ] && [ -s "$af" ]; then
+            CUZK_ADDR=$(head -n 1 "$af")
         fi
+        if [ -n "$CUZK_ADDR" ] && "$bin/cuzk-bench" status --addr "$CUZK_ADDR" >/dev/null 2>&1; then
+            rm -f "$af"
+            return 0
+        fi
+        sleep 0.1
     done
-    echo "cuzk_daemon_start: cuzk-daemon could not bind a port after 5 tries" >&2
+    echo "cuzk_daemon_start: cuzk-daemon (pid $CUZK_DAEMON_PID) does not answer after 60 s (address '${CUZK_ADDR}')" >&2
+    kill -KILL "$CUZK_DAEMON_PID" 2>/dev/null; wait "$CUZK_DAEMON_PID" 2>/dev/null
+    CUZK_DAEMON_PID=""; rm -f "$af"
     tail -n 20 "$log" >&2
     return 1
 }

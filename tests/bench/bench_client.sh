@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # cuzk-bench end to end on the chain fixture (tests/data/circuits/chain).
-#   bench_client.sh inprocess   the library in the client's process, no daemon
+#   bench_client.sh inprocess   the library in the client's process, no daemon: through the
+#                               engine (when src/engine exists) and directly (--direct)
 #   bench_client.sh daemon      a cuzk-daemon on a free loopback port
 # Checks: COUNT proofs, each checked against the fixture's verification key with 0 failures;
 # the JSON report has the latency and throughput fields; a wrong verification key is caught
@@ -73,13 +74,13 @@ check_batch() {
     node -e 'const fs=require("fs"); const v=JSON.parse(fs.readFileSync(process.argv[1],"utf8"));
              v.vk_delta_2=v.vk_gamma_2; fs.writeFileSync(process.argv[2], JSON.stringify(v));' "$VK" "$T/tampered_vk.json"
     "$BENCH" batch -c 2 -j 1 --witness "$C/witness.wtns" --verify-with "$T/tampered_vk.json" --json "$@" \
-        >"$T/$label.tamper.json" 2>&1
+        >"$T/$label.tamper.json" 2>"$T/$label.tamper.err"
     rc=$?
     [ $rc -eq 1 ] && ok || bad "$label: tampered vk: exit $rc, wanted 1"
     expect_json "$T/$label.tamper.json" 'r.verify_failures === 2'
 
     # a missing witness: the job fails with a reason naming the file; exit 1
-    "$BENCH" single --witness "$T/nonexistent.wtns" --json "$@" >"$T/$label.miss.json" 2>&1
+    "$BENCH" single --witness "$T/nonexistent.wtns" --json "$@" >"$T/$label.miss.json" 2>"$T/$label.miss.err"
     rc=$?
     [ $rc -eq 1 ] && ok || bad "$label: missing witness: exit $rc, wanted 1: $(head -c 400 "$T/$label.miss.json")"
     expect_json "$T/$label.miss.json" 'r.failed === 1 && /nonexistent\.wtns/.test(r.job_results[0].error)'
@@ -103,7 +104,10 @@ check_batch() {
 
 case "$MODE" in
 inprocess)
-    check_batch inproc --in-process --zkey "$C/circuit.zkey"
+    if [ -f "$SRC/src/engine/engine.c" ]; then
+        check_batch inproc --in-process --zkey "$C/circuit.zkey"
+    fi
+    check_batch direct --direct --zkey "$C/circuit.zkey"
     # usage errors are exit 2 with a message
     "$BENCH" batch --in-process --witness "$C/witness.wtns" >/dev/null 2>"$T/u.err"
     [ $? -eq 2 ] && grep -q -- "--zkey" "$T/u.err" && ok || bad "in-process without --zkey: $(cat "$T/u.err")"

@@ -37,7 +37,9 @@ typedef struct {
     long count, concurrency;
     double timeout_s;         /* per job */
     unsigned threads;         /* in-process: library threads (0: default) */
-    bool in_process, json, progress, quiet;
+    bool in_process, direct;  /* in this process: through the engine, or the prover directly */
+    bool engine_log;          /* in-process engine: its info-level log on stderr */
+    bool json, progress, quiet;
 } bench_opts;
 
 /* One job: its partitions' proofs, its timings and what the client saw. */
@@ -89,6 +91,20 @@ int bench_inproc_open(bench_inproc **out, const bench_opts *o, double *load_ms, 
 void bench_inproc_close(bench_inproc *ip);
 int bench_inproc_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j);
 
+/* Devices' busy time (from GET /v1/status or the in-process engine's stats), taken before
+ * and after a batch so the report can say what fraction of the wall time each was busy. */
+#define BENCH_MAX_DEVICES 16
+typedef struct {
+    unsigned n;
+    char name[BENCH_MAX_DEVICES][64];
+    unsigned workers[BENCH_MAX_DEVICES];
+    double busy_s[BENCH_MAX_DEVICES];     /* device lock held for proving, since start */
+    double partitions[BENCH_MAX_DEVICES]; /* partitions proved, since start */
+} bench_devices;
+/* 0, or -1 when the back end does not report devices (direct mode, an older daemon). */
+int bench_daemon_devices(bench_conn *c, bench_devices *d);
+int bench_inproc_devices(bench_inproc *ip, bench_devices *d);
+
 /* ---- checking and reporting (tools/bench/report.c) ---- */
 /* Checks every proof of a done job against vk; counts failures in j->verify_fail. */
 void bench_verify_job(bench_job *j, const cuzk_vk *vk);
@@ -97,8 +113,10 @@ int bench_write_job(const bench_job *j, const char *dir, char *err, size_t errle
 
 void bench_print_job(FILE *f, const bench_job *j, long count);
 /* The summary: counts, throughput, latency percentiles, the stage table; or JSON. */
+/* dev0, dev1: devices before and after the batch, or NULL. */
 void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_job *jobs, long n,
-                  double wall_ms, double key_load_ms);
+                  double wall_ms, double key_load_ms, const bench_devices *dev0,
+                  const bench_devices *dev1);
 /* Nearest-rank percentile p (0..100) of v[0..n-1] (sorted in place); 0 when n == 0. */
 double bench_percentile(double *v, size_t n, double p);
 

@@ -127,8 +127,14 @@ int bench_http(bench_conn *c, const char *method, const char *path, const char *
     CURLcode rc = curl_easy_perform(h);
     if (rc != CURLE_OK) {
         free(b.p);
-        snprintf(err, errlen, "cannot reach the daemon at %s (%s %s): %s", c->addr, method, path,
-                 cerr[0] ? cerr : curl_easy_strerror(rc));
+        long oserr = 0;
+        curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oserr);
+        if (c->unix_path[0] && rc == CURLE_COULDNT_CONNECT)
+            snprintf(err, errlen, "cannot reach the daemon at %s (%s %s): socket %s: %s", c->addr, method, path,
+                     c->unix_path, oserr ? strerror((int)oserr) : "cannot connect");
+        else
+            snprintf(err, errlen, "cannot reach the daemon at %s (%s %s): %s", c->addr, method, path,
+                     cerr[0] ? cerr : curl_easy_strerror(rc));
         return -1;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
@@ -407,4 +413,32 @@ int bench_daemon_run_job(bench_conn *c, const bench_opts *o, bench_job *j)
         if (bench_now_ms() - tp < 5)
             usleep(20000);
     }
+}
+
+int bench_daemon_devices(bench_conn *c, bench_devices *d)
+{
+    char err[700];
+    long status = 0;
+    char *body = NULL;
+    memset(d, 0, sizeof *d);
+    if (bench_http(c, "GET", "/v1/status", NULL, &status, &body, err, sizeof err))
+        return -1;
+    json_t *r = status / 100 == 2 ? json_loads(body, 0, NULL) : NULL;
+    free(body);
+    json_t *devs = json_object_get(r, "devices");
+    if (!json_is_array(devs)) {
+        json_decref(r);
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(devs) && d->n < BENCH_MAX_DEVICES; i++) {
+        json_t *v = json_array_get(devs, i);
+        const char *name = json_string_value(json_object_get(v, "name"));
+        bench_copy(d->name[d->n], sizeof d->name[d->n], name ? name : "?");
+        d->workers[d->n] = (unsigned)json_integer_value(json_object_get(v, "workers"));
+        d->busy_s[d->n] = json_number_value(json_object_get(v, "busy_s"));
+        d->partitions[d->n] = json_number_value(json_object_get(v, "partitions"));
+        d->n++;
+    }
+    json_decref(r);
+    return 0;
 }

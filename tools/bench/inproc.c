@@ -1,7 +1,14 @@
 /*
- * cuzk-bench's in-process back end: the library proves in this process, with no daemon,
- * reporting the daemon's stages. The key is loaded once before the batch (as a daemon's
- * preload would: srs is 0 per job and the load time is reported on its own line). Per job:
+ * cuzk-bench's in-process back ends: no daemon, no HTTP.
+ *
+ * Engine (default, --in-process): the daemon's engine (include/cuzk/engine.h) runs in this
+ * process; jobs go through its queue, synthesis pool, device workers and finalisers exactly
+ * as they would behind cuzk-daemon, and report its timings. The key is registered (loaded)
+ * before the batch, as `cuzk-bench preload` would.
+ *
+ * Direct (--in-process --direct): the prover's calls without the engine, one job per client
+ * thread, reporting the daemon's stages, so the engine's overhead can be seen. The key is
+ * loaded once before the batch (srs is 0 per job; the load time has its own line). Per job:
  *   synth    = reading the witness files + the prover's prep (checks, a, b, c, bit vectors)
  *   gpu      = the rest of cuzk_groth16_prove_start (H step and the G1 MSMs; CPU backend)
  *   finalize = cuzk_groth16_prove_finish (joins B_G2, randomisation, affine conversion)
@@ -13,11 +20,106 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cuzk/engine.h"
 
 struct bench_inproc {
-    cuzk_zkey *zk;
-    cuzk_vk *vk; /* from the key: the engine's self-check */
+    cuzk_engine *eng; /* engine mode */
+    cuzk_zkey *zk;    /* direct mode */
+    cuzk_vk *vk;      /* direct mode: from the key, the engine's self-check */
 };
+
+static int engine_open(bench_inproc *ip, const bench_opts *o, double *load_ms, char *err, size_t errlen)
+{
+    cuzk_engine_config cfg;
+    cuzk_engine_config_default(&cfg);
+    if (o->threads)
+        cfg.prove_threads = o->threads;
+    cfg.log_level = o->engine_log ? CUZK_LOG_INFO : CUZK_LOG_ERROR; /* bench reports failures itself */
+    cuzk_err e = cuzk_engine_new(&ip->eng, &cfg);
+    if (e != CUZK_OK) {
+        snprintf(err, errlen, "engine: %s", cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
+        return -1;
+    }
+    cuzk_engine_key_info info;
+    double t0 = bench_now_ms();
+    e = cuzk_engine_key_add(ip->eng, &info, o->key, o->zkey);
+    if (e != CUZK_OK) {
+        snprintf(err, errlen, "%s", cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
+        return -1;
+    }
+    *load_ms = bench_now_ms() - t0;
+    return 0;
+}
+
+static int engine_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
+{
+    size_t n = o->n_witness;
+    cuzk_witness_src *w = calloc(n, sizeof *w);
+    if (!w) {
+        bench_copy(j->state, sizeof j->state, "failed");
+        bench_copy(j->error, sizeof j->error, "out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        w[i].path = o->witness[i];
+    double t0 = bench_now_ms();
+    uint64_t id = 0;
+    cuzk_err e = cuzk_engine_submit(ip->eng, &id, o->key, (cuzk_priority)j->priority, w, n);
+    free(w);
+    if (e != CUZK_OK) {
+        bench_copy(j->state, sizeof j->state, "rejected");
+        snprintf(j->error, sizeof j->error, "submit: %s",
+                 cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
+        j->latency_ms = bench_now_ms() - t0;
+        return 0;
+    }
+    snprintf(j->id, sizeof j->id, "%llu", (unsigned long long)id);
+    cuzk_job_info ji;
+    memset(&ji, 0, sizeof ji);
+    e = cuzk_engine_job_get(ip->eng, &ji, id, o->timeout_s, true);
+    j->latency_ms = bench_now_ms() - t0;
+    if (e != CUZK_OK) {
+        bench_copy(j->state, sizeof j->state, "error");
+        snprintf(j->error, sizeof j->error, "job %llu: %s", (unsigned long long)id,
+                 cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
+        return -1;
+    }
+    if (ji.state != CUZK_JOB_DONE && ji.state != CUZK_JOB_FAILED && ji.state != CUZK_JOB_CANCELLED) {
+        if (cuzk_engine_cancel(ip->eng, id) != CUZK_OK)
+            cuzk_error_clear();
+        bench_copy(j->state, sizeof j->state, "timeout");
+        snprintf(j->error, sizeof j->error, "job %llu: no final state after %.0f s (cancelled)",
+                 (unsigned long long)id, o->timeout_s);
+        cuzk_job_info_release(&ji);
+        return 0;
+    }
+    bench_copy(j->state, sizeof j->state, cuzk_job_state_name(ji.state));
+    bench_copy(j->error, sizeof j->error, ji.error);
+    const cuzk_job_timings *t = &ji.timings;
+    j->t[BENCH_QUEUE] = t->queue_ms;
+    j->t[BENCH_SRS] = t->srs_ms;
+    j->t[BENCH_SYNTH] = t->synth_ms;
+    j->t[BENCH_GPU] = t->gpu_ms;
+    j->t[BENCH_FINALIZE] = t->finalize_ms;
+    j->t[BENCH_VERIFY] = t->verify_ms;
+    j->t[BENCH_TOTAL] = t->total_ms;
+    if (ji.state == CUZK_JOB_DONE) {
+        j->proofs = calloc(ji.n_partitions, sizeof *j->proofs);
+        j->pub = calloc(ji.n_partitions * ji.n_public + 1, sizeof *j->pub);
+        if (!j->proofs || !j->pub || !ji.proofs || (ji.n_public && !ji.publics)) {
+            bench_copy(j->state, sizeof j->state, "error");
+            bench_copy(j->error, sizeof j->error, "a done job without its proofs (or out of memory)");
+        } else {
+            memcpy(j->proofs, ji.proofs, ji.n_partitions * sizeof *j->proofs);
+            if (ji.n_public)
+                memcpy(j->pub, ji.publics, ji.n_partitions * ji.n_public * sizeof *j->pub);
+            j->n_proofs = ji.n_partitions;
+            j->n_pub = ji.n_public;
+        }
+    }
+    cuzk_job_info_release(&ji);
+    return 0;
+}
 
 int bench_inproc_open(bench_inproc **out, const bench_opts *o, double *load_ms, char *err, size_t errlen)
 {
@@ -26,6 +128,14 @@ int bench_inproc_open(bench_inproc **out, const bench_opts *o, double *load_ms, 
     if (!ip) {
         snprintf(err, errlen, "out of memory");
         return -1;
+    }
+    if (!o->direct) {
+        if (engine_open(ip, o, load_ms, err, errlen)) {
+            bench_inproc_close(ip);
+            return -1;
+        }
+        *out = ip;
+        return 0;
     }
     double t0 = bench_now_ms();
     cuzk_err e = cuzk_zkey_load(&ip->zk, o->zkey);
@@ -45,6 +155,7 @@ void bench_inproc_close(bench_inproc *ip)
 {
     if (!ip)
         return;
+    cuzk_engine_free(ip->eng);
     cuzk_vk_free(ip->vk);
     cuzk_zkey_free(ip->zk);
     free(ip);
@@ -59,6 +170,8 @@ static void fail(bench_job *j, const char *what, cuzk_err e)
 
 int bench_inproc_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
 {
+    if (ip->eng)
+        return engine_run_job(ip, o, j);
     size_t n = o->n_witness;
     const cuzk_zkey *zk = ip->zk;
     double t0 = bench_now_ms();
@@ -137,5 +250,25 @@ out:
     free(w);
     j->t[BENCH_TOTAL] = bench_now_ms() - t0;
     j->latency_ms = j->t[BENCH_TOTAL];
+    return 0;
+}
+
+int bench_inproc_devices(bench_inproc *ip, bench_devices *d)
+{
+    memset(d, 0, sizeof *d);
+    if (!ip || !ip->eng)
+        return -1;
+    cuzk_engine_stats *st = calloc(1, sizeof *st);
+    if (!st)
+        return -1;
+    cuzk_engine_get_stats(ip->eng, st);
+    for (unsigned i = 0; i < st->n_devices && i < CUZK_ENGINE_MAX_DEVICES && d->n < BENCH_MAX_DEVICES; i++) {
+        bench_copy(d->name[d->n], sizeof d->name[d->n], st->devices[i].name);
+        d->workers[d->n] = st->devices[i].workers;
+        d->busy_s[d->n] = st->devices[i].busy_s;
+        d->partitions[d->n] = (double)st->devices[i].partitions;
+        d->n++;
+    }
+    free(st);
     return 0;
 }

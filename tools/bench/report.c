@@ -147,9 +147,19 @@ static json_t *stats_json(const stats *s)
                      "p50", s->p50, "p95", s->p95, "p99", s->p99, "max", s->max);
 }
 
-void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_job *jobs, long n, double wall_ms,
-                  double key_load_ms)
+/* Busy fraction of device i over the batch; -1 when the snapshots do not match. */
+static double dev_busy(const bench_devices *a, const bench_devices *b, unsigned i, double wall_s)
 {
+    if (!a || !b || a->n != b->n || i >= b->n || strcmp(a->name[i], b->name[i]) || wall_s <= 0)
+        return -1;
+    return (b->busy_s[i] - a->busy_s[i]) / wall_s;
+}
+
+void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_job *jobs, long n, double wall_ms,
+                  double key_load_ms, const bench_devices *dev0, const bench_devices *dev1)
+{
+    if (!dev0 || !dev1 || dev0->n != dev1->n)
+        dev0 = dev1 = NULL;
     long done = 0, failed = 0, proofs = 0, vfail = 0, checked = 0;
     double *v = calloc((size_t)n + 1, sizeof *v);
     double *lat = calloc((size_t)n + 1, sizeof *lat);
@@ -238,6 +248,15 @@ void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_jo
                 json_object_set_new(jj, "verify_error", json_string(j->verify_error));
             json_array_append_new(ja, jj);
         }
+        json_t *da = json_array();
+        for (unsigned i = 0; dev1 && i < dev1->n; i++) {
+            double fr = dev_busy(dev0, dev1, i, wall_s);
+            json_array_append_new(da, json_pack("{s:s, s:i, s:f, s:o, s:f}", "name", dev1->name[i], "workers",
+                                                (int)dev1->workers[i], "busy_s", dev1->busy_s[i] - dev0->busy_s[i],
+                                                "busy_fraction", fr >= 0 ? json_real(fr) : json_null(),
+                                                "partitions", dev1->partitions[i] - dev0->partitions[i]));
+        }
+        json_object_set_new(r, "devices", da);
         json_object_set_new(r, "job_results", ja);
         char *txt = json_dumps(r, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
         if (txt)
@@ -254,6 +273,13 @@ void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_jo
         if (o->verify_with)
             fprintf(f, "; checked against %s: %ld ok, %ld FAILED", o->verify_with, checked - vfail, vfail);
         fprintf(f, "\n  wall %.3f s; throughput %.1f proofs/min, %.3f s/proof\n", wall_s, per_min, s_per);
+        for (unsigned i = 0; dev1 && i < dev1->n; i++) {
+            double fr = dev_busy(dev0, dev1, i, wall_s);
+            if (fr >= 0)
+                fprintf(f, "  device %s (%u worker%s): busy %.1f %% of the wall time, %.0f partitions\n",
+                        dev1->name[i], dev1->workers[i], dev1->workers[i] == 1 ? "" : "s", 100.0 * fr,
+                        dev1->partitions[i] - dev0->partitions[i]);
+        }
         fprintf(f, "  latency per job (client): p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (mean %.1f, max %.1f)\n",
                 ls.p50, ls.p95, ls.p99, ls.mean, ls.max);
         fprintf(f, "  %-10s %10s %10s %10s %10s %10s\n", "stage (ms)", "mean", "p50", "p95", "p99", "max");

@@ -35,7 +35,9 @@ static const char usage_text[] =
     "  --witness PATH              a .wtns file; repeat for the partitions of one job\n"
     "  --priority P                low, normal (default), high, critical, or mixed (cycles)\n"
     "  --verify-with VK.json       check every returned proof against this verification key\n"
-    "  --in-process                prove in this process with the library, no daemon\n"
+    "  --in-process                prove in this process through the daemon's engine, no daemon\n"
+    "  --direct                    in this process, the prover's calls without the engine\n"
+    "  --engine-log                in-process engine: its pipeline log (info level) on stderr\n"
     "  --threads N                 in-process: library threads\n"
     "  --timeout S                 per-job limit in seconds, then the job is cancelled (default 600)\n"
     "  --out-dir DIR               single: write proof_N.json and public_N.json there\n"
@@ -147,6 +149,11 @@ static int parse_opts(const char *cmd, int argc, char **argv, bench_opts *o, con
                 return usage_err(cmd, "--timeout takes a positive number of seconds");
         } else if (!strcmp(a, "--in-process")) {
             o->in_process = true;
+        } else if (!strcmp(a, "--direct")) {
+            o->in_process = true;
+            o->direct = true;
+        } else if (!strcmp(a, "--engine-log")) {
+            o->engine_log = true;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
         } else if (!strcmp(a, "--progress")) {
@@ -366,6 +373,14 @@ static int cmd_prove(const char *cmd, int argc, char **argv, bool single)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&b.cv, &ca);
     pthread_condattr_destroy(&ca);
+    bench_devices dev0, dev1;
+    bool have_dev = false;
+    bench_conn *sc = NULL;
+    if (o.in_process) {
+        have_dev = bench_inproc_devices(b.ip, &dev0) == 0;
+    } else if ((sc = bench_conn_new(&o)) != NULL) {
+        have_dev = bench_daemon_devices(sc, &dev0) == 0;
+    }
     b.tty = isatty(2);
     b.show_progress = !single && (o.progress || b.tty);
     b.t0 = bench_now_ms();
@@ -400,6 +415,9 @@ static int cmd_prove(const char *cmd, int argc, char **argv, bool single)
     for (long t = 0; t < started; t++)
         pthread_join(th[t], NULL);
     double wall_ms = bench_now_ms() - b.t0;
+    if (have_dev)
+        have_dev = (o.in_process ? bench_inproc_devices(b.ip, &dev1) : bench_daemon_devices(sc, &dev1)) == 0;
+    bench_conn_free(sc);
 
     int status = 0;
     if (started < o.concurrency && started == 0)
@@ -410,9 +428,11 @@ static int cmd_prove(const char *cmd, int argc, char **argv, bool single)
             status = 2;
         }
     }
-    bench_report(stdout, &o, o.in_process ? (single ? "single (in-process)" : "batch (in-process)")
-                                          : (single ? "single" : "batch"),
-                 b.jobs, o.count, wall_ms, key_load_ms);
+    char mode[64];
+    snprintf(mode, sizeof mode, "%s%s", single ? "single" : "batch",
+             !o.in_process ? "" : o.direct ? " (in-process, direct)" : " (in-process engine)");
+    bench_report(stdout, &o, mode, b.jobs, o.count, wall_ms, key_load_ms, have_dev ? &dev0 : NULL,
+                 have_dev ? &dev1 : NULL);
     for (long i = 0; i < o.count; i++) {
         if (strcmp(b.jobs[i].state, "done") || b.jobs[i].verify_fail)
             status = status ? status : 1;
