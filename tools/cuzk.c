@@ -6,6 +6,7 @@
  *   cuzk export vk <circuit.zkey> <verification_key.json>
  *   cuzk info <file>
  *   cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>
+ *   cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,8 @@ static void usage(FILE *f)
             "  cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>\n"
             "      Groth16 setup with fresh random toxic waste, for development and benchmarks\n"
             "      only (production keys come from a ceremony); cuzk setup -h says more.\n"
+            "  cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR\n"
+            "      a synthetic satisfiable circuit.r1cs and witness-<p>.wtns files; cuzk gen -h says more.\n"
             "environment: CUZK_THREADS (worker threads), CUZK_FF_IMPL=portable (no MULX/ADX)\n");
 }
 
@@ -356,6 +359,8 @@ int main(int argc, char **argv)
         return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "setup"))
         return cuzk_cli_setup(argc - 2, argv + 2);
+    if (!strcmp(cmd, "gen"))
+        return cuzk_cli_gen(argc - 2, argv + 2);
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

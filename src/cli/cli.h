@@ -4,5 +4,6 @@
 #define CUZK_CLI_H
 
 int cuzk_cli_setup(int argc, char **argv);
+int cuzk_cli_gen(int argc, char **argv);
 
 #endif

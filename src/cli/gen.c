@@ -1,0 +1,163 @@
+/* cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cuzk/gen.h"
+#include "util/parallel.h"
+
+static void gen_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: cuzk gen (--constraints N | --domain K) [--partitions P] [--profile porep|dense]\n"
+            "                [--seed S] [--public K] [--threads T] [-q] -o DIR\n"
+            "  Writes a satisfiable circuit DIR/circuit.r1cs with exactly N constraints (N may be\n"
+            "  written 2^k) and one witness per partition, DIR/witness-0.wtns .. witness-(P-1).wtns\n"
+            "  (same constraints, different inputs). Synthetic: for tests and benchmarks.\n"
+            "  --profile porep: a Filecoin PoRep partition's statistics (S-boxes x^5, bit\n"
+            "      decompositions, XOR/AND, ~99.7%% of wires in A, ~25%% in B, ~90%% of values\n"
+            "      0 or 1); dense: random field values everywhere. Default porep.\n"
+            "  --domain K: the largest N that fits domain 2^K for snarkjs and bellman alike\n"
+            "      (N + public + 1 <= 2^K; 2^K - 328 with the default 327 public inputs).\n"
+            "  --public K: public inputs besides the one (default min(327, iterations)).\n"
+            "  --seed S: same seed, same files (default 1). Progress goes to stderr.\n");
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    if (!s || !*s || *s == '-')
+        return -1;
+    if (s[0] == '2' && s[1] == '^') {
+        unsigned long k = strtoul(s + 2, &end, 10);
+        if (*end || end == s + 2 || k > 63)
+            return -1;
+        *v = (uint64_t)1 << k;
+        return 0;
+    }
+    unsigned long long x = strtoull(s, &end, 0);
+    if (*end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static void gen_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)ctx;
+    fprintf(stderr, "cuzk gen: %5.1f%% (%" PRIu64 " / %" PRIu64 " constraints)\n",
+            100.0 * (double)done / (double)total, done, total);
+}
+
+static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
+
+int cuzk_cli_gen(int argc, char **argv)
+{
+    cuzk_gen_opts o = {.n_partitions = 1, .profile = CUZK_GEN_POREP, .seed = 1, .n_public = -1};
+    const char *dir = NULL;
+    uint64_t domain = 0;
+    int quiet = 0, have_n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t v = 0;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            gen_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "-q")) {
+            quiet = 1;
+            continue;
+        }
+        int bad = 0;
+        if (!strcmp(a, "--constraints")) {
+            bad = parse_u64(val, &o.n_constraints) || o.n_constraints < 1 ||
+                  o.n_constraints > UINT32_MAX;
+            have_n = 1;
+        } else if (!strcmp(a, "--domain")) {
+            bad = parse_u64(val, &domain) || domain < 1 || domain > 32;
+        } else if (!strcmp(a, "--partitions")) {
+            bad = parse_u64(val, &v) || v < 1 || v > CUZK_GEN_MAX_PARTITIONS;
+            o.n_partitions = (uint32_t)v;
+        } else if (!strcmp(a, "--profile")) {
+            if (val && !strcmp(val, "porep"))
+                o.profile = CUZK_GEN_POREP;
+            else if (val && !strcmp(val, "dense"))
+                o.profile = CUZK_GEN_DENSE;
+            else
+                bad = 1;
+        } else if (!strcmp(a, "--seed")) {
+            bad = parse_u64(val, &o.seed);
+        } else if (!strcmp(a, "--public")) {
+            bad = parse_u64(val, &v) || v > ((uint64_t)1 << 24);
+            o.n_public = (int64_t)v;
+        } else if (!strcmp(a, "--threads")) {
+            bad = parse_u64(val, &v) || v < 1 || v > 4096;
+            o.nthreads = (unsigned)v;
+        } else if (!strcmp(a, "-o")) {
+            bad = !val;
+            dir = val;
+        } else {
+            fprintf(stderr, "cuzk gen: unknown argument '%s'\n", a);
+            gen_usage(stderr);
+            return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "cuzk gen: bad or missing value for %s\n", a);
+            return 2;
+        }
+        i++;
+    }
+    if (!dir || have_n == !!domain) {
+        gen_usage(stderr);
+        return 2;
+    }
+    if (domain) {
+        o.n_constraints = cuzk_gen_fit_domain(&o, (unsigned)domain);
+        if (o.n_constraints < 1) {
+            fprintf(stderr, "cuzk gen: no circuit fits domain 2^%" PRIu64 "\n", domain);
+            return 2;
+        }
+    }
+    if (o.nthreads)
+        cuzk_parallel_set_threads(o.nthreads);
+    unsigned threads = o.nthreads ? o.nthreads : cuzk_parallel_threads();
+    if (!quiet && o.n_constraints >= ((uint64_t)1 << 20)) {
+        o.progress = gen_progress;
+        o.progress_ctx = NULL;
+    }
+    cuzk_gen_stats st;
+    cuzk_err e = cuzk_gen_write(&st, dir, &o);
+    if (e != CUZK_OK) {
+        const char *d = cuzk_error_detail();
+        fprintf(stderr, "cuzk gen: %s\n", d[0] ? d : cuzk_strerror(e));
+        return 2;
+    }
+    if (quiet)
+        return 0;
+    uint64_t np = st.n_public;
+    unsigned lg = 0;
+    while (((uint64_t)1 << lg) < st.n_constraints + np + 1)
+        lg++;
+    printf("cuzk gen: %s profile, seed %" PRIu64 ", %u partition%s -> %s\n",
+           o.profile == CUZK_GEN_POREP ? "porep" : "dense", o.seed, o.n_partitions,
+           o.n_partitions == 1 ? "" : "s", dir);
+    printf("  constraints %" PRIu64 ", wires %u (public %u + the one, private inputs %u), "
+           "domain 2^%u for snarkjs and bellman\n",
+           st.n_constraints, st.n_wires, st.n_public, st.n_prv_in, lg);
+    printf("  terms A %" PRIu64 ", B %" PRIu64 ", C %" PRIu64 " (%.2f per constraint)\n",
+           st.n_terms[0], st.n_terms[1], st.n_terms[2],
+           (double)(st.n_terms[0] + st.n_terms[1] + st.n_terms[2]) / (double)st.n_constraints);
+    printf("  private wires %" PRIu64 ": in A %.2f%%, in B %.2f%%; values 0 or 1 %.2f%%; "
+           "public inputs in A %u, in B %u of %u\n",
+           st.n_private, pct(st.private_in_a, st.n_private), pct(st.private_in_b, st.n_private),
+           pct(st.private_01, st.n_private * o.n_partitions), st.public_in_a, st.public_in_b,
+           st.n_public);
+    printf("  circuit.r1cs %.1f MB, witness %.1f MB each\n", (double)st.r1cs_bytes / 1e6,
+           (double)st.wtns_bytes / 1e6);
+    printf("  %.3f s, %.2f M constraints/s on %u threads (%.2f M/s per thread)\n", st.seconds,
+           (double)st.n_constraints / st.seconds / 1e6, threads,
+           (double)st.n_constraints / st.seconds / 1e6 / threads);
+    return 0;
+}
