@@ -269,6 +269,7 @@ cuzk_err cuzk_params_load(cuzk_params **out, const char *path, unsigned flags)
             *out = p;
             return CUZK_OK;
         }
+        cuzk_error_clear();   /* no usable cache: decode the file */
     }
     params_mapping mp;
     cuzk_err e = params_map(&mp, path);
