@@ -1,0 +1,204 @@
+/*
+ * cuzk-bench porep: whole batch proofs on the synthetic porep-k workload (WORKLOADS.md),
+ * per stage, on the CPU and/or the GPU backend, and whether both give the same proofs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench/porep.h"
+#include "groth16/gpu_prover.h"
+#include "util/parallel.h"
+
+int cuzk_bench_porep(int argc, char **argv);
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void progress(const char *phase) { fprintf(stderr, "porep: %s...\n", phase); }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define MAX_RUNS 16
+typedef struct {
+    const char *name;
+    double total[MAX_RUNS], prep[MAX_RUNS], h[MAX_RUNS], msm[MAX_RUNS], b2[MAX_RUNS], epi[MAX_RUNS];
+    double key_ms;
+    int runs;
+    cuzk_proof *proofs;
+} backend_result;
+
+static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w, size_t parts, int runs,
+                       unsigned threads)
+{
+    const cuzk_pk_view *v = cuzk_porep_view(w);
+    cuzk_fr r, s;
+    cuzk_fr_set_u64(&r, 1234567);
+    cuzk_fr_set_u64(&s, 7654321);
+    cuzk_prove_opts o = {.nthreads = threads, .backend = be, .test_r = &r, .test_s = &s};
+    cuzk_gpu_key *gk = NULL;
+    if (be == CUZK_BACKEND_GPU) {
+        double t0 = now_ms();
+        if (cuzk_gpu_key_from_view(&gk, v, 0) != CUZK_OK) {
+            fprintf(stderr, "porep: gpu key: %s\n", cuzk_error_detail());
+            return 1;
+        }
+        res->key_ms = now_ms() - t0;
+        o.gpu_key = gk;
+    }
+    res->proofs = calloc(parts, sizeof(cuzk_proof));
+    for (int i = -1; i < runs; i++) { /* run -1 is the warm-up */
+        cuzk_pending *p = NULL;
+        cuzk_prove_timings t;
+        double t0 = now_ms();
+        cuzk_err e = cuzk_groth16_prove_start_view(&p, v, cuzk_porep_witnesses(w), parts,
+                                                   cuzk_porep_witness_len(w), &o);
+        if (e == CUZK_OK)
+            e = cuzk_groth16_prove_finish(res->proofs, &t, p);
+        cuzk_groth16_pending_free(p);
+        double dt = now_ms() - t0;
+        if (e != CUZK_OK) {
+            fprintf(stderr, "porep: prove (%s): %s\n", res->name, cuzk_error_detail());
+            cuzk_groth16_gpu_key_free(gk);
+            return 1;
+        }
+        fprintf(stderr, "porep: %s run %d: %.1f ms\n", res->name, i, dt);
+        if (i < 0)
+            continue;
+        res->total[i] = dt;
+        res->prep[i] = t.prep_ms;
+        res->h[i] = t.h_ms;
+        res->msm[i] = t.msm_ms;
+        res->b2[i] = t.b_g2_ms;
+        res->epi[i] = t.epilogue_ms;
+        res->runs = i + 1;
+    }
+    cuzk_groth16_gpu_key_free(gk);
+    return 0;
+}
+
+int cuzk_bench_porep(int argc, char **argv)
+{
+    unsigned k = 16, threads = 0;
+    size_t parts = 1;
+    int runs = 3, json = 0;
+    uint64_t seed = 1;
+    const char *backend = "auto";
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-k") && i + 1 < argc)
+            k = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-p") && i + 1 < argc)
+            parts = (size_t)atol(argv[++i]);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+            backend = argv[++i];
+        else if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else {
+            fprintf(stderr, "usage: cuzk-bench porep [-k K] [-p PARTITIONS] [--runs N] [--seed S]\n"
+                            "         [--threads N] [--backend cpu|gpu|both|auto] [--json]\n");
+            return 2;
+        }
+    }
+    if (runs < 1 || runs > MAX_RUNS || parts < 1) {
+        fprintf(stderr, "cuzk-bench porep: --runs 1..%d, -p >= 1\n", MAX_RUNS);
+        return 2;
+    }
+    if (threads)
+        cuzk_parallel_set_threads(threads);
+    double t0 = now_ms();
+    cuzk_porep *w;
+    if (cuzk_porep_new(&w, k, parts, seed, progress) != CUZK_OK) {
+        fprintf(stderr, "cuzk-bench porep: %s\n", cuzk_error_detail());
+        return 1;
+    }
+    double gen_ms = now_ms() - t0;
+    const cuzk_pk_view *v = cuzk_porep_view(w);
+
+    backend_result res[2];
+    memset(res, 0, sizeof res);
+    int nb = 0;
+    bool want_cpu = !strcmp(backend, "cpu") || !strcmp(backend, "both");
+    bool want_gpu = !strcmp(backend, "gpu") || !strcmp(backend, "both");
+    if (!strcmp(backend, "auto")) {
+        if (cuzk_groth16_backend(NULL) == CUZK_BACKEND_GPU)
+            want_gpu = true;
+        else
+            want_cpu = true;
+    }
+    int rc = 0;
+    if (want_gpu) {
+        res[nb].name = "gpu";
+        rc |= run_backend(&res[nb++], CUZK_BACKEND_GPU, w, parts, runs, threads);
+    }
+    if (want_cpu && rc == 0) {
+        res[nb].name = "cpu";
+        rc |= run_backend(&res[nb++], CUZK_BACKEND_CPU, w, parts, runs, threads);
+    }
+    int same = -1;
+    if (rc == 0 && nb == 2) {
+        same = 1;
+        for (size_t j = 0; j < parts; j++)
+            if (!cuzk_g1_affine_eq(&res[0].proofs[j].a, &res[1].proofs[j].a) ||
+                !cuzk_g2_affine_eq(&res[0].proofs[j].b, &res[1].proofs[j].b) ||
+                !cuzk_g1_affine_eq(&res[0].proofs[j].c, &res[1].proofs[j].c))
+                same = 0;
+    }
+    if (rc == 0) {
+        printf("porep-%u x%zu (synthetic: random key, proofs do not verify), seed %llu, %u threads\n"
+               "  constraints %u, wires %u, A-dense %zu, B-dense %zu, key %.1f MiB, workload built in %.1f s\n",
+               k, parts, (unsigned long long)seed, threads ? threads : cuzk_parallel_threads(),
+               (unsigned)v->n_rows, v->n_vars, cuzk_porep_a_count(w), cuzk_porep_b_count(w),
+               (double)cuzk_porep_key_bytes(w) / (1 << 20), gen_ms / 1e3);
+        printf("%-8s %10s %10s %10s %10s %10s %10s %10s\n", "backend", "total_ms", "prep_ms", "h_ms",
+               "msm_ms", "b_g2_ms", "epi_ms", "key_ms");
+        for (int b = 0; b < nb; b++) {
+            backend_result *r = &res[b];
+            printf("%-8s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", r->name,
+                   median(r->total, r->runs), median(r->prep, r->runs), median(r->h, r->runs),
+                   median(r->msm, r->runs), median(r->b2, r->runs), median(r->epi, r->runs), r->key_ms);
+        }
+        if (same >= 0)
+            printf("gpu and cpu proofs (fixed r, s): %s\n", same ? "identical" : "DIFFERENT");
+        if (json) {
+            printf("{\"workload\":\"porep-%u\",\"partitions\":%zu,\"seed\":%llu,\"runs\":%d", k, parts,
+                   (unsigned long long)seed, runs);
+            for (int b = 0; b < nb; b++) {
+                backend_result *r = &res[b];
+                printf(",\"%s\":{\"total_ms\":%.1f,\"prep_ms\":%.1f,\"h_ms\":%.1f,\"msm_ms\":%.1f,"
+                       "\"b_g2_ms\":%.1f,\"epilogue_ms\":%.1f,\"key_ms\":%.1f}",
+                       r->name, median(r->total, r->runs), median(r->prep, r->runs), median(r->h, r->runs),
+                       median(r->msm, r->runs), median(r->b2, r->runs), median(r->epi, r->runs), r->key_ms);
+            }
+            if (same >= 0)
+                printf(",\"identical\":%s", same ? "true" : "false");
+            printf("}\n");
+        }
+    }
+    for (int b = 0; b < nb; b++)
+        free(res[b].proofs);
+    cuzk_porep_free(w);
+    if (same == 0)
+        return 1;
+    return rc;
+}
