@@ -151,7 +151,9 @@ cuzk_err cuzk_setup_zkey(cuzk_zkey **out, const cuzk_r1cs *r, const cuzk_setup_o
     if ((e = csr_extend(&z->a, &r->m[0], nc, npub + 1, true)) != CUZK_OK ||
         (e = csr_extend(&z->b, &r->m[1], nc, npub + 1, false)) != CUZK_OK)
         goto done;
-    if ((e = setup_g1_table_new(&t1)) != CUZK_OK || (e = setup_g2_table_new(&t2)) != CUZK_OK)
+    const unsigned wb = setup_wbits_for(n > nv ? n : nv);
+    if ((e = setup_g1_table_new(&t1, wb, nth)) != CUZK_OK ||
+        (e = setup_g2_table_new(&t2, setup_wbits_for(nv), nth)) != CUZK_OK)
         goto done;
     if ((e = setup_toxic_get(&tw, opts, k + 1)) != CUZK_OK)
         goto done;

@@ -29,12 +29,12 @@ static void fr_minus_one(cuzk_fr *r)
     cuzk_fr_sub(r, r, &one);
 }
 
-static void test_fixed_base(void)
+static void test_fixed_base(unsigned wbits)
 {
     setup_g1_table t1;
     setup_g2_table t2;
-    CHECK_EQ_ERR(setup_g1_table_new(&t1), CUZK_OK);
-    CHECK_EQ_ERR(setup_g2_table_new(&t2), CUZK_OK);
+    CHECK_EQ_ERR(setup_g1_table_new(&t1, wbits, 2), CUZK_OK);
+    CHECK_EQ_ERR(setup_g2_table_new(&t2, wbits, 2), CUZK_OK);
     enum { N = 40 };
     cuzk_fr k[N];
     cuzk_fr_set_zero(&k[0]);
@@ -557,7 +557,12 @@ static void test_params(void)
 int main(void)
 {
     test_init("test_setup");
-    test_fixed_base();
+    /* every width the setup picks, and odd ones whose windows cross limbs */
+    unsigned widths[] = {SETUP_WBITS_SMALL, SETUP_WBITS_LARGE, 5};
+    for (int i = 0; i < 3; i++)
+        test_fixed_base(widths[i]);
+    setup_g1_table tb;
+    CHECK_EQ_ERR(setup_g1_table_new(&tb, SETUP_WBITS_MAX + 1, 1), CUZK_EINVAL);
     test_lagrange();
     test_known_toxic();
     test_fixtures();
