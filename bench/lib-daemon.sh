@@ -43,7 +43,7 @@ cuzk_daemon_start() {
         if [ -z "$CUZK_ADDR" ] && [ -s "$af" ]; then
             CUZK_ADDR=$(head -n 1 "$af")
         fi
-        if [ -n "$CUZK_ADDR" ] && "$bin/cuzk-bench" status --addr "$CUZK_ADDR" >/dev/null 2>&1; then
+        if [ -n "$CUZK_ADDR" ] && "$bin/cuzk-bench" health --addr "$CUZK_ADDR" --quiet >/dev/null 2>&1; then
             rm -f "$af"
             return 0
         fi

@@ -1,7 +1,7 @@
 /*
  * cuzk-bench: benchmarks.
  *   cuzk-bench micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing ops
- *   cuzk-bench single|batch|status|metrics|preload|evict ...   a cuzk-daemon's client, or
+ *   cuzk-bench single|batch|status|metrics|health|preload|evict ...   a cuzk-daemon's client, or
  *       the library in this process (--in-process); see tools/bench/ and --help
  */
 #include <inttypes.h>
@@ -188,7 +188,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {{"single", bench_cmd_single},   {"batch", bench_cmd_batch},     {"status", bench_cmd_status},
-                {"metrics", bench_cmd_metrics}, {"preload", bench_cmd_preload}, {"evict", bench_cmd_evict}};
+                {"metrics", bench_cmd_metrics}, {"preload", bench_cmd_preload}, {"evict", bench_cmd_evict},
+                {"health", bench_cmd_health}};
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
         if (!strcmp(argv[1], cmds[k].name)) {
             if (bench_http_global_init()) {

@@ -149,7 +149,28 @@ daemon)
     "$BENCH" evict --key chain >"$T/evict.txt" 2>&1 && ok || bad "evict: $(cat "$T/evict.txt")"
     cuzk_daemon_stop; rc=$?
     [ $rc -eq 0 ] && ok || bad "cuzk-daemon exited $rc after SIGTERM"
-    if [ "$failed" -ne 0 ]; then echo "--- daemon log (tail)"; tail -n 30 "$T/daemon.log"; fi
+
+    # a daemon with a bearer token, also on a Unix socket, with its built-in example key
+    if ! cuzk_daemon_start "$BIN" "$T/daemon2.log" --token s3cret --listen "unix:$T/d.sock" --example; then
+        bad "cuzk-daemon with --token did not start"; finish
+    fi
+    "$BENCH" status --addr "$CUZK_ADDR" --token wrong >/dev/null 2>"$T/tok.err"
+    rc=$?
+    [ $rc -eq 1 ] && grep -q "401" "$T/tok.err" && ok || bad "wrong token: exit $rc: $(cat "$T/tok.err")"
+    "$BENCH" single --addr "unix:$T/d.sock" --token s3cret --key example --witness "$C/witness.wtns" \
+        --verify-with "$VK" --json >"$T/unix.json" 2>"$T/unix.err" && ok || bad "single over the Unix socket: $(cat "$T/unix.err")"
+    expect_json "$T/unix.json" 'r.verified === 1 && r.verify_failures === 0'
+    CUZK_TOKEN=s3cret "$BENCH" batch -c 2 -j 2 --key example --witness "$C/witness.wtns" --quiet \
+        >/dev/null 2>"$T/tokenv.err" && ok || bad "CUZK_TOKEN: $(cat "$T/tokenv.err")"
+    cuzk_daemon_stop; rc=$?
+    [ $rc -eq 0 ] && ok || bad "cuzk-daemon (token) exited $rc after SIGTERM"
+    "$BENCH" status --addr "unix:$T/d.sock" >/dev/null 2>"$T/gone.err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "d.sock" "$T/gone.err" && ok || bad "stopped daemon's socket: exit $rc: $(cat "$T/gone.err")"
+    if [ "$failed" -ne 0 ]; then
+        echo "--- daemon log (tail)"; tail -n 30 "$T/daemon.log"
+        echo "--- daemon 2 log (tail)"; tail -n 30 "$T/daemon2.log"
+    fi
     ;;
 *)
     echo "usage: bench_client.sh inprocess|daemon" >&2; exit 2 ;;

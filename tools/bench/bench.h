@@ -125,6 +125,7 @@ int bench_cmd_single(int argc, char **argv);
 int bench_cmd_batch(int argc, char **argv);
 int bench_cmd_status(int argc, char **argv);
 int bench_cmd_metrics(int argc, char **argv);
+int bench_cmd_health(int argc, char **argv);
 int bench_cmd_preload(int argc, char **argv);
 int bench_cmd_evict(int argc, char **argv);
 void bench_usage_cmds(FILE *f);

@@ -25,6 +25,7 @@ static const char usage_text[] =
     "  batch   -c COUNT -j CONC [options] COUNT jobs from CONC concurrent clients\n"
     "  status  [--addr A] [--token T]   the daemon's GET /v1/status\n"
     "  metrics [--addr A] [--token T]   the daemon's GET /metrics (Prometheus text)\n"
+    "  health  [--addr A]               the daemon's GET /healthz: exit 0 when it answers ok\n"
     "  preload --zkey PATH [--key ID]   register and load a proving key at the daemon\n"
     "  evict   --key ID                 evict a key from the daemon\n"
     "options:\n"
@@ -509,6 +510,23 @@ int bench_cmd_status(int argc, char **argv)
     if ((rc = simple_request("status", &o, "GET", "/v1/status", NULL, &body)) != 0)
         return rc;
     print_json_body(body, o.json);
+    free(body);
+    return 0;
+}
+
+int bench_cmd_health(int argc, char **argv)
+{
+    bench_opts o;
+    const char **wit = NULL;
+    int rc = parse_opts("health", argc, argv, &o, &wit);
+    free(wit);
+    if (rc)
+        return rc;
+    char *body = NULL;
+    if ((rc = simple_request("health", &o, "GET", "/healthz", NULL, &body)) != 0)
+        return rc;
+    if (!o.quiet)
+        print_json_body(body, true);
     free(body);
     return 0;
 }
