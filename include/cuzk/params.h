@@ -40,7 +40,10 @@
  * CUZK_PARAMS_CACHE: the first start decodes with the checks and writes PATH.cuzkcache;
  * later starts copy the decoded arrays (no conversion, no check) at memory/disk speed.
  * CUZK_PARAMS_TRUSTED suits a file whose digest was verified otherwise (Filecoin's
- * parameter fetcher checks one).
+ * parameter fetcher checks one). Measured on the 16-core H200 host, 503 MB file (4.2 M G1 +
+ * 0.5 M G2 points) in the page cache: checked 21 MB/s (0.2 M points/s), trusted 2.2 GB/s
+ * (20.6 M points/s), cache read 15.6 GB/s; so a 47 GB key loads in about 37 minutes
+ * checked, about 21 s trusted, and at disk speed from the cache.
  *
  * Ownership and errors follow include/cuzk/io.h: *_load allocates one object freed with
  * the matching *_free; on failure *out is NULL and cuzk_error_detail() names the file,
