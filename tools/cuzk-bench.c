@@ -1,6 +1,7 @@
 /*
  * cuzk-bench: benchmarks.
  *   cuzk-bench micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing ops
+ *   cuzk-bench porep ...   the synthetic porep-k workload (src/bench/porep_cli.c)
  *   cuzk-bench single|batch|status|metrics|health|preload|evict ...   a cuzk-daemon's client, or
  *       the library in this process (--in-process); see tools/bench/ and --help
  */
@@ -14,6 +15,9 @@
 #include "cuzk/pairing.h"
 
 #include "bench/bench.h"
+
+/* cuzk-bench porep (src/bench/porep_cli.c): the synthetic porep-k workload, per stage. */
+int cuzk_bench_porep(int argc, char **argv);
 
 static double now_ns(void)
 {
@@ -172,7 +176,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: cuzk-bench <command> [options]\n"
                "commands:\n"
-               "  micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing operations\n");
+               "  micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing operations\n"
+               "  porep [-k K] [-p PARTITIONS] [--runs N] [--backend cpu|gpu|both|auto] [--json]\n"
+               "                                   whole proofs on the synthetic porep-k workload, per stage\n");
     bench_usage_cmds(f);
 }
 
@@ -184,6 +190,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "micro"))
         return cmd_micro(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "porep"))
+        return cuzk_bench_porep(argc - 2, argv + 2);
     static const struct {
         const char *name;
         int (*fn)(int, char **);
