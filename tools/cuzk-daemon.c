@@ -74,6 +74,17 @@ static void usage(FILE *f)
         f);
 }
 
+/* Strings of the configuration, freed at exit. */
+static char *owned[256];
+static unsigned n_owned;
+static char *keep(const char *v)
+{
+    char *d = n_owned < sizeof owned / sizeof owned[0] ? strdup(v) : NULL;
+    if (d)
+        owned[n_owned++] = d;
+    return d;
+}
+
 static bool parse_size(const char *s, uint64_t *out)
 {
     char *end;
@@ -147,10 +158,9 @@ static bool add_key(daemon_config *c, const char *id, const char *path)
 {
     if (c->n_keys >= MAX_KEYS)
         return false;
-    c->key_ids[c->n_keys] = strdup(id);
-    c->key_paths[c->n_keys] = strdup(path);
-    c->n_keys++;
-    return true;
+    c->key_ids[c->n_keys] = keep(id);
+    c->key_paths[c->n_keys] = keep(path);
+    return c->key_ids[c->n_keys] && c->key_paths[c->n_keys++];
 }
 
 /* One setting, from the INI file (section.name) or a flag (name, section ignored). Names
@@ -165,11 +175,11 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
     if (!strcmp(name, "listen")) {
         if (s->n_listen >= SERVER_MAX_LISTEN)
             return false;
-        s->listen[s->n_listen++] = strdup(v);
+        s->listen[s->n_listen++] = keep(v);
         return true;
     }
     if (!strcmp(name, "token"))
-        return (s->token = strdup(v)) != NULL;
+        return (s->token = keep(v)) != NULL;
     if (!strcmp(name, "token_file")) {
         free(c->token_buf);
         c->token_buf = read_token(v);
@@ -179,13 +189,13 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
     if (!strcmp(name, "allow_dir")) {
         if (s->n_allow >= SERVER_MAX_ALLOW)
             return false;
-        s->allow_dirs[s->n_allow++] = strdup(v);
+        s->allow_dirs[s->n_allow++] = keep(v);
         return true;
     }
     if (!strcmp(name, "address_file"))
-        return (c->address_file = strdup(v)) != NULL;
+        return (c->address_file = keep(v)) != NULL;
     if (!strcmp(name, "log_file"))
-        return (c->log_file = strdup(v)) != NULL;
+        return (c->log_file = keep(v)) != NULL;
     if (!strcmp(name, "log_level"))
         return cuzk_log_level_parse(&e->log_level, v);
     if (!strcmp(name, "key")) {
@@ -375,5 +385,8 @@ int main(int argc, char **argv)
     cuzk_engine_free(e);
     if (c.eng.log)
         fclose(c.eng.log);
+    for (unsigned i = 0; i < n_owned; i++)
+        free(owned[i]);
+    free(c.token_buf);
     return 0;
 }

@@ -921,7 +921,17 @@ static int test_sigterm(void)
         accepted += ids[i] != NULL;
     }
     CHECK(accepted == N);
-    usleep(400000);   /* a few jobs are done, one runs, the rest wait */
+    /* a couple of jobs are done, one runs, the rest wait */
+    for (int i = 0; i < 600; i++) {
+        resp r;
+        long long ndone = -1;
+        if (http(&r, d.addr, "GET", "/v1/status", NULL))
+            ndone = json_integer_value(json_object_get(json_object_get(r.json, "jobs"), "done"));
+        resp_free(&r);
+        if (ndone >= 2)
+            break;
+        usleep(50000);
+    }
     kill(d.pid, SIGTERM);
     /* draining: /healthz says so (or the daemon is already gone), new jobs get 503 */
     bool draining = false;
