@@ -9,15 +9,15 @@
  * the last block is cut after exactly n_constraints constraints in all, and every prefix
  * of a block is itself satisfiable, so any N >= 1 is exact: the file holds N constraints.
  *
- *   porep: one iteration (1352 constraints, 1351 wires) is 15 rounds of a width-3
+ *   porep: one iteration (1343 constraints, 1342 wires) is 14 rounds of a width-3
  *     Poseidon-like permutation (x^5 S-boxes as x2 = t*t, x4 = x2*x2, x5 = x4*t, the
  *     linear layer and round constants folded into t), a 255-bit decomposition of one
  *     state element (b*b = b per bit and one packing constraint), 15 rounds of SHA-style
  *     bit operations on 64 lanes (XOR as 2a*b = a+b-c, AND as a*b = c, one operand a
  *     decomposed bit), and the packing of 60 lanes into a field element absorbed into the
  *     state. A block is 8 iterations. Iteration g also adds public input g mod n_public to
- *     its first S-box. Statistics (per iteration, private wires): 99.7 % in A, 25.6 % in
- *     B, 89.9 % of values 0 or 1 — those of a Filecoin PoRep partition.
+ *     its first S-box. Statistics (per iteration, private wires): 99.7 % in A, 25.3 % in
+ *     B, 90.5 % of values 0 or 1 — those of a Filecoin PoRep partition.
  *   dense: x_k = (c1 x_{k-1} + c2 x_{k-2}) * (c3 x_{k-1} + c4 x_{k-3} + c5), coefficients
  *     random, every value a random-looking field element; 8192 constraints a block, public
  *     input g mod n_public joins the B side of every 1024th constraint.

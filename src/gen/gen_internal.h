@@ -12,7 +12,7 @@
 
 /* ---- porep iteration (see gen.h) ---- */
 #define GEN_WIDTH 3              /* Poseidon-like state elements */
-#define GEN_SBOX_ROUNDS 15       /* full rounds of GEN_WIDTH S-boxes, 3 constraints each */
+#define GEN_SBOX_ROUNDS 14       /* full rounds of GEN_WIDTH S-boxes, 3 constraints each */
 #define GEN_DEC_BITS 255         /* bits of a decomposed element: r < 2^255 */
 #define GEN_LANES 64             /* SHA-style bit lanes */
 #define GEN_BIT_ROUNDS 15        /* rounds of one XOR/AND per lane */
