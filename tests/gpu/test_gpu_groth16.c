@@ -6,6 +6,9 @@
 #include "bench/porep.h"
 #include "cuzk/groth16.h"
 #include "groth16/gpu_prover.h"
+#ifdef CUZK_HAVE_CUDA
+#include "cuzk/gpu.h"
+#endif
 
 static bool proof_eq(const cuzk_proof *x, const cuzk_proof *y)
 {
