@@ -110,6 +110,8 @@ int cuzk_cli_gen(int argc, char **argv)
         i++;
     }
     if (!dir || have_n == !!domain) {
+        fprintf(stderr, "cuzk gen: %s\n", !dir ? "-o DIR is required"
+                                              : "give exactly one of --constraints and --domain");
         gen_usage(stderr);
         return 2;
     }
