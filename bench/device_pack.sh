@@ -1,0 +1,20 @@
+#!/bin/bash
+# Packs the binaries of a CUDA build made here (BUILD, default build-cuda) and the shared
+# libraries they need, other than the C library and the CUDA driver, into .gpu-deps/ (ignored
+# by git), for bench/device_round.sh on the GPU machine.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build-cuda}
+D=$ROOT/.gpu-deps
+mkdir -p "$D/bin" "$D/lib"
+grep -qx '/.gpu-deps/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.gpu-deps/' >> "$ROOT/.git/info/exclude"
+for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD/cuzk-bench" "$BUILD/cuzk"; do
+    cp "$b" "$D/bin/"
+    ldd "$b" | awk '/=> \// {print $3}' | while read -r lib; do
+        case "$(basename "$lib")" in
+            libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libcuda.so*) ;;
+            *) cp -L "$lib" "$D/lib/" ;;
+        esac
+    done
+done
+du -sh "$D"

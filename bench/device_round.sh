@@ -1,0 +1,44 @@
+#!/bin/bash
+# One round on the lent GPU machine (one `run` call): correctness of the GPU kernels and of
+# whole proofs against the CPU, then the porep-k stage benchmark, ending with a short table.
+# Binaries are built here (CUDA build) and carried in .gpu-deps/bin with the shared
+# libraries they need in .gpu-deps/lib (bench/device_pack.sh makes both).
+#   ROUND_K="24 26"  porep sizes;  ROUND_CPU_K=24  sizes also run on the CPU backend
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+D=$ROOT/.gpu-deps
+OUT=${OUT:-/tmp/round-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export CUZK_TEST_DATA=$ROOT/tests/data
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+echo "cpus: $(nproc)"
+summary=()
+
+t0=$(date +%s)
+timeout 240 "$D/bin/test_gpu" >"$OUT/test_gpu.log" 2>&1; rc=$?
+summary+=("test_gpu rc=$rc $(grep -h 'passed,' "$OUT/test_gpu.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+t0=$(date +%s)
+timeout 240 "$D/bin/test_gpu_groth16" >"$OUT/test_gpu_groth16.log" 2>&1; rc=$?
+summary+=("test_gpu_groth16 rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_groth16.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+tail -12 "$OUT/test_gpu_groth16.log"
+
+for k in ${ROUND_K:-24 26}; do
+    be=gpu
+    for c in ${ROUND_CPU_K:-24}; do [ "$c" = "$k" ] && be=both; done
+    t0=$(date +%s)
+    timeout 300 "$D/bin/cuzk-bench" porep -k "$k" -p "${ROUND_P:-2}" --runs 3 --backend $be --json \
+        >"$OUT/porep-$k.log" 2>"$OUT/porep-$k.err"; rc=$?
+    summary+=("porep-$k ($be) rc=$rc ($(( $(date +%s) - t0 )) s)")
+    grep -v '^{' "$OUT/porep-$k.log"
+    tail -3 "$OUT/porep-$k.err"
+done
+
+if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
+    t0=$(date +%s)
+    timeout 180 compute-sanitizer --tool memcheck --leak-check full "$D/bin/test_gpu_groth16" \
+        >"$OUT/sanitizer.log" 2>&1; rc=$?
+    summary+=("compute-sanitizer memcheck test_gpu_groth16 rc=$rc: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+fi
+echo "== summary"
+printf '%s\n' "${summary[@]}"
