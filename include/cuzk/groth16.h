@@ -21,6 +21,8 @@
 #ifndef CUZK_GROTH16_H
 #define CUZK_GROTH16_H
 
+#include <pthread.h>
+
 #include "cuzk/io.h"
 
 #ifdef __cplusplus
@@ -39,6 +41,9 @@ typedef struct {
     unsigned nthreads;        /* 0: cuzk_parallel_threads() */
     cuzk_backend backend;     /* AUTO by default */
     cuzk_gpu_key *gpu_key;    /* GPU backend: a resident key (NULL: one is made per call) */
+    /* GPU backend: held around the device work of each partition, so that several workers
+     * share one device (NULL: the resident key's own lock). */
+    pthread_mutex_t *device_lock;
     const cuzk_fr *test_r;    /* tests only: fixed r for every proof of the batch */
     const cuzk_fr *test_s;    /* tests only: fixed s */
 } cuzk_prove_opts;

@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
+#ifdef CUZK_HAVE_CUDA
+#include "cuzk/gpu.h"
+#endif
 
 /* ---- names ---- */
 
@@ -154,6 +157,10 @@ static key_entry *key_find(cuzk_engine *e, const char *id)
 
 static void key_unload(cuzk_engine *e, key_entry *k)
 {
+    for (unsigned i = 0; i < CUZK_ENGINE_MAX_DEVICES; i++) {
+        cuzk_groth16_gpu_key_free(k->gk[i]);
+        k->gk[i] = NULL;
+    }
     cuzk_zkey_free(k->zk);
     cuzk_vk_free(k->vk);
     k->zk = NULL;
@@ -702,13 +709,28 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
 
         LOG(e, CUZK_LOG_INFO, "event=gpu_pickup job=%llu part=%zu dev=%s worker=%u",
             (unsigned long long)j->id, p->idx, d->name, widx);
-        pthread_mutex_lock(&d->lock);
+        cuzk_prove_opts po = {.nthreads = e->cfg.prove_threads};
+        cuzk_err r = CUZK_OK;
+        if (d->gpu >= 0) {
+            /* GPU: the prover holds the device lock around its device work only; the
+             * key's resident copy on this device is made once, under that lock. */
+            po.backend = CUZK_BACKEND_GPU;
+            po.device_lock = &d->lock;
+            pthread_mutex_lock(&d->lock);
+            if (!p->key->gk[d->gpu])
+                r = cuzk_groth16_gpu_key_new(&p->key->gk[d->gpu], zk, d->gpu);
+            pthread_mutex_unlock(&d->lock);
+            po.gpu_key = p->key->gk[d->gpu];
+        } else {
+            po.backend = CUZK_BACKEND_CPU;
+            pthread_mutex_lock(&d->lock);
+        }
         double t0 = engine_now(e);
         LOG(e, CUZK_LOG_INFO, "event=gpu_start job=%llu part=%zu dev=%s worker=%u",
             (unsigned long long)j->id, p->idx, d->name, widx);
-        cuzk_prove_opts po = {.nthreads = e->cfg.prove_threads};
         const cuzk_fr *wv = p->w->w;
-        cuzk_err r = cuzk_groth16_prove_start(&p->pend, zk, &wv, 1, p->w->n, &po);
+        if (r == CUZK_OK)
+            r = cuzk_groth16_prove_start(&p->pend, zk, &wv, 1, p->w->n, &po);
         char why[600];
         snprintf(why, sizeof why, "%s", r == CUZK_OK ? "" : cuzk_error_detail());
         if (e->cfg.debug_device_delay_ms) {
@@ -717,7 +739,8 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
             nanosleep(&ts, NULL);
         }
         double t1 = engine_now(e);
-        pthread_mutex_unlock(&d->lock);
+        if (d->gpu < 0)
+            pthread_mutex_unlock(&d->lock);
         LOG(e, CUZK_LOG_INFO, "event=gpu_end job=%llu part=%zu dev=%s worker=%u ms=%.3f%s",
             (unsigned long long)j->id, p->idx, d->name, widx, (t1 - t0) * 1e3,
             r == CUZK_OK ? "" : " error=1");
@@ -930,10 +953,24 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
     pthread_cond_init(&e->cv_fin, NULL);
     pthread_cond_init(&e->cv_job, NULL);
 
-    /* Devices: the CPU pseudo-device. A GPU build lists one entry per GPU here once the
-     * GPU backend offers the split API per device. */
-    e->n_devices = 1;
-    snprintf(e->devices[0].name, sizeof e->devices[0].name, "cpu0");
+    /* Devices: every visible GPU when the GPU backend is chosen (CUZK_BACKEND, or AUTO with
+     * a device present), else the CPU pseudo-device. */
+    e->n_devices = 0;
+#ifdef CUZK_HAVE_CUDA
+    if (cuzk_groth16_backend(NULL) == CUZK_BACKEND_GPU) {
+        int ng = cuzk_gpu_device_count();
+        for (int g = 0; g < ng && e->n_devices < CUZK_ENGINE_MAX_DEVICES; g++) {
+            device *dv = &e->devices[e->n_devices++];
+            snprintf(dv->name, sizeof dv->name, "gpu%d", g);
+            dv->gpu = g;
+        }
+    }
+#endif
+    if (e->n_devices == 0) {
+        e->n_devices = 1;
+        snprintf(e->devices[0].name, sizeof e->devices[0].name, "cpu0");
+        e->devices[0].gpu = -1;
+    }
     for (unsigned i = 0; i < e->n_devices; i++) {
         pthread_mutex_init(&e->devices[i].lock, NULL);
         e->devices[i].workers = cfg.workers_per_device;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "cuzk/engine.h"
+#include "cuzk/groth16.h"
 
 typedef enum { KEY_UNLOADED = 0, KEY_LOADING = 1, KEY_LOADED = 2 } key_state;
 
@@ -22,6 +23,7 @@ typedef struct key_entry {
     unsigned in_flight;       /* partitions holding a reservation */
     double last_used;
     uint64_t loads;
+    cuzk_gpu_key *gk[CUZK_ENGINE_MAX_DEVICES]; /* resident copies per GPU, made on first use */
     struct key_entry *next;
 } key_entry;
 
@@ -51,6 +53,7 @@ typedef struct job {
 
 typedef struct device {
     char name[64];
+    int gpu;                  /* CUDA device index; -1 for the CPU pseudo-device */
     pthread_mutex_t lock;     /* held from the device work of prove_start to its return */
     unsigned workers, busy;
     double busy_s;

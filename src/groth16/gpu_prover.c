@@ -91,13 +91,16 @@ static cuzk_err gpu_msm_density(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t 
     return cuzk_gpu_g1_msm(m, r, scratch, k, 0);
 }
 
-cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, const cuzk_pk_view *pk, const cuzk_fr *w,
+cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
+                            const cuzk_fr *w,
                             cuzk_fr *a, cuzk_fr *b, cuzk_fr *c, cuzk_msm_scalar *scratch,
                             cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
                             double *h_ms, double *msm_ms)
 {
     cuzk_err e;
-    pthread_mutex_lock(&gk->lock);
+    if (!lock)
+        lock = &gk->lock;
+    pthread_mutex_lock(lock);
     double t0 = now_ms();
     if (pk->conv == CUZK_CONV_SNARKJS)
         e = cuzk_gpu_h_snarkjs(gk->dom, a, b, c);
@@ -114,7 +117,7 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, const cuzk_pk_view *pk, const cuzk
     if (e == CUZK_OK)
         e = cuzk_gpu_g1_msm_fr(gk->l, rl, w + npub + 1, gk->n_l, 0);
     double t2 = now_ms();
-    pthread_mutex_unlock(&gk->lock);
+    pthread_mutex_unlock(lock);
     *h_ms += t1 - t0;
     *msm_ms += t2 - t1;
     return e;
@@ -147,12 +150,13 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }
 
-cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, const cuzk_pk_view *pk, const cuzk_fr *w,
+cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
+                            const cuzk_fr *w,
                             cuzk_fr *a, cuzk_fr *b, cuzk_fr *c, cuzk_msm_scalar *scratch,
                             cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
                             double *h_ms, double *msm_ms)
 {
-    (void)gk, (void)pk, (void)w, (void)a, (void)b, (void)c, (void)scratch;
+    (void)gk, (void)lock, (void)pk, (void)w, (void)a, (void)b, (void)c, (void)scratch;
     (void)h, (void)ra, (void)rb1, (void)rl, (void)h_ms, (void)msm_ms;
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }

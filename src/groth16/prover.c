@@ -287,8 +287,9 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
         p->t.prep_ms += t2 - t1;
 
         if (gpu) {
-            e = cuzk_gpu_prove_one(gk, pk, w, sc.a, sc.b, sc.c, scratch, &p->h[j], &p->a[j],
-                                   &p->b1[j], &p->l[j], &p->t.h_ms, &p->t.msm_ms);
+            e = cuzk_gpu_prove_one(gk, opts ? opts->device_lock : NULL, pk, w, sc.a, sc.b, sc.c,
+                                   scratch, &p->h[j], &p->a[j], &p->b1[j], &p->l[j], &p->t.h_ms,
+                                   &p->t.msm_ms);
             continue;
         }
         e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_h_snarkjs(dom, sc.a, sc.b, sc.c, p->nthreads)
