@@ -386,6 +386,8 @@ static int cmd_prove(const char *cmd, int argc, char **argv, bool single)
     b.show_progress = !single && (o.progress || b.tty);
     b.t0 = bench_now_ms();
     long started = 0;
+    /* Count the workers before any starts: a fast one may finish before the loop ends. */
+    b.running_threads = o.concurrency;
     for (long t = 0; t < o.concurrency; t++) {
         if (pthread_create(&th[t], NULL, batch_worker, &b)) {
             fprintf(stderr, "cuzk-bench %s: cannot start client thread %ld\n", cmd, t);
@@ -394,7 +396,7 @@ static int cmd_prove(const char *cmd, int argc, char **argv, bool single)
         started++;
     }
     pthread_mutex_lock(&b.mu);
-    b.running_threads = started;
+    b.running_threads -= o.concurrency - started;
     long shown = -1;
     while (b.running_threads > 0 && started > 0) {
         if (b.show_progress && (b.tty || shown != b.finished)) {
