@@ -85,6 +85,13 @@ cuzk_err cuzk_gpu_ntt_inverse(cuzk_gpu_domain *d, cuzk_fr *x) CUZK_WUR;
  * be of family CUZK_ROOTS_SNARKJS (CUZK_EINVAL otherwise). */
 cuzk_err cuzk_gpu_h_snarkjs(cuzk_gpu_domain *d, cuzk_fr *a, const cuzk_fr *b,
                             const cuzk_fr *c) CUZK_WUR;
+/* The bellman H step (see cuzk_h_bellman in cuzk/poly.h): a, b, c are the n values of A*w,
+ * B*w, C*w; on return a[i] (i < n) is coefficient i of (A*B - C)/Z, Z = X^n - 1, computed
+ * on the coset g*omega^j (g = 7): a[i] for i < n-1 are the scalars of the H points, a[n-1]
+ * the coefficient of X^(n-1) (0 when Z divides A*B - C). b and c are not modified. The
+ * domain must be of family CUZK_ROOTS_BELLMAN (CUZK_EINVAL otherwise). */
+cuzk_err cuzk_gpu_h_bellman(cuzk_gpu_domain *d, cuzk_fr *a, const cuzk_fr *b,
+                            const cuzk_fr *c) CUZK_WUR;
 
 /* Device-resident variants (for pipelines and benchmarks): load/store copy n elements
  * between the host and a slot; ntt transforms a slot in place; h_snarkjs reads slots 0, 1,
@@ -93,6 +100,8 @@ cuzk_err cuzk_gpu_domain_load(cuzk_gpu_domain *d, unsigned slot, const cuzk_fr *
 cuzk_err cuzk_gpu_domain_store(cuzk_gpu_domain *d, unsigned slot, cuzk_fr *x) CUZK_WUR;
 cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool inverse) CUZK_WUR;
 cuzk_err cuzk_gpu_domain_h_snarkjs(cuzk_gpu_domain *d) CUZK_WUR;
+/* The same for bellman: reads slots 0, 1, 2, result in slot 0 (1 and 2 overwritten). */
+cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d) CUZK_WUR;
 
 /* ---- G1 MSM and batch add ----
  * A context holding n_max affine bases resident in device memory (uploaded once, infinity
@@ -118,6 +127,40 @@ cuzk_err cuzk_gpu_g1_batch_add(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t *
 /* The window c chosen for n points (0 for n = 0). */
 unsigned cuzk_gpu_msm_window(size_t n);
 #define CUZK_GPU_MSM_WINDOW_MAX 22
+
+/* ---- G2 MSM and batch add ----
+ * The same context type holding G2 bases (cuzk_g2_affine, infinity (0, 0) allowed): the
+ * same Pippenger with the point arithmetic over Fp2, the same rules. A context holds the
+ * bases of one group: the g1 functions refuse a G2 context and the g2 functions a G1 one
+ * (CUZK_EINVAL). Free it with cuzk_gpu_msm_free. */
+cuzk_err cuzk_gpu_msm_new_g2(cuzk_gpu_msm **out, int device, const cuzk_g2_affine *bases,
+                             size_t n_max) CUZK_WUR;
+cuzk_err cuzk_gpu_g2_msm(cuzk_gpu_msm *m, cuzk_g2_jac *r, const cuzk_msm_scalar *scalars,
+                         size_t n, unsigned window) CUZK_WUR;
+cuzk_err cuzk_gpu_g2_msm_fr(cuzk_gpu_msm *m, cuzk_g2_jac *r, const cuzk_fr *scalars,
+                            size_t n, unsigned window) CUZK_WUR;
+cuzk_err cuzk_gpu_g2_batch_add(cuzk_gpu_msm *m, cuzk_g2_jac *r, const uint64_t *bits,
+                               size_t n) CUZK_WUR;
+
+/* ---- the Groth16 split on resident bases (cuzk/msm.h's classification) ----
+ * r = sum_{i < n, one bit i set} P_i + sum_{i < n, sig bit i set} s_i P_i
+ * in one call, without uploading bases: the ones by batch add, the significant terms by
+ * Pippenger over only those positions (compacted on the device from sig_bits). Bit vectors
+ * hold CUZK_MSM_BITVEC_WORDS(n) words (bits past n ignored); one_bits or sig_bits may be
+ * NULL (no such terms). Positions set in both vectors count in both sums. scalars:
+ *   flags & CUZK_GPU_SCALARS_FR: cuzk_fr (Montgomery), else cuzk_msm_scalar (canonical,
+ *     below 2^255: CUZK_EINVAL otherwise);
+ *   flags & CUZK_GPU_SCALARS_GATHERED: only the scalars of the set sig positions, in order
+ *     (cuzk_msm_gather_fr's output), else all n (those outside sig_bits are not read).
+ * window 0 picks c from the significant count. */
+#define CUZK_GPU_SCALARS_FR 1u
+#define CUZK_GPU_SCALARS_GATHERED 2u
+cuzk_err cuzk_gpu_g1_msm_split(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars,
+                               unsigned flags, const uint64_t *one_bits,
+                               const uint64_t *sig_bits, size_t n, unsigned window) CUZK_WUR;
+cuzk_err cuzk_gpu_g2_msm_split(cuzk_gpu_msm *m, cuzk_g2_jac *r, const void *scalars,
+                               unsigned flags, const uint64_t *one_bits,
+                               const uint64_t *sig_bits, size_t n, unsigned window) CUZK_WUR;
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /*
  * Internal to src/gpu: CUDA error checking, Montgomery arithmetic for Fp (12 x 32-bit limbs)
- * and Fr (8 x 32-bit limbs) with carry-chain PTX, and G1 XYZZ point arithmetic.
+ * and Fr (8 x 32-bit limbs) with carry-chain PTX, Fp2 on top of Fp, and XYZZ point arithmetic
+ * written once for G1 (over Fp) and G2 (over Fp2).
  *
  * Every translation unit that includes this file has its own copy of the __constant__
  * moduli; gpu_consts_upload() fills them for the current device (once per device per unit).
@@ -312,45 +313,127 @@ template <class T> __device__ __forceinline__ void st_vec(T *p, const T &v)
         d[i] = s[i];
 }
 
-/* ---- G1 points (y^2 = x^3 + 4), same layouts as cuzk_g1_affine / cuzk_g1_xyzz ---- */
-struct __align__(16) g1_aff_t {
-    fp_t x, y; /* infinity: (0, 0) */
-};
-struct __align__(16) g1_xyzz_t {
-    fp_t x, y, zz, zzz; /* (X/ZZ, Y/ZZZ); infinity: ZZ = 0 */
+/* ---- Fp2 = Fp[u]/(u^2 + 1), the same layout as cuzk_fp2 (c0 + c1 u) ---- */
+struct __align__(16) fp2_t {
+    fp_t c0, c1;
 };
 
-__device__ __forceinline__ void xyzz_set_inf(g1_xyzz_t &r)
+/* ---- one set of field operations for the point code: overloads on fp_t and fp2_t ---- */
+__device__ __forceinline__ fp_t fe_add(const fp_t &a, const fp_t &b) { return f_add<FpP>(a, b); }
+__device__ __forceinline__ fp_t fe_sub(const fp_t &a, const fp_t &b) { return f_sub<FpP>(a, b); }
+__device__ __forceinline__ fp_t fe_dbl(const fp_t &a) { return f_dbl<FpP>(a); }
+__device__ __forceinline__ fp_t fe_neg(const fp_t &a) { return f_neg<FpP>(a); }
+__device__ __forceinline__ fp_t fe_mul(const fp_t &a, const fp_t &b) { return f_mul<FpP>(a, b); }
+__device__ __forceinline__ fp_t fe_sqr(const fp_t &a) { return f_sqr<FpP>(a); }
+__device__ __forceinline__ bool fe_is_zero(const fp_t &a) { return f_is_zero<FpP>(a); }
+__device__ __forceinline__ void fe_set_zero(fp_t &r) { r = f_zero<FpP>(); }
+__device__ __forceinline__ void fe_set_one(fp_t &r) { r = f_one<FpP>(); }
+
+__device__ __forceinline__ fp2_t fe_add(const fp2_t &a, const fp2_t &b)
 {
-    r.x = f_zero<FpP>();
-    r.y = f_zero<FpP>();
-    r.zz = f_zero<FpP>();
-    r.zzz = f_zero<FpP>();
+    fp2_t r;
+    r.c0 = f_add<FpP>(a.c0, b.c0);
+    r.c1 = f_add<FpP>(a.c1, b.c1);
+    return r;
+}
+__device__ __forceinline__ fp2_t fe_sub(const fp2_t &a, const fp2_t &b)
+{
+    fp2_t r;
+    r.c0 = f_sub<FpP>(a.c0, b.c0);
+    r.c1 = f_sub<FpP>(a.c1, b.c1);
+    return r;
+}
+__device__ __forceinline__ fp2_t fe_dbl(const fp2_t &a) { return fe_add(a, a); }
+__device__ __forceinline__ fp2_t fe_neg(const fp2_t &a)
+{
+    fp2_t r;
+    r.c0 = f_neg<FpP>(a.c0);
+    r.c1 = f_neg<FpP>(a.c1);
+    return r;
+}
+/* (a0 + a1 u)(b0 + b1 u) with u^2 = -1 (Karatsuba): t0 = a0 b0, t1 = a1 b1,
+ * c0 = t0 - t1, c1 = (a0 + a1)(b0 + b1) - t0 - t1. The Fp2 product and square are calls,
+ * not inlined: the G2 point code then compiles in reasonable time and registers (three Fp
+ * products dwarf the cost of a call). */
+static __device__ __noinline__ fp2_t fe_mul(const fp2_t &a, const fp2_t &b)
+{
+    const fp_t t0 = f_mul<FpP>(a.c0, b.c0);
+    const fp_t t1 = f_mul<FpP>(a.c1, b.c1);
+    const fp_t t2 = f_mul<FpP>(f_add<FpP>(a.c0, a.c1), f_add<FpP>(b.c0, b.c1));
+    fp2_t r;
+    r.c0 = f_sub<FpP>(t0, t1);
+    r.c1 = f_sub<FpP>(f_sub<FpP>(t2, t0), t1);
+    return r;
+}
+/* (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u. */
+static __device__ __noinline__ fp2_t fe_sqr(const fp2_t &a)
+{
+    fp2_t r;
+    r.c0 = f_mul<FpP>(f_add<FpP>(a.c0, a.c1), f_sub<FpP>(a.c0, a.c1));
+    r.c1 = f_dbl<FpP>(f_mul<FpP>(a.c0, a.c1));
+    return r;
+}
+__device__ __forceinline__ bool fe_is_zero(const fp2_t &a)
+{
+    return f_is_zero<FpP>(a.c0) && f_is_zero<FpP>(a.c1);
+}
+__device__ __forceinline__ void fe_set_zero(fp2_t &r)
+{
+    r.c0 = f_zero<FpP>();
+    r.c1 = f_zero<FpP>();
+}
+__device__ __forceinline__ void fe_set_one(fp2_t &r)
+{
+    r.c0 = f_one<FpP>();
+    r.c1 = f_zero<FpP>();
 }
 
-__device__ __forceinline__ bool xyzz_is_inf(const g1_xyzz_t &a)
+/* ---- points over F = fp_t (G1: y^2 = x^3 + 4) or fp2_t (G2: y^2 = x^3 + 4(1 + u)).
+ * Layouts are the CPU's (cuzk_gN_affine, cuzk_gN_xyzz). The formulas use a = 0 only, never
+ * the constant b, so one template serves both groups. ---- */
+template <class F> struct __align__(16) aff_t {
+    F x, y; /* infinity: (0, 0) */
+};
+template <class F> struct __align__(16) xyzz_t {
+    F x, y, zz, zzz; /* (X/ZZ, Y/ZZZ); infinity: ZZ = 0 */
+};
+typedef aff_t<fp_t> g1_aff_t;
+typedef xyzz_t<fp_t> g1_xyzz_t;
+typedef aff_t<fp2_t> g2_aff_t;
+typedef xyzz_t<fp2_t> g2_xyzz_t;
+
+template <class F> __device__ __forceinline__ void xyzz_set_inf(xyzz_t<F> &r)
 {
-    return f_is_zero<FpP>(a.zz);
+    fe_set_zero(r.x);
+    fe_set_zero(r.y);
+    fe_set_zero(r.zz);
+    fe_set_zero(r.zzz);
 }
 
-__device__ __forceinline__ bool aff_is_inf(const g1_aff_t &a)
+template <class F> __device__ __forceinline__ bool xyzz_is_inf(const xyzz_t<F> &a)
 {
-    return f_is_zero<FpP>(a.x) && f_is_zero<FpP>(a.y);
+    return fe_is_zero(a.zz);
+}
+
+template <class F> __device__ __forceinline__ bool aff_is_inf(const aff_t<F> &a)
+{
+    return fe_is_zero(a.x) && fe_is_zero(a.y);
 }
 
 /* r = 2*(x, y) for an affine point with y != 0 (mdbl-2008-s-1):
  * U = 2y, V = U^2, W = U V, S = x V, M = 3x^2, X3 = M^2 - 2S, Y3 = M(S - X3) - W y,
  * ZZ3 = V, ZZZ3 = W. */
-__device__ __forceinline__ void xyzz_dbl_affine(g1_xyzz_t &r, const fp_t &x, const fp_t &y)
+template <class F>
+__device__ __forceinline__ void xyzz_dbl_affine(xyzz_t<F> &r, const F &x, const F &y)
 {
-    fp_t u = f_dbl<FpP>(y);
-    fp_t v = f_sqr<FpP>(u);
-    fp_t w = f_mul<FpP>(u, v);
-    fp_t s = f_mul<FpP>(x, v);
-    fp_t x2 = f_sqr<FpP>(x);
-    fp_t m = f_add<FpP>(f_dbl<FpP>(x2), x2);
-    fp_t x3 = f_sub<FpP>(f_sqr<FpP>(m), f_dbl<FpP>(s));
-    fp_t y3 = f_sub<FpP>(f_mul<FpP>(m, f_sub<FpP>(s, x3)), f_mul<FpP>(w, y));
+    F u = fe_dbl(y);
+    F v = fe_sqr(u);
+    F w = fe_mul(u, v);
+    F s = fe_mul(x, v);
+    F x2 = fe_sqr(x);
+    F m = fe_add(fe_dbl(x2), x2);
+    F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
+    F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, y));
     r.x = x3;
     r.y = y3;
     r.zz = v;
@@ -359,22 +442,22 @@ __device__ __forceinline__ void xyzz_dbl_affine(g1_xyzz_t &r, const fp_t &x, con
 
 /* r = 2a (dbl-2008-s-1 with a = 0): U = 2Y, V = U^2, W = U V, S = X V, M = 3X^2,
  * X3 = M^2 - 2S, Y3 = M(S - X3) - W Y, ZZ3 = V ZZ, ZZZ3 = W ZZZ. Infinity stays infinity. */
-__device__ __forceinline__ void xyzz_dbl(g1_xyzz_t &r, const g1_xyzz_t &a)
+template <class F> __device__ __forceinline__ void xyzz_dbl(xyzz_t<F> &r, const xyzz_t<F> &a)
 {
     if (xyzz_is_inf(a)) {
         r = a;
         return;
     }
-    fp_t u = f_dbl<FpP>(a.y);
-    fp_t v = f_sqr<FpP>(u);
-    fp_t w = f_mul<FpP>(u, v);
-    fp_t s = f_mul<FpP>(a.x, v);
-    fp_t x2 = f_sqr<FpP>(a.x);
-    fp_t m = f_add<FpP>(f_dbl<FpP>(x2), x2);
-    fp_t x3 = f_sub<FpP>(f_sqr<FpP>(m), f_dbl<FpP>(s));
-    fp_t y3 = f_sub<FpP>(f_mul<FpP>(m, f_sub<FpP>(s, x3)), f_mul<FpP>(w, a.y));
-    r.zz = f_mul<FpP>(v, a.zz);
-    r.zzz = f_mul<FpP>(w, a.zzz);
+    F u = fe_dbl(a.y);
+    F v = fe_sqr(u);
+    F w = fe_mul(u, v);
+    F s = fe_mul(a.x, v);
+    F x2 = fe_sqr(a.x);
+    F m = fe_add(fe_dbl(x2), x2);
+    F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
+    F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, a.y));
+    r.zz = fe_mul(v, a.zz);
+    r.zzz = fe_mul(w, a.zzz);
     r.x = x3;
     r.y = y3;
 }
@@ -383,33 +466,34 @@ __device__ __forceinline__ void xyzz_dbl(g1_xyzz_t &r, const g1_xyzz_t &a)
  * U2 = x ZZ, S2 = y ZZZ, P = U2 - X, R = S2 - Y, PP = P^2, PPP = P PP, Q = X PP,
  * X3 = R^2 - PPP - 2Q, Y3 = R(Q - X3) - Y PPP, ZZ3 = ZZ PP, ZZZ3 = ZZZ PPP.
  * P = 0: the same x, so doubling (R = 0) or infinity (R != 0, the negative). */
-__device__ __forceinline__ void xyzz_add_affine(g1_xyzz_t &acc, const fp_t &x, const fp_t &y)
+template <class F>
+__device__ __forceinline__ void xyzz_add_affine(xyzz_t<F> &acc, const F &x, const F &y)
 {
     if (xyzz_is_inf(acc)) {
         acc.x = x;
         acc.y = y;
-        acc.zz = f_one<FpP>();
+        fe_set_one(acc.zz);
         acc.zzz = acc.zz;
         return;
     }
-    fp_t u2 = f_mul<FpP>(x, acc.zz);
-    fp_t s2 = f_mul<FpP>(y, acc.zzz);
-    fp_t p = f_sub<FpP>(u2, acc.x);
-    fp_t r = f_sub<FpP>(s2, acc.y);
-    if (f_is_zero<FpP>(p)) {
-        if (f_is_zero<FpP>(r))
+    F u2 = fe_mul(x, acc.zz);
+    F s2 = fe_mul(y, acc.zzz);
+    F p = fe_sub(u2, acc.x);
+    F r = fe_sub(s2, acc.y);
+    if (fe_is_zero(p)) {
+        if (fe_is_zero(r))
             xyzz_dbl_affine(acc, x, y);
         else
             xyzz_set_inf(acc);
         return;
     }
-    fp_t pp = f_sqr<FpP>(p);
-    fp_t ppp = f_mul<FpP>(p, pp);
-    fp_t q = f_mul<FpP>(acc.x, pp);
-    fp_t x3 = f_sub<FpP>(f_sub<FpP>(f_sqr<FpP>(r), ppp), f_dbl<FpP>(q));
-    fp_t y3 = f_sub<FpP>(f_mul<FpP>(r, f_sub<FpP>(q, x3)), f_mul<FpP>(acc.y, ppp));
-    acc.zz = f_mul<FpP>(acc.zz, pp);
-    acc.zzz = f_mul<FpP>(acc.zzz, ppp);
+    F pp = fe_sqr(p);
+    F ppp = fe_mul(p, pp);
+    F q = fe_mul(acc.x, pp);
+    F x3 = fe_sub(fe_sub(fe_sqr(r), ppp), fe_dbl(q));
+    F y3 = fe_sub(fe_mul(r, fe_sub(q, x3)), fe_mul(acc.y, ppp));
+    acc.zz = fe_mul(acc.zz, pp);
+    acc.zzz = fe_mul(acc.zzz, ppp);
     acc.x = x3;
     acc.y = y3;
 }
@@ -417,7 +501,7 @@ __device__ __forceinline__ void xyzz_add_affine(g1_xyzz_t &acc, const fp_t &x, c
 /* acc += b (add-2008-s): U1 = X1 ZZ2, U2 = X2 ZZ1, S1 = Y1 ZZZ2, S2 = Y2 ZZZ1, P = U2 - U1,
  * R = S2 - S1, PP = P^2, PPP = P PP, Q = U1 PP, X3 = R^2 - PPP - 2Q, Y3 = R(Q - X3) - S1 PPP,
  * ZZ3 = ZZ1 ZZ2 PP, ZZZ3 = ZZZ1 ZZZ2 PPP. */
-__device__ __forceinline__ void xyzz_add(g1_xyzz_t &acc, const g1_xyzz_t &b)
+template <class F> __device__ __forceinline__ void xyzz_add(xyzz_t<F> &acc, const xyzz_t<F> &b)
 {
     if (xyzz_is_inf(b))
         return;
@@ -425,26 +509,26 @@ __device__ __forceinline__ void xyzz_add(g1_xyzz_t &acc, const g1_xyzz_t &b)
         acc = b;
         return;
     }
-    fp_t u1 = f_mul<FpP>(acc.x, b.zz);
-    fp_t u2 = f_mul<FpP>(b.x, acc.zz);
-    fp_t s1 = f_mul<FpP>(acc.y, b.zzz);
-    fp_t s2 = f_mul<FpP>(b.y, acc.zzz);
-    fp_t p = f_sub<FpP>(u2, u1);
-    fp_t r = f_sub<FpP>(s2, s1);
-    if (f_is_zero<FpP>(p)) {
-        if (f_is_zero<FpP>(r))
+    F u1 = fe_mul(acc.x, b.zz);
+    F u2 = fe_mul(b.x, acc.zz);
+    F s1 = fe_mul(acc.y, b.zzz);
+    F s2 = fe_mul(b.y, acc.zzz);
+    F p = fe_sub(u2, u1);
+    F r = fe_sub(s2, s1);
+    if (fe_is_zero(p)) {
+        if (fe_is_zero(r))
             xyzz_dbl(acc, acc);
         else
             xyzz_set_inf(acc);
         return;
     }
-    fp_t pp = f_sqr<FpP>(p);
-    fp_t ppp = f_mul<FpP>(p, pp);
-    fp_t q = f_mul<FpP>(u1, pp);
-    fp_t x3 = f_sub<FpP>(f_sub<FpP>(f_sqr<FpP>(r), ppp), f_dbl<FpP>(q));
-    fp_t y3 = f_sub<FpP>(f_mul<FpP>(r, f_sub<FpP>(q, x3)), f_mul<FpP>(s1, ppp));
-    acc.zz = f_mul<FpP>(f_mul<FpP>(acc.zz, b.zz), pp);
-    acc.zzz = f_mul<FpP>(f_mul<FpP>(acc.zzz, b.zzz), ppp);
+    F pp = fe_sqr(p);
+    F ppp = fe_mul(p, pp);
+    F q = fe_mul(u1, pp);
+    F x3 = fe_sub(fe_sub(fe_sqr(r), ppp), fe_dbl(q));
+    F y3 = fe_sub(fe_mul(r, fe_sub(q, x3)), fe_mul(s1, ppp));
+    acc.zz = fe_mul(fe_mul(acc.zz, b.zz), pp);
+    acc.zzz = fe_mul(fe_mul(acc.zzz, b.zzz), ppp);
     acc.x = x3;
     acc.y = y3;
 }

@@ -20,53 +20,85 @@
  *     adds lo * run by double-and-add; one block per window adds up the segments.
  *  5. the host combines the windows: R = sum_w 2^(c w) R_w (Horner, on the CPU).
  * batch_add: one thread per range of bit-vector words adds its bases, then the same block
- * reduction.
+ * reduction (in two levels when there are many ranges).
+ * Split MSM (the Groth16 split on resident bases): the significant positions of a bit vector
+ * are compacted on the device (popcount per word, exclusive scan, scatter) into an index
+ * list; the digit pass reads scalar j (or scalar idx[j]) and writes the base index idx[j]
+ * into the pair values, so steps 2-5 run unchanged over the significant terms only.
+ * Everything is templated on the coordinate field (fp_t for G1, fp2_t for G2); one context
+ * holds the bases of one group.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include "cuzk/gpu.h"
 #include "gpu/gpu_common.cuh"
 
-#define MSM_REDUCE_THREADS 256
 #define MSM_ACC_THREADS 128
 #define MSM_SIGN 0x80000000u /* value bit: subtract the base */
+#define MSM_RED1_BLOCKS 1024 /* first level of a two-level reduction: at most this many sums */
+
+/* Threads of a reducing block: its shared memory holds one XYZZ point per thread, so G2
+ * (384-byte points) uses fewer threads than G1 (192 bytes) to stay within 48 KB. */
+template <class F> struct red_threads;
+template <> struct red_threads<fp_t> {
+    static constexpr unsigned T = 256;
+};
+template <> struct red_threads<fp2_t> {
+    static constexpr unsigned T = 64;
+};
 
 struct cuzk_gpu_msm {
     int device;
+    int group; /* 1: G1 bases, 2: G2 bases */
     size_t n_max;
     int sm_count;
     cudaStream_t stream;
-    g1_aff_t *bases;
+    void *bases;
     uint32_t *scal; /* n_max scalars, 8 limbs each */
     uint32_t *keys[2], *vals[2];
     size_t pairs_cap;
     void *sort_tmp;
     size_t sort_tmp_cap;
-    g1_xyzz_t *buckets;
-    size_t buckets_cap;
-    g1_xyzz_t *partials;
+    void *buckets;
+    size_t buckets_cap; /* bytes */
+    void *partials;
     uint32_t *pkeys;
-    size_t partials_cap;
-    g1_xyzz_t *segs;
-    size_t segs_cap;
-    g1_xyzz_t *winres; /* at most 256 windows */
-    uint64_t *bits;
+    size_t partials_cap; /* points */
+    void *segs;
+    size_t segs_cap; /* bytes */
+    void *red;       /* MSM_RED1_BLOCKS points: first level of a two-level reduction */
+    void *winres;    /* at most 256 windows */
+    uint64_t *bits;  /* batch_add (ones) bit vector */
     size_t bits_cap;
+    uint64_t *sbits; /* significant bit vector of the split MSM */
+    size_t sbits_cap;
+    uint32_t *wcnt, *woff; /* per word: set bits, exclusive prefix sum */
+    size_t wcnt_cap;
+    uint32_t *idx; /* compacted significant positions */
+    size_t idx_cap;
+    void *scan_tmp;
+    size_t scan_tmp_cap;
     int *flag;
 };
 
 /* ---- kernels ---- */
+/* Term i (i < n) uses scalar i and base i, or with idx: base idx[i] and scalar idx[i]
+ * (gathered = 0) or scalar i (gathered = 1, the scalars of the set positions in order). */
 __global__ void msm_digits_kernel(uint32_t *keys, uint32_t *vals, const uint32_t *scal,
-                                  size_t n, unsigned c, unsigned W, int mont, int *flag)
+                                  const uint32_t *__restrict__ idx, size_t n, unsigned c,
+                                  unsigned W, int mont, int gathered, int *flag)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    fr_t s = ld_vec(reinterpret_cast<const fr_t *>(scal) + i);
+    const uint32_t base = idx ? idx[i] : (uint32_t)i;
+    const size_t si = (idx && !gathered) ? (size_t)base : i;
+    fr_t s = ld_vec(reinterpret_cast<const fr_t *>(scal) + si);
     if (mont)
         s = f_from_mont<FrP>(s);
     else if (s.v[7] >> 31)
@@ -94,23 +126,56 @@ __global__ void msm_digits_kernel(uint32_t *keys, uint32_t *vals, const uint32_t
         }
         const size_t o = (size_t)w * n + i;
         keys[o] = d ? w * B + d - 1 : sentinel;
-        vals[o] = (uint32_t)i | neg;
+        vals[o] = base | neg;
     }
 }
 
-__device__ __forceinline__ void msm_add_base(g1_xyzz_t &acc, const g1_aff_t *__restrict__ bases,
-                                             uint32_t v)
+/* wcnt[w] = set bits of word w among the first n bits. */
+__global__ void msm_popc_kernel(uint32_t *wcnt, const uint64_t *__restrict__ bits, size_t n,
+                                size_t nwords)
 {
-    const g1_aff_t p = ld_vec(bases + (v & ~MSM_SIGN));
-    if (aff_is_inf(p))
+    const size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= nwords)
         return;
-    xyzz_add_affine(acc, p.x, (v & MSM_SIGN) ? f_neg<FpP>(p.y) : p.y);
+    uint64_t word = bits[w];
+    if (w == nwords - 1 && (n & 63))
+        word &= (1ULL << (n & 63)) - 1;
+    wcnt[w] = (uint32_t)__popcll(word);
 }
 
+/* idx[woff[w] + j] = position of the j-th set bit of word w. */
+__global__ void msm_compact_kernel(uint32_t *idx, const uint64_t *__restrict__ bits,
+                                   const uint32_t *__restrict__ woff, size_t n, size_t nwords)
+{
+    const size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= nwords)
+        return;
+    uint64_t word = bits[w];
+    if (w == nwords - 1 && (n & 63))
+        word &= (1ULL << (n & 63)) - 1;
+    uint32_t o = woff[w];
+    while (word) {
+        const unsigned b = __ffsll((long long)word) - 1;
+        word &= word - 1;
+        idx[o++] = (uint32_t)(w * 64 + b);
+    }
+}
+
+template <class F>
+__device__ __forceinline__ void msm_add_base(xyzz_t<F> &acc, const aff_t<F> *__restrict__ bases,
+                                             uint32_t v)
+{
+    const aff_t<F> p = ld_vec(bases + (v & ~MSM_SIGN));
+    if (aff_is_inf(p))
+        return;
+    xyzz_add_affine(acc, p.x, (v & MSM_SIGN) ? fe_neg(p.y) : p.y);
+}
+
+template <class F>
 __global__ void __launch_bounds__(MSM_ACC_THREADS)
-msm_accumulate_kernel(g1_xyzz_t *buckets, g1_xyzz_t *partials, uint32_t *pkeys,
+msm_accumulate_kernel(xyzz_t<F> *buckets, xyzz_t<F> *partials, uint32_t *pkeys,
                       const uint32_t *__restrict__ keys, const uint32_t *__restrict__ vals,
-                      const g1_aff_t *__restrict__ bases, size_t npairs, size_t L,
+                      const aff_t<F> *__restrict__ bases, size_t npairs, size_t L,
                       size_t nseg, uint32_t sentinel)
 {
     const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -118,7 +183,7 @@ msm_accumulate_kernel(g1_xyzz_t *buckets, g1_xyzz_t *partials, uint32_t *pkeys,
         return;
     const size_t start = t * L;
     const size_t end = start + L < npairs ? start + L : npairs;
-    g1_xyzz_t acc;
+    xyzz_t<F> acc;
     xyzz_set_inf(acc);
     uint32_t cur = start < npairs ? keys[start] : sentinel;
     if (cur == sentinel) {
@@ -152,7 +217,8 @@ msm_accumulate_kernel(g1_xyzz_t *buckets, g1_xyzz_t *partials, uint32_t *pkeys,
     pkeys[2 * t + 1] = cur;
 }
 
-__global__ void msm_partials_kernel(g1_xyzz_t *buckets, const g1_xyzz_t *partials,
+template <class F>
+__global__ void msm_partials_kernel(xyzz_t<F> *buckets, const xyzz_t<F> *partials,
                                     const uint32_t *pkeys, size_t np, uint32_t sentinel)
 {
     const size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -161,7 +227,7 @@ __global__ void msm_partials_kernel(g1_xyzz_t *buckets, const g1_xyzz_t *partial
     const uint32_t key = pkeys[j];
     if (key == sentinel || (j > 0 && pkeys[j - 1] == key))
         return;
-    g1_xyzz_t acc;
+    xyzz_t<F> acc;
     xyzz_set_inf(acc);
     for (size_t jj = j; jj < np && pkeys[jj] == key; jj++)
         xyzz_add(acc, ld_vec_rw(partials + jj));
@@ -169,7 +235,8 @@ __global__ void msm_partials_kernel(g1_xyzz_t *buckets, const g1_xyzz_t *partial
 }
 
 /* segs[w S + s] = sum_{k in [lo, lo+M)} (k + 1) X_(w B + k), lo = s M. */
-__global__ void msm_bucket_sum_kernel(g1_xyzz_t *segs, const g1_xyzz_t *buckets, unsigned W,
+template <class F>
+__global__ void msm_bucket_sum_kernel(xyzz_t<F> *segs, const xyzz_t<F> *buckets, unsigned W,
                                       uint32_t B, uint32_t S, uint32_t M)
 {
     const size_t id = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -177,8 +244,8 @@ __global__ void msm_bucket_sum_kernel(g1_xyzz_t *segs, const g1_xyzz_t *buckets,
         return;
     const uint32_t w = (uint32_t)(id / S), s = (uint32_t)(id % S);
     const uint32_t lo = s * M;
-    const g1_xyzz_t *bk = buckets + (size_t)w * B + lo;
-    g1_xyzz_t run, acc;
+    const xyzz_t<F> *bk = buckets + (size_t)w * B + lo;
+    xyzz_t<F> run, acc;
     xyzz_set_inf(run);
     xyzz_set_inf(acc);
     for (int k = (int)M - 1; k >= 0; k--) {
@@ -187,7 +254,7 @@ __global__ void msm_bucket_sum_kernel(g1_xyzz_t *segs, const g1_xyzz_t *buckets,
     }
     /* acc += lo * run (double-and-add from the top bit of lo) */
     if (lo) {
-        g1_xyzz_t m;
+        xyzz_t<F> m;
         xyzz_set_inf(m);
         for (int b = 31 - __clz(lo); b >= 0; b--) {
             xyzz_dbl(m, m);
@@ -199,21 +266,24 @@ __global__ void msm_bucket_sum_kernel(g1_xyzz_t *segs, const g1_xyzz_t *buckets,
     st_vec(segs + id, acc);
 }
 
-/* out[g] = sum of in[g cnt .. g cnt + cnt), one block per group. */
-__global__ void __launch_bounds__(MSM_REDUCE_THREADS)
-msm_reduce_kernel(g1_xyzz_t *out, const g1_xyzz_t *in, size_t cnt)
+/* out[g] = sum of in[g cnt .. min(g cnt + cnt, total)), one block per group. */
+template <class F>
+__global__ void __launch_bounds__(red_threads<F>::T)
+msm_reduce_kernel(xyzz_t<F> *out, const xyzz_t<F> *in, size_t cnt, size_t total)
 {
-    __shared__ g1_xyzz_t sh[MSM_REDUCE_THREADS];
-    const g1_xyzz_t *base = in + (size_t)blockIdx.x * cnt;
-    g1_xyzz_t acc;
+    constexpr unsigned T = red_threads<F>::T;
+    __shared__ xyzz_t<F> sh[T];
+    const size_t b0 = (size_t)blockIdx.x * cnt;
+    const size_t b1 = b0 + cnt < total ? b0 + cnt : total;
+    xyzz_t<F> acc;
     xyzz_set_inf(acc);
-    for (size_t i = threadIdx.x; i < cnt; i += blockDim.x)
-        xyzz_add(acc, ld_vec_rw(base + i));
+    for (size_t i = b0 + threadIdx.x; i < b1; i += T)
+        xyzz_add(acc, ld_vec_rw(in + i));
     sh[threadIdx.x] = acc;
     __syncthreads();
-    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+    for (unsigned h = T / 2; h > 0; h >>= 1) {
         if (threadIdx.x < h) {
-            g1_xyzz_t a = sh[threadIdx.x];
+            xyzz_t<F> a = sh[threadIdx.x];
             xyzz_add(a, sh[threadIdx.x + h]);
             sh[threadIdx.x] = a;
         }
@@ -223,16 +293,17 @@ msm_reduce_kernel(g1_xyzz_t *out, const g1_xyzz_t *in, size_t cnt)
         out[blockIdx.x] = sh[0];
 }
 
+template <class F>
 __global__ void __launch_bounds__(MSM_ACC_THREADS)
-msm_batch_add_kernel(g1_xyzz_t *partials, const uint64_t *__restrict__ bits,
-                     const g1_aff_t *__restrict__ bases, size_t n, size_t words_per,
+msm_batch_add_kernel(xyzz_t<F> *partials, const uint64_t *__restrict__ bits,
+                     const aff_t<F> *__restrict__ bases, size_t n, size_t words_per,
                      size_t nthreads)
 {
     const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nthreads)
         return;
     const size_t nwords = (n + 63) / 64;
-    g1_xyzz_t acc;
+    xyzz_t<F> acc;
     xyzz_set_inf(acc);
     const size_t w0 = t * words_per;
     for (size_t wi = w0; wi < w0 + words_per && wi < nwords; wi++) {
@@ -249,6 +320,32 @@ msm_batch_add_kernel(g1_xyzz_t *partials, const uint64_t *__restrict__ bits,
 }
 
 /* ---- host side ---- */
+/* Per group: the device field and the host types and functions for the final combination. */
+struct G1Host {
+    typedef fp_t F;
+    typedef cuzk_g1_xyzz X;
+    typedef cuzk_g1_jac J;
+    typedef cuzk_g1_affine A;
+    static constexpr int group = 1;
+    static void set_inf(X *r) { cuzk_g1_xyzz_set_inf(r); }
+    static void dbl(X *r, const X *a) { cuzk_g1_xyzz_dbl_var(r, a); }
+    static void add(X *r, const X *a, const X *b) { cuzk_g1_xyzz_add_var(r, a, b); }
+    static void to_jac(J *r, const X *a) { cuzk_g1_xyzz_to_jac(r, a); }
+    static void jac_inf(J *r) { cuzk_g1_jac_set_inf(r); }
+};
+struct G2Host {
+    typedef fp2_t F;
+    typedef cuzk_g2_xyzz X;
+    typedef cuzk_g2_jac J;
+    typedef cuzk_g2_affine A;
+    static constexpr int group = 2;
+    static void set_inf(X *r) { cuzk_g2_xyzz_set_inf(r); }
+    static void dbl(X *r, const X *a) { cuzk_g2_xyzz_dbl_var(r, a); }
+    static void add(X *r, const X *a, const X *b) { cuzk_g2_xyzz_add_var(r, a, b); }
+    static void to_jac(J *r, const X *a) { cuzk_g2_xyzz_to_jac(r, a); }
+    static void jac_inf(J *r) { cuzk_g2_jac_set_inf(r); }
+};
+
 extern "C" unsigned cuzk_gpu_msm_window(size_t n)
 {
     if (n == 0)
@@ -277,9 +374,10 @@ extern "C" void cuzk_gpu_msm_free(cuzk_gpu_msm *m)
     if (!m)
         return;
     (void)cudaSetDevice(m->device);
-    void *ptrs[] = {m->bases, m->scal, m->keys[0], m->keys[1], m->vals[0], m->vals[1],
-                    m->sort_tmp, m->buckets, m->partials, m->pkeys, m->segs, m->winres,
-                    m->bits, m->flag};
+    void *ptrs[] = {m->bases,   m->scal,     m->keys[0], m->keys[1], m->vals[0], m->vals[1],
+                    m->sort_tmp, m->buckets, m->partials, m->pkeys,  m->segs,    m->red,
+                    m->winres,  m->bits,     m->sbits,   m->wcnt,    m->woff,    m->idx,
+                    m->scan_tmp, m->flag};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         if (ptrs[i])
             (void)cudaFree(ptrs[i]);
@@ -288,7 +386,8 @@ extern "C" void cuzk_gpu_msm_free(cuzk_gpu_msm *m)
     free(m);
 }
 
-/* Grows a device buffer to hold at least need bytes (contents are not kept). */
+/* Grows a device buffer to hold at least need elements of elem bytes (contents are not
+ * kept); *cap counts elements. */
 template <class T> static cuzk_err msm_grow(T **p, size_t *cap, size_t need, size_t elem)
 {
     if (*cap >= need && *p)
@@ -302,43 +401,41 @@ template <class T> static cuzk_err msm_grow(T **p, size_t *cap, size_t need, siz
     return CUZK_OK;
 }
 
-static cuzk_err msm_init(cuzk_gpu_msm *m, const cuzk_g1_affine *bases)
+static cuzk_err msm_init(cuzk_gpu_msm *m, const void *bases, size_t aff_bytes)
 {
     GPU_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, m->device));
     m->sm_count = prop.multiProcessorCount;
     const size_t nb = m->n_max ? m->n_max : 1;
-    GPU_CHECK(cudaMalloc(&m->bases, nb * sizeof(g1_aff_t)));
+    GPU_CHECK(cudaMalloc(&m->bases, nb * aff_bytes));
     if (m->n_max)
-        GPU_CHECK(cudaMemcpy(m->bases, bases, m->n_max * sizeof(g1_aff_t),
-                             cudaMemcpyHostToDevice));
+        GPU_CHECK(cudaMemcpy(m->bases, bases, m->n_max * aff_bytes, cudaMemcpyHostToDevice));
     GPU_CHECK(cudaMalloc(&m->scal, nb * sizeof(fr_t)));
-    GPU_CHECK(cudaMalloc(&m->winres, 256 * sizeof(g1_xyzz_t)));
+    GPU_CHECK(cudaMalloc(&m->winres, 256 * sizeof(g2_xyzz_t)));
+    GPU_CHECK(cudaMalloc(&m->red, MSM_RED1_BLOCKS * sizeof(g2_xyzz_t)));
     GPU_CHECK(cudaMalloc(&m->flag, sizeof(int)));
     return CUZK_OK;
 }
 
-extern "C" cuzk_err cuzk_gpu_msm_new(cuzk_gpu_msm **out, int device, const cuzk_g1_affine *bases,
-                                     size_t n_max)
+static cuzk_err msm_new(cuzk_gpu_msm **out, int device, const void *bases, size_t n_max,
+                        int group, size_t aff_bytes, const char *fn)
 {
-    static_assert(sizeof(cuzk_g1_affine) == sizeof(g1_aff_t), "affine layout");
-    static_assert(sizeof(cuzk_g1_xyzz) == sizeof(g1_xyzz_t), "xyzz layout");
     if (!out)
-        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_msm_new: out is NULL");
+        return cuzk_error_set(CUZK_EINVAL, "%s: out is NULL", fn);
     *out = NULL;
     if (n_max && !bases)
-        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_msm_new: bases is NULL");
+        return cuzk_error_set(CUZK_EINVAL, "%s: bases is NULL", fn);
     if (n_max >= MSM_SIGN)
-        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_msm_new: %zu bases (at most 2^31 - 1)",
-                              n_max);
+        return cuzk_error_set(CUZK_EINVAL, "%s: %zu bases (at most 2^31 - 1)", fn, n_max);
     GPU_TRY(gpu_use_device(device));
     cuzk_gpu_msm *m = (cuzk_gpu_msm *)calloc(1, sizeof *m);
     if (!m)
-        return cuzk_error_set(CUZK_ENOMEM, "cuzk_gpu_msm_new");
+        return cuzk_error_set(CUZK_ENOMEM, "%s", fn);
     m->device = device;
+    m->group = group;
     m->n_max = n_max;
-    cuzk_err err = msm_init(m, bases);
+    cuzk_err err = msm_init(m, bases, aff_bytes);
     if (err != CUZK_OK) {
         cuzk_gpu_msm_free(m);
         return err;
@@ -347,40 +444,74 @@ extern "C" cuzk_err cuzk_gpu_msm_new(cuzk_gpu_msm **out, int device, const cuzk_
     return CUZK_OK;
 }
 
-/* Host: R = sum_w 2^(c w) R_w, then Jacobian. */
-static void msm_combine_windows(cuzk_g1_jac *r, const cuzk_g1_xyzz *win, unsigned W, unsigned c)
+extern "C" cuzk_err cuzk_gpu_msm_new(cuzk_gpu_msm **out, int device, const cuzk_g1_affine *bases,
+                                     size_t n_max)
 {
-    cuzk_g1_xyzz acc = win[W - 1];
-    for (int w = (int)W - 2; w >= 0; w--) {
-        for (unsigned i = 0; i < c; i++)
-            cuzk_g1_xyzz_dbl_var(&acc, &acc);
-        cuzk_g1_xyzz_add_var(&acc, &acc, &win[w]);
-    }
-    cuzk_g1_xyzz_to_jac(r, &acc);
+    static_assert(sizeof(cuzk_g1_affine) == sizeof(g1_aff_t), "affine layout");
+    static_assert(sizeof(cuzk_g1_xyzz) == sizeof(g1_xyzz_t), "xyzz layout");
+    return msm_new(out, device, bases, n_max, 1, sizeof(g1_aff_t), "cuzk_gpu_msm_new");
 }
 
-static cuzk_err msm_run(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars, size_t n,
-                        unsigned window, int mont)
+extern "C" cuzk_err cuzk_gpu_msm_new_g2(cuzk_gpu_msm **out, int device,
+                                        const cuzk_g2_affine *bases, size_t n_max)
 {
-    if (n == 0)
+    static_assert(sizeof(cuzk_g2_affine) == sizeof(g2_aff_t), "G2 affine layout");
+    static_assert(sizeof(cuzk_g2_xyzz) == sizeof(g2_xyzz_t), "G2 xyzz layout");
+    static_assert(sizeof(cuzk_fp2) == sizeof(fp2_t), "Fp2 layout");
+    return msm_new(out, device, bases, n_max, 2, sizeof(g2_aff_t), "cuzk_gpu_msm_new_g2");
+}
+
+/* sum of in[0..cnt) into out (device), two levels when cnt is large; uses m->red. */
+template <class F>
+static cuzk_err msm_reduce_all(cuzk_gpu_msm *m, xyzz_t<F> *out, const xyzz_t<F> *in, size_t cnt)
+{
+    constexpr unsigned T = red_threads<F>::T;
+    cudaStream_t st = m->stream;
+    if (cnt > 8 * (size_t)T) {
+        size_t per = (cnt + MSM_RED1_BLOCKS - 1) / MSM_RED1_BLOCKS;
+        if (per < 2 * (size_t)T)
+            per = 2 * (size_t)T;
+        const size_t blocks = (cnt + per - 1) / per;
+        xyzz_t<F> *red = reinterpret_cast<xyzz_t<F> *>(m->red);
+        msm_reduce_kernel<F><<<(unsigned)blocks, T, 0, st>>>(red, in, per, cnt);
+        GPU_CHECK_LAUNCH(msm_reduce_kernel);
+        in = red;
+        cnt = blocks;
+    }
+    msm_reduce_kernel<F><<<1, T, 0, st>>>(out, in, cnt, cnt);
+    GPU_CHECK_LAUNCH(msm_reduce_kernel);
+    return CUZK_OK;
+}
+
+/* Pippenger over nt terms whose pairs the digit pass builds from the scalars already on the
+ * device in m->scal (idx: device index list or NULL, see msm_digits_kernel); *res gets
+ * sum_w 2^(c w) R_w. The scalar copy is done by the caller (recorded in the profile as
+ * "upload" when ev_upload is set). */
+template <class H>
+static cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uint32_t *idx,
+                              unsigned window, int mont, int gathered, cudaEvent_t *ev0)
+{
+    typedef typename H::F F;
+    H::set_inf(res);
+    if (nt == 0)
         return CUZK_OK;
-    const unsigned c = window ? window : cuzk_gpu_msm_window(n);
+    const unsigned c = window ? window : cuzk_gpu_msm_window(nt);
     const unsigned W = (256 + c - 1) / c;
     const uint32_t B = 1u << (c - 1);
     const uint32_t sentinel = W * B;
     int keybits = 1;
     while ((1ULL << keybits) <= (unsigned long long)sentinel)
         keybits++;
-    const size_t npairs = (size_t)W * n;
-
-    GPU_TRY(gpu_use_device(m->device));
+    const size_t npairs = (size_t)W * nt;
     cudaStream_t st = m->stream;
     /* CUZK_GPU_MSM_PROFILE=1: per-stage device times on stderr (tuning aid) */
     static const char *const stage[] = {"upload", "digits", "sort", "accumulate", "partials",
                                         "bucket_sums", "window_reduce"};
-    const bool prof = getenv("CUZK_GPU_MSM_PROFILE") != NULL;
+    const bool prof = ev0 != NULL;
     cudaEvent_t ev[8];
     int nev = 0;
+    if (prof)
+        ev[nev++] = *ev0;
 #define MSM_MARK()                                                   \
     do {                                                             \
         if (prof && nev < 8) {                                       \
@@ -389,10 +520,7 @@ static cuzk_err msm_run(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars, si
             nev++;                                                   \
         }                                                            \
     } while (0)
-    MSM_MARK();
-    GPU_CHECK(cudaMemcpyAsync(m->scal, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice, st));
     GPU_CHECK(cudaMemsetAsync(m->flag, 0, sizeof(int), st));
-
     if (m->pairs_cap < npairs) {
         for (int b = 0; b < 2; b++) {
             size_t cap = 0;
@@ -404,8 +532,8 @@ static cuzk_err msm_run(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars, si
     }
 
     MSM_MARK();
-    msm_digits_kernel<<<gpu_blocks(n, 256), 256, 0, st>>>(m->keys[0], m->vals[0], m->scal, n, c,
-                                                           W, mont, m->flag);
+    msm_digits_kernel<<<gpu_blocks(nt, 256), 256, 0, st>>>(m->keys[0], m->vals[0], m->scal, idx,
+                                                            nt, c, W, mont, gathered, m->flag);
     GPU_CHECK_LAUNCH(msm_digits_kernel);
 
     MSM_MARK();
@@ -420,27 +548,32 @@ static cuzk_err msm_run(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars, si
 
     MSM_MARK();
     const size_t nbuckets = (size_t)W * B;
-    GPU_TRY(msm_grow(&m->buckets, &m->buckets_cap, nbuckets, sizeof(g1_xyzz_t)));
-    GPU_CHECK(cudaMemsetAsync(m->buckets, 0, nbuckets * sizeof(g1_xyzz_t), st));
+    GPU_TRY(msm_grow((unsigned char **)&m->buckets, &m->buckets_cap, nbuckets * sizeof(xyzz_t<F>),
+                     1));
+    xyzz_t<F> *buckets = reinterpret_cast<xyzz_t<F> *>(m->buckets);
+    GPU_CHECK(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(xyzz_t<F>), st));
 
     size_t target = (size_t)m->sm_count * 512;
     size_t L = (npairs + target - 1) / target;
     if (L < 8)
         L = 8;
     const size_t nseg = (npairs + L - 1) / L;
-    if (m->partials_cap < 2 * nseg) {
+    const size_t pbytes = 2 * nseg * sizeof(xyzz_t<F>);
+    if (m->partials_cap < pbytes) {
         size_t cap = 0;
-        GPU_TRY(msm_grow(&m->partials, &cap, 2 * nseg, sizeof(g1_xyzz_t)));
+        GPU_TRY(msm_grow((unsigned char **)&m->partials, &cap, pbytes, 1));
         cap = 0;
         GPU_TRY(msm_grow(&m->pkeys, &cap, 2 * nseg, sizeof(uint32_t)));
-        m->partials_cap = 2 * nseg;
+        m->partials_cap = pbytes;
     }
-    msm_accumulate_kernel<<<gpu_blocks(nseg, MSM_ACC_THREADS), MSM_ACC_THREADS, 0, st>>>(
-        m->buckets, m->partials, m->pkeys, skeys, svals, m->bases, npairs, L, nseg, sentinel);
+    xyzz_t<F> *partials = reinterpret_cast<xyzz_t<F> *>(m->partials);
+    const aff_t<F> *bases = reinterpret_cast<const aff_t<F> *>(m->bases);
+    msm_accumulate_kernel<F><<<gpu_blocks(nseg, MSM_ACC_THREADS), MSM_ACC_THREADS, 0, st>>>(
+        buckets, partials, m->pkeys, skeys, svals, bases, npairs, L, nseg, sentinel);
     GPU_CHECK_LAUNCH(msm_accumulate_kernel);
     MSM_MARK();
-    msm_partials_kernel<<<gpu_blocks(2 * nseg, 128), 128, 0, st>>>(m->buckets, m->partials,
-                                                                   m->pkeys, 2 * nseg, sentinel);
+    msm_partials_kernel<F><<<gpu_blocks(2 * nseg, 128), 128, 0, st>>>(buckets, partials, m->pkeys,
+                                                                      2 * nseg, sentinel);
     GPU_CHECK_LAUNCH(msm_partials_kernel);
 
     MSM_MARK();
@@ -449,71 +582,142 @@ static cuzk_err msm_run(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars, si
     while ((size_t)W * S * 2 <= 32768 && S * 2 <= B)
         S *= 2;
     const uint32_t M = B / S;
-    GPU_TRY(msm_grow(&m->segs, &m->segs_cap, (size_t)W * S, sizeof(g1_xyzz_t)));
-    msm_bucket_sum_kernel<<<gpu_blocks((size_t)W * S, 64), 64, 0, st>>>(m->segs, m->buckets, W, B,
-                                                                        S, M);
+    GPU_TRY(msm_grow((unsigned char **)&m->segs, &m->segs_cap, (size_t)W * S * sizeof(xyzz_t<F>),
+                     1));
+    xyzz_t<F> *segs = reinterpret_cast<xyzz_t<F> *>(m->segs);
+    msm_bucket_sum_kernel<F><<<gpu_blocks((size_t)W * S, 64), 64, 0, st>>>(segs, buckets, W, B, S,
+                                                                           M);
     GPU_CHECK_LAUNCH(msm_bucket_sum_kernel);
     MSM_MARK();
-    msm_reduce_kernel<<<W, MSM_REDUCE_THREADS, 0, st>>>(m->winres, m->segs, S);
+    xyzz_t<F> *winres = reinterpret_cast<xyzz_t<F> *>(m->winres);
+    msm_reduce_kernel<F><<<W, red_threads<F>::T, 0, st>>>(winres, segs, S, (size_t)W * S);
     GPU_CHECK_LAUNCH(msm_reduce_kernel);
     MSM_MARK();
 #undef MSM_MARK
 
-    cuzk_g1_xyzz win[256];
+    typename H::X win[256];
     int flag = 0;
-    GPU_CHECK(cudaMemcpyAsync(win, m->winres, W * sizeof(g1_xyzz_t), cudaMemcpyDeviceToHost, st));
+    GPU_CHECK(cudaMemcpyAsync(win, winres, W * sizeof(xyzz_t<F>), cudaMemcpyDeviceToHost, st));
     GPU_CHECK(cudaMemcpyAsync(&flag, m->flag, sizeof flag, cudaMemcpyDeviceToHost, st));
     GPU_CHECK(cudaStreamSynchronize(st));
     if (prof) {
-        fprintf(stderr, "gpu msm n=%zu c=%u W=%u:", n, c, W);
+        fprintf(stderr, "gpu msm g%d n=%zu c=%u W=%u:", H::group, nt, c, W);
         for (int i = 0; i + 1 < nev; i++) {
             float ms = 0;
             GPU_CHECK(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
             fprintf(stderr, " %s %.3f", stage[i], ms);
         }
         fprintf(stderr, " ms\n");
-        for (int i = 0; i < nev; i++)
+        for (int i = 1; i < nev; i++) /* ev[0] belongs to the caller */
             (void)cudaEventDestroy(ev[i]);
     }
     if (flag)
-        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_g1_msm: a canonical scalar is >= 2^255");
-    msm_combine_windows(r, win, W, c);
+        return cuzk_error_set(CUZK_EINVAL, "gpu msm: a canonical scalar is >= 2^255");
+    /* R = sum_w 2^(c w) R_w (Horner) */
+    typename H::X acc = win[W - 1];
+    for (int w = (int)W - 2; w >= 0; w--) {
+        for (unsigned i = 0; i < c; i++)
+            H::dbl(&acc, &acc);
+        H::add(&acc, &acc, &win[w]);
+    }
+    *res = acc;
     return CUZK_OK;
 }
 
-static cuzk_err msm_entry(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars, size_t n,
-                          unsigned window, int mont, const char *fn)
+/* Copies ns scalars to m->scal; with profiling, *ev0 is an event recorded before the copy. */
+static cuzk_err msm_upload(cuzk_gpu_msm *m, const void *scalars, size_t ns, cudaEvent_t *ev0,
+                           bool *prof)
 {
-    if (!r)
-        return cuzk_error_set(CUZK_EINVAL, "%s: r is NULL", fn);
-    cuzk_g1_jac_set_inf(r);
-    if (!m || (n && !scalars))
+    *prof = getenv("CUZK_GPU_MSM_PROFILE") != NULL;
+    if (*prof) {
+        GPU_CHECK(cudaEventCreate(ev0));
+        GPU_CHECK(cudaEventRecord(*ev0, m->stream));
+    }
+    if (ns)
+        GPU_CHECK(cudaMemcpyAsync(m->scal, scalars, ns * sizeof(fr_t), cudaMemcpyHostToDevice,
+                                  m->stream));
+    return CUZK_OK;
+}
+
+template <class H>
+static cuzk_err msm_dense(cuzk_gpu_msm *m, typename H::X *res, const void *scalars, size_t n,
+                          unsigned window, int mont)
+{
+    H::set_inf(res);
+    if (n == 0)
+        return CUZK_OK;
+    GPU_TRY(gpu_use_device(m->device));
+    cudaEvent_t ev0;
+    bool prof;
+    GPU_TRY(msm_upload(m, scalars, n, &ev0, &prof));
+    cuzk_err e = msm_pippenger<H>(m, res, n, NULL, window, mont, 0, prof ? &ev0 : NULL);
+    if (prof)
+        (void)cudaEventDestroy(ev0);
+    return e;
+}
+
+static cuzk_err msm_check(cuzk_gpu_msm *m, int group, size_t n, bool need_arr, unsigned window,
+                          const char *fn)
+{
+    if (!m || !need_arr)
         return cuzk_error_set(CUZK_EINVAL, "%s: NULL argument", fn);
+    if (m->group != group)
+        return cuzk_error_set(CUZK_EINVAL, "%s: the context holds G%d bases", fn, m->group);
     if (n > m->n_max)
         return cuzk_error_set(CUZK_ESIZE, "%s: %zu scalars for %zu bases", fn, n, m->n_max);
     if (window > CUZK_GPU_MSM_WINDOW_MAX)
         return cuzk_error_set(CUZK_EINVAL, "%s: window %u not in 0..%d", fn, window,
                               CUZK_GPU_MSM_WINDOW_MAX);
-    cuzk_err err = msm_run(m, r, scalars, n, window, mont);
-    if (err != CUZK_OK)
-        cuzk_g1_jac_set_inf(r);
+    return CUZK_OK;
+}
+
+template <class H>
+static cuzk_err msm_entry(cuzk_gpu_msm *m, typename H::J *r, const void *scalars, size_t n,
+                          unsigned window, int mont, const char *fn)
+{
+    if (!r)
+        return cuzk_error_set(CUZK_EINVAL, "%s: r is NULL", fn);
+    H::jac_inf(r);
+    GPU_TRY(msm_check(m, H::group, n, !n || scalars, window, fn));
+    typename H::X res;
+    cuzk_err err = msm_dense<H>(m, &res, scalars, n, window, mont);
+    if (err == CUZK_OK)
+        H::to_jac(r, &res);
     return err;
 }
 
 extern "C" cuzk_err cuzk_gpu_g1_msm(cuzk_gpu_msm *m, cuzk_g1_jac *r,
                                     const cuzk_msm_scalar *scalars, size_t n, unsigned window)
 {
-    return msm_entry(m, r, scalars, n, window, 0, "cuzk_gpu_g1_msm");
+    return msm_entry<G1Host>(m, r, scalars, n, window, 0, "cuzk_gpu_g1_msm");
 }
 
 extern "C" cuzk_err cuzk_gpu_g1_msm_fr(cuzk_gpu_msm *m, cuzk_g1_jac *r, const cuzk_fr *scalars,
                                        size_t n, unsigned window)
 {
-    return msm_entry(m, r, scalars, n, window, 1, "cuzk_gpu_g1_msm_fr");
+    return msm_entry<G1Host>(m, r, scalars, n, window, 1, "cuzk_gpu_g1_msm_fr");
 }
 
-static cuzk_err batch_add_run(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t *bits, size_t n)
+extern "C" cuzk_err cuzk_gpu_g2_msm(cuzk_gpu_msm *m, cuzk_g2_jac *r,
+                                    const cuzk_msm_scalar *scalars, size_t n, unsigned window)
 {
+    return msm_entry<G2Host>(m, r, scalars, n, window, 0, "cuzk_gpu_g2_msm");
+}
+
+extern "C" cuzk_err cuzk_gpu_g2_msm_fr(cuzk_gpu_msm *m, cuzk_g2_jac *r, const cuzk_fr *scalars,
+                                       size_t n, unsigned window)
+{
+    return msm_entry<G2Host>(m, r, scalars, n, window, 1, "cuzk_gpu_g2_msm_fr");
+}
+
+/* *res = sum of the first n bases whose bit is set. */
+template <class H>
+static cuzk_err batch_add_run(cuzk_gpu_msm *m, typename H::X *res, const uint64_t *bits, size_t n)
+{
+    typedef typename H::F F;
+    H::set_inf(res);
+    if (n == 0)
+        return CUZK_OK;
     const size_t nwords = (n + 63) / 64;
     GPU_TRY(gpu_use_device(m->device));
     cudaStream_t st = m->stream;
@@ -525,34 +729,159 @@ static cuzk_err batch_add_run(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t *b
     if (per < 1)
         per = 1;
     const size_t nthreads = (nwords + per - 1) / per;
-    GPU_TRY(msm_grow(&m->segs, &m->segs_cap, nthreads, sizeof(g1_xyzz_t)));
-    msm_batch_add_kernel<<<gpu_blocks(nthreads, MSM_ACC_THREADS), MSM_ACC_THREADS, 0, st>>>(
-        m->segs, m->bits, m->bases, n, per, nthreads);
+    GPU_TRY(msm_grow((unsigned char **)&m->segs, &m->segs_cap, nthreads * sizeof(xyzz_t<F>), 1));
+    xyzz_t<F> *segs = reinterpret_cast<xyzz_t<F> *>(m->segs);
+    msm_batch_add_kernel<F><<<gpu_blocks(nthreads, MSM_ACC_THREADS), MSM_ACC_THREADS, 0, st>>>(
+        segs, m->bits, reinterpret_cast<const aff_t<F> *>(m->bases), n, per, nthreads);
     GPU_CHECK_LAUNCH(msm_batch_add_kernel);
-    msm_reduce_kernel<<<1, MSM_REDUCE_THREADS, 0, st>>>(m->winres, m->segs, nthreads);
-    GPU_CHECK_LAUNCH(msm_reduce_kernel);
-    cuzk_g1_xyzz res;
-    GPU_CHECK(cudaMemcpyAsync(&res, m->winres, sizeof res, cudaMemcpyDeviceToHost, st));
+    xyzz_t<F> *winres = reinterpret_cast<xyzz_t<F> *>(m->winres);
+    GPU_TRY(msm_reduce_all<F>(m, winres, segs, nthreads));
+    GPU_CHECK(cudaMemcpyAsync(res, winres, sizeof(xyzz_t<F>), cudaMemcpyDeviceToHost, st));
     GPU_CHECK(cudaStreamSynchronize(st));
-    cuzk_g1_xyzz_to_jac(r, &res);
     return CUZK_OK;
+}
+
+template <class H>
+static cuzk_err batch_add_entry(cuzk_gpu_msm *m, typename H::J *r, const uint64_t *bits, size_t n,
+                                const char *fn)
+{
+    if (!r)
+        return cuzk_error_set(CUZK_EINVAL, "%s: r is NULL", fn);
+    H::jac_inf(r);
+    GPU_TRY(msm_check(m, H::group, n, !n || bits, 0, fn));
+    typename H::X res;
+    cuzk_err err = batch_add_run<H>(m, &res, bits, n);
+    if (err == CUZK_OK)
+        H::to_jac(r, &res);
+    return err;
 }
 
 extern "C" cuzk_err cuzk_gpu_g1_batch_add(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t *bits,
                                           size_t n)
 {
+    return batch_add_entry<G1Host>(m, r, bits, n, "cuzk_gpu_g1_batch_add");
+}
+
+extern "C" cuzk_err cuzk_gpu_g2_batch_add(cuzk_gpu_msm *m, cuzk_g2_jac *r, const uint64_t *bits,
+                                          size_t n)
+{
+    return batch_add_entry<G2Host>(m, r, bits, n, "cuzk_gpu_g2_batch_add");
+}
+
+/* Set bits among the first n (host). */
+static size_t bits_count(const uint64_t *bits, size_t n)
+{
+    size_t cnt = 0;
+    const size_t nwords = (n + 63) / 64;
+    for (size_t w = 0; w < nwords; w++) {
+        uint64_t word = bits[w];
+        if (w == nwords - 1 && (n & 63))
+            word &= (1ULL << (n & 63)) - 1;
+        cnt += (size_t)__builtin_popcountll(word);
+    }
+    return cnt;
+}
+
+/* The split: *res = batch_add(one_bits) + Pippenger over the positions of sig_bits. */
+template <class H>
+static cuzk_err msm_split_run(cuzk_gpu_msm *m, typename H::X *res, const void *scalars,
+                              unsigned flags, const uint64_t *one_bits, const uint64_t *sig_bits,
+                              size_t n, unsigned window)
+{
+    H::set_inf(res);
+    typename H::X ones, tail;
+    H::set_inf(&ones);
+    H::set_inf(&tail);
+    if (one_bits)
+        GPU_TRY(batch_add_run<H>(m, &ones, one_bits, n));
+    const size_t nsig = sig_bits ? bits_count(sig_bits, n) : 0;
+    if (nsig) {
+        const int mont = (flags & CUZK_GPU_SCALARS_FR) != 0;
+        const int gathered = (flags & CUZK_GPU_SCALARS_GATHERED) != 0;
+        GPU_TRY(gpu_use_device(m->device));
+        cudaStream_t st = m->stream;
+        const size_t nwords = (n + 63) / 64;
+        GPU_TRY(msm_grow(&m->sbits, &m->sbits_cap, nwords, sizeof(uint64_t)));
+        if (m->wcnt_cap < nwords) {
+            size_t cap = 0;
+            GPU_TRY(msm_grow(&m->wcnt, &cap, nwords, sizeof(uint32_t)));
+            cap = 0;
+            GPU_TRY(msm_grow(&m->woff, &cap, nwords, sizeof(uint32_t)));
+            m->wcnt_cap = nwords;
+        }
+        GPU_TRY(msm_grow(&m->idx, &m->idx_cap, nsig, sizeof(uint32_t)));
+        cudaEvent_t ev0;
+        bool prof;
+        GPU_TRY(msm_upload(m, scalars, gathered ? nsig : n, &ev0, &prof));
+        cuzk_err e = CUZK_OK;
+        cudaError_t ce = cudaMemcpyAsync(m->sbits, sig_bits, nwords * sizeof(uint64_t),
+                                         cudaMemcpyHostToDevice, st);
+        if (ce != cudaSuccess)
+            e = gpu_fail(ce, "cudaMemcpyAsync(sig_bits)", __FILE__, __LINE__);
+        if (e == CUZK_OK) {
+            msm_popc_kernel<<<gpu_blocks(nwords, 256), 256, 0, st>>>(m->wcnt, m->sbits, n, nwords);
+            if ((ce = cudaGetLastError()) != cudaSuccess)
+                e = gpu_fail(ce, "msm_popc_kernel", __FILE__, __LINE__);
+        }
+        size_t tmp_bytes = 0;
+        if (e == CUZK_OK &&
+            (ce = cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, m->wcnt, m->woff, (int64_t)nwords,
+                                                st)) != cudaSuccess)
+            e = gpu_fail(ce, "cub::DeviceScan::ExclusiveSum", __FILE__, __LINE__);
+        if (e == CUZK_OK)
+            e = msm_grow((unsigned char **)&m->scan_tmp, &m->scan_tmp_cap, tmp_bytes, 1);
+        if (e == CUZK_OK &&
+            (ce = cub::DeviceScan::ExclusiveSum(m->scan_tmp, tmp_bytes, m->wcnt, m->woff,
+                                                (int64_t)nwords, st)) != cudaSuccess)
+            e = gpu_fail(ce, "cub::DeviceScan::ExclusiveSum", __FILE__, __LINE__);
+        if (e == CUZK_OK) {
+            msm_compact_kernel<<<gpu_blocks(nwords, 256), 256, 0, st>>>(m->idx, m->sbits, m->woff,
+                                                                        n, nwords);
+            if ((ce = cudaGetLastError()) != cudaSuccess)
+                e = gpu_fail(ce, "msm_compact_kernel", __FILE__, __LINE__);
+        }
+        if (e == CUZK_OK)
+            e = msm_pippenger<H>(m, &tail, nsig, m->idx, window, mont, gathered,
+                                 prof ? &ev0 : NULL);
+        if (prof)
+            (void)cudaEventDestroy(ev0);
+        GPU_TRY(e);
+    }
+    H::add(res, &ones, &tail);
+    return CUZK_OK;
+}
+
+template <class H>
+static cuzk_err msm_split_entry(cuzk_gpu_msm *m, typename H::J *r, const void *scalars,
+                                unsigned flags, const uint64_t *one_bits,
+                                const uint64_t *sig_bits, size_t n, unsigned window,
+                                const char *fn)
+{
     if (!r)
-        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_g1_batch_add: r is NULL");
-    cuzk_g1_jac_set_inf(r);
-    if (!m || (n && !bits))
-        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_g1_batch_add: NULL argument");
-    if (n > m->n_max)
-        return cuzk_error_set(CUZK_ESIZE, "cuzk_gpu_g1_batch_add: %zu bits for %zu bases", n,
-                              m->n_max);
-    if (n == 0)
-        return CUZK_OK;
-    cuzk_err err = batch_add_run(m, r, bits, n);
-    if (err != CUZK_OK)
-        cuzk_g1_jac_set_inf(r);
+        return cuzk_error_set(CUZK_EINVAL, "%s: r is NULL", fn);
+    H::jac_inf(r);
+    GPU_TRY(msm_check(m, H::group, n, !n || !sig_bits || scalars, window, fn));
+    if (flags & ~(unsigned)(CUZK_GPU_SCALARS_FR | CUZK_GPU_SCALARS_GATHERED))
+        return cuzk_error_set(CUZK_EINVAL, "%s: unknown flags 0x%x", fn, flags);
+    typename H::X res;
+    cuzk_err err = msm_split_run<H>(m, &res, scalars, flags, one_bits, sig_bits, n, window);
+    if (err == CUZK_OK)
+        H::to_jac(r, &res);
     return err;
+}
+
+extern "C" cuzk_err cuzk_gpu_g1_msm_split(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars,
+                                          unsigned flags, const uint64_t *one_bits,
+                                          const uint64_t *sig_bits, size_t n, unsigned window)
+{
+    return msm_split_entry<G1Host>(m, r, scalars, flags, one_bits, sig_bits, n, window,
+                                   "cuzk_gpu_g1_msm_split");
+}
+
+extern "C" cuzk_err cuzk_gpu_g2_msm_split(cuzk_gpu_msm *m, cuzk_g2_jac *r, const void *scalars,
+                                          unsigned flags, const uint64_t *one_bits,
+                                          const uint64_t *sig_bits, size_t n, unsigned window)
+{
+    return msm_split_entry<G2Host>(m, r, scalars, flags, one_bits, sig_bits, n, window,
+                                   "cuzk_gpu_g2_msm_split");
 }

@@ -48,6 +48,8 @@ struct cuzk_gpu_domain {
     unsigned npass;
     ntt_pass_desc pass[NTT_MAXPASS];
     size_t off_hscale;   /* 3 x NTT_TAB: (1/n) g^j, g^(1024 j), g^(2^20 j), g = omega_2n */
+    size_t off_bfwd;     /* bellman coset (g = 7): (1/n) g^j, g^(1024 j), g^(2^20 j) */
+    size_t off_binv;     /* and back: (1/n)(g^n - 1)^-1 g^-j, g^-(1024 j), g^-(2^20 j) */
     cuzk_fr n_inv;
     cudaStream_t stream;
     fr_t *tables;
@@ -255,6 +257,10 @@ static cuzk_err domain_init(cuzk_gpu_domain *d, cuzk_fr **host_tab)
         }
         s0 += t;
     }
+    d->off_bfwd = ntab;
+    ntab += 3 * NTT_TAB;
+    d->off_binv = ntab;
+    ntab += 3 * NTT_TAB;
     if (k - d->pass[0].t > 20)
         return cuzk_error_set(CUZK_EINVAL, "gpu ntt: 2^%u too large for the twiddle tables", k);
 
@@ -290,6 +296,25 @@ static cuzk_err domain_init(cuzk_gpu_domain *d, cuzk_fr **host_tab)
         host_powers(tab, &d->n_inv, &g, NTT_TAB);
         host_powers(tab + NTT_TAB, &one, &g1024, NTT_TAB);
         host_powers(tab + 2 * NTT_TAB, &one, &g2_20, NTT_TAB);
+    }
+    if (d->family == CUZK_ROOTS_BELLMAN) {
+        cuzk_fr g, ginv, gk, zinv, start;
+        cuzk_fr_generator(&g, d->family); /* 7: the coset shift */
+        cuzk_fr_inv(&ginv, &g);
+        host_pow2k(&zinv, &g, k); /* Z(g omega^j) = g^n - 1, nonzero as g generates Fr* */
+        cuzk_fr_sub(&zinv, &zinv, &one);
+        cuzk_fr_inv(&zinv, &zinv);
+        cuzk_fr_mul(&start, &zinv, &d->n_inv);
+        const cuzk_fr *base[2] = {&g, &ginv};
+        const cuzk_fr *st0[2] = {&d->n_inv, &start};
+        const size_t off[2] = {d->off_bfwd, d->off_binv};
+        for (int dir = 0; dir < 2; dir++) {
+            host_powers(tab + off[dir], st0[dir], base[dir], NTT_TAB);
+            host_pow2k(&gk, base[dir], 10);
+            host_powers(tab + off[dir] + NTT_TAB, &one, &gk, NTT_TAB);
+            host_pow2k(&gk, base[dir], 20);
+            host_powers(tab + off[dir] + 2 * NTT_TAB, &one, &gk, NTT_TAB);
+        }
     }
     GPU_CHECK(cudaMalloc(&d->tables, ntab * sizeof(fr_t)));
     GPU_CHECK(cudaMemcpy(d->tables, tab, ntab * sizeof(fr_t), cudaMemcpyHostToDevice));
@@ -429,6 +454,47 @@ extern "C" cuzk_err cuzk_gpu_domain_h_snarkjs(cuzk_gpu_domain *d)
     GPU_CHECK_LAUNCH(ntt_h_final_kernel);
     GPU_CHECK(cudaStreamSynchronize(d->stream));
     return CUZK_OK;
+}
+
+/* bellman: per slot, inverse DIF (coefficients, bit-reversed, times n), bit reversal with
+ * coefficient i times (1/n) g^i, forward DIF (values at g omega^j, bit-reversed); then
+ * p = a b - c in natural order (the final kernel's bit reversal), inverse DIF, and bit
+ * reversal with coefficient i times (g^n - 1)^-1 (1/n) g^-i. */
+extern "C" cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d)
+{
+    GPU_TRY(domain_check(d, d, "cuzk_gpu_domain_h_bellman"));
+    if (d->family != CUZK_ROOTS_BELLMAN)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_h_bellman: domain is not a bellman domain");
+    GPU_TRY(gpu_use_device(d->device));
+    for (unsigned s = 0; s < 3; s++)
+        GPU_TRY(domain_slot(d, s));
+    for (unsigned s = 0; s < 3; s++) {
+        fr_t *x = d->slot[s];
+        GPU_TRY(ntt_dif(d, x, 1));
+        GPU_TRY(ntt_bitrev(d, x, 2, &d->n_inv, d->tables + d->off_bfwd));
+        GPU_TRY(ntt_dif(d, x, 0));
+    }
+    ntt_h_final_kernel<<<gpu_blocks(d->n, 256), 256, 0, d->stream>>>(d->slot[0], d->slot[1],
+                                                                       d->slot[2], d->k);
+    GPU_CHECK_LAUNCH(ntt_h_final_kernel);
+    GPU_TRY(ntt_dif(d, d->slot[0], 1));
+    GPU_TRY(ntt_bitrev(d, d->slot[0], 2, &d->n_inv, d->tables + d->off_binv));
+    GPU_CHECK(cudaStreamSynchronize(d->stream));
+    return CUZK_OK;
+}
+
+extern "C" cuzk_err cuzk_gpu_h_bellman(cuzk_gpu_domain *d, cuzk_fr *a, const cuzk_fr *b,
+                                       const cuzk_fr *c)
+{
+    if (!d || !a || !b || !c)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_h_bellman: NULL argument");
+    if (d->family != CUZK_ROOTS_BELLMAN)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_h_bellman: domain is not a bellman domain");
+    GPU_TRY(cuzk_gpu_domain_load(d, 0, a));
+    GPU_TRY(cuzk_gpu_domain_load(d, 1, b));
+    GPU_TRY(cuzk_gpu_domain_load(d, 2, c));
+    GPU_TRY(cuzk_gpu_domain_h_bellman(d));
+    return cuzk_gpu_domain_store(d, 0, a);
 }
 
 extern "C" cuzk_err cuzk_gpu_ntt_forward(cuzk_gpu_domain *d, cuzk_fr *x)

@@ -41,9 +41,10 @@ if [ -z "${SKIP_TEST:-}" ]; then
     grep -v "^{" "$OUT/test.log" | tail -25
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then
-    CUZK_GPU_MSM_PROFILE=1 timeout ${BENCH_TIMEOUT:-200} "$BIN" --bench >"$OUT/bench.log" 2>&1
+    CUZK_GPU_MSM_PROFILE=1 timeout ${BENCH_TIMEOUT:-300} "$BIN" --bench >"$OUT/bench.log" 2>&1
     echo "bench: rc=$?"
-    grep "gpu msm n=1677" "$OUT/bench.log" | tail -4
+    grep -E "gpu msm (g1 )?n=1677" "$OUT/bench.log" | tail -6
+    grep -E "gpu msm g2 n=" "$OUT/bench.log" | tail -3
     grep -v "^gpu msm" "$OUT/bench.log" | grep -v "^{" | tail -30
 fi
 echo "== summary: test rc=$TEST_RC; $(grep -h "passed," "$OUT/test.log" 2>/dev/null | tail -1)"

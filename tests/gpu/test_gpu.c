@@ -4,9 +4,15 @@
  *                     snarkjs H step, G1 MSM (sizes 1, 2, 3, 2^k-1, 2^k, 2^k+1 up to 2^22;
  *                     zero / one / r-1 / small scalars; identity, repeated and opposite
  *                     bases; every window), batch_add, error paths.
+ *                     bellman H (2^1..2^20, against cuzk_h_bellman), the split MSM
+ *                     (batch add of ones + Pippenger over significant positions) for G1
+ *                     and G2 against cuzk_gN_msm_auto_fr, G2 MSM and batch add (sizes 1,
+ *                     2, 3, 2^k-1, 2^k, 2^k+1 up to 2^18; the same edge cases).
  *   test_gpu --bench  timings (MSM 2^20, 2^22, 2^24 with bases resident; NTT 2^20, 2^24,
  *                     2^27 with data resident; medians of 3 after a warm-up), a table and
- *                     JSON lines, plus a CPU check of the 2^24 MSM.
+ *                     JSON lines, plus a CPU check of the 2^24 MSM; also the split
+ *                     MSM at 2^24 (Filecoin-like scalars), bellman H 2^20/2^24/2^27,
+ *                     G2 MSM 2^18/2^20 and G2 batch add 2^20.
  * Without a usable GPU it says why and exits 77 (CTest SKIP_RETURN_CODE).
  */
 #include <stdbool.h>
@@ -451,6 +457,461 @@ static void test_errors(void)
     CHECK_EQ_ERR(cuzk_gpu_msm_new(&m, 0, NULL, 10), CUZK_EINVAL);
 }
 
+/* ---- G2 bases: the same construction as make_bases (R[i mod 1024] + Q[i / 1024], then
+ * infinity, repeats and negatives written over some positions) ---- */
+typedef struct {
+    cuzk_g2_affine *out;
+    const cuzk_g2_affine *R, *Q;
+    const uint64_t *k;
+    cuzk_g2_jac *j;
+} g2_ctx;
+
+static void g2_gen_range(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    g2_ctx *g = vctx;
+    cuzk_g2_jac *tmp = xmalloc((e - b) * sizeof *tmp);
+    for (size_t i = b; i < e; i++) {
+        cuzk_g2_jac_from_affine(&tmp[i - b], &g->Q[i / 1024]);
+        cuzk_g2_jac_add_affine_var(&tmp[i - b], &tmp[i - b], &g->R[i % 1024]);
+    }
+    cuzk_g2_batch_to_affine(g->out + b, tmp, e - b);
+    free(tmp);
+}
+
+static void g2_mul_range(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    g2_ctx *g = vctx;
+    cuzk_g2_affine gen;
+    cuzk_g2_jac gj;
+    cuzk_g2_generator(&gen);
+    cuzk_g2_jac_from_affine(&gj, &gen);
+    for (size_t i = b; i < e; i++)
+        cuzk_g2_mul_var(&g->j[i], &gj, g->k + 4 * i, 255);
+}
+
+static void g2_random_points(cuzk_g2_affine *out, size_t n)
+{
+    uint64_t *k = xmalloc(n * 4 * sizeof *k);
+    for (size_t i = 0; i < 4 * n; i++)
+        k[i] = test_rand64() & (i % 4 == 3 ? (1ULL << 63) - 1 : ~0ULL);
+    cuzk_g2_jac *j = xmalloc(n * sizeof *j);
+    g2_ctx g = {NULL, NULL, NULL, k, j};
+    cuzk_parallel_for(n, 16, 0, g2_mul_range, &g);
+    cuzk_g2_batch_to_affine(out, j, n);
+    free(j);
+    free(k);
+}
+
+static cuzk_g2_affine *make_bases_g2(size_t n)
+{
+    size_t nq = n / 1024 + 1;
+    cuzk_g2_affine *R = xmalloc(1024 * sizeof *R), *Q = xmalloc(nq * sizeof *Q);
+    g2_random_points(R, 1024);
+    g2_random_points(Q, nq);
+    cuzk_g2_affine *b = xmalloc(n * sizeof *b);
+    g2_ctx g = {b, R, Q, NULL, NULL};
+    cuzk_parallel_for(n, 4096, 0, g2_gen_range, &g);
+    free(R);
+    free(Q);
+    for (size_t i = 1; i < n; i++) {
+        if (i == 3 || i % 65537 == 0)
+            cuzk_g2_affine_set_inf(&b[i]);
+        else if (i == 4 || i % 4099 == 0)
+            b[i] = b[i - 1];
+        else if (i == 6 || i % 4111 == 0)
+            cuzk_g2_affine_neg(&b[i], &b[i - 1]);
+    }
+    return b;
+}
+
+/* ---- G2 MSM and batch add ---- */
+static bool msm_matches_g2(cuzk_gpu_msm *m, const cuzk_g2_affine *bases, const cuzk_fr *s,
+                           size_t n, unsigned window, const char *what)
+{
+    cuzk_g2_jac rg, rc;
+    cuzk_err eg = cuzk_gpu_g2_msm_fr(m, &rg, s, n, window);
+    if (eg != CUZK_OK)
+        fprintf(stderr, "gpu g2 msm (%s, n=%zu): %s: %s\n", what, n, cuzk_errname(eg),
+                cuzk_error_detail());
+    cuzk_err ec = cuzk_g2_msm_fr(&rc, NULL, bases, s, n, NULL);
+    bool ok = eg == CUZK_OK && ec == CUZK_OK && cuzk_g2_jac_eq(&rg, &rc);
+    if (!ok)
+        fprintf(stderr, "g2 msm %s n=%zu window=%u: GPU != CPU\n", what, n, window);
+    return ok;
+}
+
+#define G2_MAX_LOG 18
+
+static void test_msm_g2(cuzk_gpu_msm *m, const cuzk_g2_affine *bases, size_t nmax)
+{
+    cuzk_fr *s = xmalloc(nmax * sizeof *s);
+    size_t sizes[3 + 3 * G2_MAX_LOG], ns = 0;
+    sizes[ns++] = 1;
+    sizes[ns++] = 2;
+    sizes[ns++] = 3;
+    for (unsigned k = 2; k <= G2_MAX_LOG; k++)
+        for (int d = -1; d <= 1; d++) {
+            size_t v = ((size_t)1 << k) + d;
+            if (v > 3 && v <= nmax)
+                sizes[ns++] = v;
+        }
+    for (size_t i = 0; i < ns; i++) {
+        rand_frs(s, sizes[i]);
+        CHECK(msm_matches_g2(m, bases, s, sizes[i], 0, "random"));
+    }
+    printf("g2 msm sizes: ok so far (%lu failed)\n", test_failed_);
+
+    rand_frs(s, 3000);
+    const unsigned wins[] = {1, 2, 3, 5, 8, 11, 13, 16, 19, 20, 22};
+    for (size_t w = 0; w < sizeof wins / sizeof wins[0]; w++)
+        CHECK(msm_matches_g2(m, bases, s, 3000, wins[w], "window"));
+
+    const size_t n = ((size_t)1 << 16) + 1 <= nmax ? ((size_t)1 << 16) + 1 : nmax;
+    cuzk_g2_jac r;
+    for (size_t i = 0; i < n; i++)
+        cuzk_fr_set_zero(&s[i]);
+    CHECK(msm_matches_g2(m, bases, s, n, 0, "zeros"));
+    CHECK_OK(cuzk_gpu_g2_msm_fr(m, &r, s, n, 0));
+    CHECK(cuzk_g2_jac_is_inf(&r));
+    for (size_t i = 0; i < n; i++)
+        cuzk_fr_set_one(&s[i]);
+    CHECK(msm_matches_g2(m, bases, s, n, 0, "ones"));
+    for (size_t i = 0; i < n; i++)
+        fr_minus(&s[i], 1);
+    CHECK(msm_matches_g2(m, bases, s, n, 0, "r-1"));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = test_rand64() % 8;
+        if (v < 4)
+            cuzk_fr_set_u64(&s[i], v);
+        else if (v == 4)
+            fr_minus(&s[i], 1);
+        else if (v == 5)
+            fr_minus(&s[i], 2);
+        else
+            test_rand_fr(&s[i]);
+    }
+    s[5] = s[4]; /* bases 5 and 6 are P and -P */
+    CHECK(msm_matches_g2(m, bases, s, n, 0, "mixed"));
+    /* only P and -P (bases 5, 6) with equal scalars: infinity; 4 and 5 equal: 2P */
+    {
+        cuzk_fr t[7];
+        for (int i = 0; i < 7; i++)
+            cuzk_fr_set_zero(&t[i]);
+        test_rand_fr(&t[5]);
+        t[6] = t[5];
+        CHECK(msm_matches_g2(m, bases, t, 7, 0, "P, -P"));
+        CHECK_OK(cuzk_gpu_g2_msm_fr(m, &r, t, 7, 0));
+        CHECK(cuzk_g2_jac_is_inf(&r));
+        t[4] = t[5];
+        cuzk_fr_set_zero(&t[6]);
+        CHECK(msm_matches_g2(m, bases, t, 7, 0, "P, P"));
+    }
+
+    /* canonical scalars, the >= 2^255 refusal, size and group errors */
+    {
+        size_t nc = ((size_t)1 << 14) + 3 <= nmax ? ((size_t)1 << 14) + 3 : nmax;
+        rand_frs(s, nc);
+        cuzk_msm_scalar *cs = xmalloc(nc * sizeof *cs);
+        cuzk_msm_scalars_from_fr(cs, s, nc, 0);
+        cuzk_g2_jac rg, rc;
+        CHECK_OK(cuzk_gpu_g2_msm(m, &rg, cs, nc, 0));
+        CHECK_OK(cuzk_g2_msm(&rc, bases, cs, nc, NULL));
+        CHECK(cuzk_g2_jac_eq(&rg, &rc));
+        cs[nc / 2].l[3] |= 1ULL << 63;
+        CHECK_EQ_ERR(cuzk_gpu_g2_msm(m, &rg, cs, nc, 0), CUZK_EINVAL);
+        CHECK(cuzk_g2_jac_is_inf(&rg));
+        CHECK_EQ_ERR(cuzk_gpu_g2_msm(m, &rg, cs, nmax + 1, 0), CUZK_ESIZE);
+        cuzk_g1_jac r1;
+        CHECK_EQ_ERR(cuzk_gpu_g1_msm_fr(m, &r1, s, 10, 0), CUZK_EINVAL);
+        uint64_t w = ~0ULL;
+        CHECK_EQ_ERR(cuzk_gpu_g1_batch_add(m, &r1, &w, 10), CUZK_EINVAL);
+        free(cs);
+        CHECK(msm_matches_g2(m, bases, s, 1000, 0, "after an error"));
+    }
+    printf("g2 msm edges: ok so far (%lu failed)\n", test_failed_);
+
+    /* batch add */
+    size_t words = CUZK_MSM_BITVEC_WORDS(nmax);
+    uint64_t *bits = xmalloc(words * sizeof *bits);
+    size_t bsizes[] = {1, 2, 3, 7, 63, 64, 65, 1000, 4095, 4096, 4097, 65537,
+                       ((size_t)1 << G2_MAX_LOG) - 1, (size_t)1 << G2_MAX_LOG, nmax};
+    for (size_t t = 0; t < sizeof bsizes / sizeof bsizes[0]; t++) {
+        size_t nb = bsizes[t] <= nmax ? bsizes[t] : nmax;
+        for (int mode = 0; mode < 3; mode++) {
+            for (size_t w = 0; w < words; w++)
+                bits[w] = mode == 0 ? test_rand64() : mode == 1 ? 0 : ~0ULL;
+            cuzk_g2_jac rg, rc;
+            CHECK_OK(cuzk_gpu_g2_batch_add(m, &rg, bits, nb));
+            CHECK_OK(cuzk_g2_batch_add(&rc, bases, nb, bits, 0));
+            bool ok = cuzk_g2_jac_eq(&rg, &rc);
+            if (!ok)
+                fprintf(stderr, "g2 batch_add n=%zu mode %d: GPU != CPU\n", nb, mode);
+            CHECK(ok);
+        }
+    }
+    /* P and -P only (bits 5, 6), and P twice (bits 4, 5) */
+    bits[0] = 3ULL << 5;
+    {
+        cuzk_g2_jac rg, rc;
+        CHECK_OK(cuzk_gpu_g2_batch_add(m, &rg, bits, 64 <= nmax ? 64 : nmax));
+        CHECK(cuzk_g2_jac_is_inf(&rg));
+        bits[0] = 3ULL << 4;
+        CHECK_OK(cuzk_gpu_g2_batch_add(m, &rg, bits, 64 <= nmax ? 64 : nmax));
+        CHECK_OK(cuzk_g2_batch_add(&rc, bases, 64 <= nmax ? 64 : nmax, bits, 0));
+        CHECK(cuzk_g2_jac_eq(&rg, &rc) && !cuzk_g2_jac_is_inf(&rg));
+    }
+    printf("g2 batch_add: ok so far (%lu failed)\n", test_failed_);
+    free(bits);
+    free(s);
+}
+
+/* ---- split MSM (batch add of the ones + Pippenger over the significant positions) ---- */
+/* Filecoin-like: 45% zero, 45% one, 10% random (and a few r-1). */
+static void filecoin_scalars(cuzk_fr *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = test_rand64() % 100;
+        if (v < 45)
+            cuzk_fr_set_zero(&s[i]);
+        else if (v < 90)
+            cuzk_fr_set_one(&s[i]);
+        else if (v == 90)
+            fr_minus(&s[i], 1);
+        else
+            test_rand_fr(&s[i]);
+    }
+}
+
+/* Garbage in the bits past n of the last word (they must be ignored). */
+static void dirty_tail(uint64_t *bits, size_t n)
+{
+    if (n & 63)
+        bits[n / 64] |= ~0ULL << (n & 63);
+}
+
+typedef struct {
+    int group; /* 1 or 2 */
+    cuzk_gpu_msm *m;
+    const void *bases;
+} split_target;
+
+static bool split_matches(const split_target *tg, const cuzk_fr *s, size_t n, int variant,
+                          const char *what)
+{
+    size_t words = CUZK_MSM_BITVEC_WORDS(n);
+    uint64_t *one = xmalloc(words * sizeof *one), *sig = xmalloc(words * sizeof *sig);
+    cuzk_msm_counts cnt;
+    cuzk_msm_classify_fr(one, sig, &cnt, s, n, 0);
+    dirty_tail(one, n);
+    dirty_tail(sig, n);
+    cuzk_msm_scalar *cs = xmalloc((n ? n : 1) * sizeof *cs);
+    const void *sc = s;
+    unsigned flags = CUZK_GPU_SCALARS_FR;
+    if (variant == 1) { /* canonical, all n */
+        cuzk_msm_scalars_from_fr(cs, s, n, 0);
+        sc = cs;
+        flags = 0;
+    } else if (variant == 2) { /* canonical, gathered */
+        size_t got = cuzk_msm_gather_fr(cs, s, n, sig, 0);
+        if (got != cnt.n_sig)
+            fprintf(stderr, "gather count %zu != %zu\n", got, cnt.n_sig);
+        sc = cs;
+        flags = CUZK_GPU_SCALARS_GATHERED;
+    }
+    bool ok;
+    cuzk_err eg, ec;
+    if (tg->group == 1) {
+        cuzk_g1_jac rg, rc;
+        eg = cuzk_gpu_g1_msm_split(tg->m, &rg, sc, flags, one, sig, n, 0);
+        ec = cuzk_g1_msm_auto_fr(&rc, NULL, tg->bases, s, n, NULL);
+        ok = eg == CUZK_OK && ec == CUZK_OK && cuzk_g1_jac_eq(&rg, &rc);
+    } else {
+        cuzk_g2_jac rg, rc;
+        eg = cuzk_gpu_g2_msm_split(tg->m, &rg, sc, flags, one, sig, n, 0);
+        ec = cuzk_g2_msm_auto_fr(&rc, NULL, tg->bases, s, n, NULL);
+        ok = eg == CUZK_OK && ec == CUZK_OK && cuzk_g2_jac_eq(&rg, &rc);
+    }
+    if (eg != CUZK_OK)
+        fprintf(stderr, "gpu split: %s: %s\n", cuzk_errname(eg), cuzk_error_detail());
+    if (!ok)
+        fprintf(stderr, "g%d split %s n=%zu variant %d (ones %zu, sig %zu): GPU != CPU\n",
+                tg->group, what, n, variant, cnt.n_one, cnt.n_sig);
+    free(one);
+    free(sig);
+    free(cs);
+    return ok;
+}
+
+static void test_split(const split_target *tg, size_t nmax, unsigned maxlog)
+{
+    cuzk_fr *s = xmalloc(nmax * sizeof *s);
+    size_t sizes[64], ns = 0;
+    const size_t fixed[] = {1, 2, 3, 63, 64, 65, 127, 1000};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        sizes[ns++] = fixed[i];
+    for (unsigned k = 8; k <= maxlog; k += (k < 12 ? 1 : 2))
+        for (int d = -1; d <= 1; d++) {
+            size_t v = ((size_t)1 << k) + d;
+            if (v <= nmax)
+                sizes[ns++] = v;
+        }
+    for (size_t i = 0; i < ns; i++) {
+        filecoin_scalars(s, sizes[i]);
+        CHECK(split_matches(tg, s, sizes[i], (int)(i % 3), "filecoin"));
+    }
+    /* every variant at one size; then all zero, all one, all significant, no ones */
+    const size_t n = ((size_t)1 << 15) + 1 <= nmax ? ((size_t)1 << 15) + 1 : nmax;
+    filecoin_scalars(s, n);
+    for (int v = 0; v < 3; v++)
+        CHECK(split_matches(tg, s, n, v, "variants"));
+    for (size_t i = 0; i < n; i++)
+        cuzk_fr_set_zero(&s[i]);
+    CHECK(split_matches(tg, s, n, 0, "zeros"));
+    for (size_t i = 0; i < n; i++)
+        cuzk_fr_set_one(&s[i]);
+    CHECK(split_matches(tg, s, n, 2, "ones"));
+    rand_frs(s, n);
+    CHECK(split_matches(tg, s, n, 0, "random"));
+    for (size_t i = 0; i < n; i++)
+        if (i % 2)
+            cuzk_fr_set_zero(&s[i]);
+    CHECK(split_matches(tg, s, n, 1, "no ones"));
+    /* bases 5, 6 are P, -P; 4, 5 are P, P: significant and one scalars across them */
+    filecoin_scalars(s, n);
+    test_rand_fr(&s[4]);
+    s[5] = s[4];
+    cuzk_fr_set_one(&s[6]);
+    CHECK(split_matches(tg, s, n, 0, "P -P"));
+
+    /* arbitrary vectors: positions in both, sig positions holding 0 or 1, NULL vectors:
+     * r = batch_add(one) + msm(scalars masked by sig), computed on the CPU */
+    {
+        const size_t words = CUZK_MSM_BITVEC_WORDS(n);
+        uint64_t *one = xmalloc(words * sizeof *one), *sig = xmalloc(words * sizeof *sig);
+        cuzk_fr *masked = xmalloc(n * sizeof *masked);
+        filecoin_scalars(s, n);
+        for (size_t w = 0; w < words; w++) {
+            one[w] = test_rand64();
+            sig[w] = test_rand64() & test_rand64();
+        }
+        for (size_t i = 0; i < n; i++) {
+            if ((sig[i / 64] >> (i % 64)) & 1)
+                masked[i] = s[i];
+            else
+                cuzk_fr_set_zero(&masked[i]);
+        }
+        for (int nulls = 0; nulls < 3; nulls++) { /* 0: both, 1: one NULL, 2: sig NULL */
+            const uint64_t *o = nulls == 1 ? NULL : one, *g = nulls == 2 ? NULL : sig;
+            bool ok;
+            if (tg->group == 1) {
+                cuzk_g1_jac rg, ra, rb;
+                cuzk_g1_jac_set_inf(&ra);
+                cuzk_g1_jac_set_inf(&rb);
+                CHECK_OK(cuzk_gpu_g1_msm_split(tg->m, &rg, s, CUZK_GPU_SCALARS_FR, o, g, n, 0));
+                if (o)
+                    CHECK_OK(cuzk_g1_batch_add(&ra, tg->bases, n, o, 0));
+                if (g)
+                    CHECK_OK(cuzk_g1_msm_fr(&rb, NULL, tg->bases, masked, n, NULL));
+                cuzk_g1_jac_add_var(&ra, &ra, &rb);
+                ok = cuzk_g1_jac_eq(&rg, &ra);
+            } else {
+                cuzk_g2_jac rg, ra, rb;
+                cuzk_g2_jac_set_inf(&ra);
+                cuzk_g2_jac_set_inf(&rb);
+                CHECK_OK(cuzk_gpu_g2_msm_split(tg->m, &rg, s, CUZK_GPU_SCALARS_FR, o, g, n, 0));
+                if (o)
+                    CHECK_OK(cuzk_g2_batch_add(&ra, tg->bases, n, o, 0));
+                if (g)
+                    CHECK_OK(cuzk_g2_msm_fr(&rb, NULL, tg->bases, masked, n, NULL));
+                cuzk_g2_jac_add_var(&ra, &ra, &rb);
+                ok = cuzk_g2_jac_eq(&rg, &ra);
+            }
+            if (!ok)
+                fprintf(stderr, "g%d split arbitrary vectors (nulls %d): GPU != CPU\n",
+                        tg->group, nulls);
+            CHECK(ok);
+        }
+        /* errors: unknown flag, too many, both NULL gives infinity */
+        if (tg->group == 1) {
+            cuzk_g1_jac r;
+            CHECK_EQ_ERR(cuzk_gpu_g1_msm_split(tg->m, &r, s, 4, one, sig, n, 0), CUZK_EINVAL);
+            CHECK_EQ_ERR(cuzk_gpu_g1_msm_split(tg->m, &r, s, CUZK_GPU_SCALARS_FR, one, sig,
+                                               nmax + 1, 0),
+                         CUZK_ESIZE);
+            CHECK_EQ_ERR(cuzk_gpu_g2_msm_split(tg->m, NULL, s, 0, one, sig, n, 0), CUZK_EINVAL);
+            CHECK_OK(cuzk_gpu_g1_msm_split(tg->m, &r, NULL, 0, NULL, NULL, n, 0));
+            CHECK(cuzk_g1_jac_is_inf(&r));
+        } else {
+            cuzk_g2_jac r;
+            CHECK_EQ_ERR(cuzk_gpu_g2_msm_split(tg->m, &r, s, 4, one, sig, n, 0), CUZK_EINVAL);
+            cuzk_g1_jac r1;
+            CHECK_EQ_ERR(cuzk_gpu_g1_msm_split(tg->m, &r1, s, 0, one, sig, n, 0), CUZK_EINVAL);
+            CHECK_OK(cuzk_gpu_g2_msm_split(tg->m, &r, NULL, 0, NULL, NULL, n, 0));
+            CHECK(cuzk_g2_jac_is_inf(&r));
+        }
+        free(one);
+        free(sig);
+        free(masked);
+    }
+    printf("g%d split: ok so far (%lu failed)\n", tg->group, test_failed_);
+    free(s);
+}
+
+/* ---- bellman H ---- */
+static void test_h_bellman(void)
+{
+    const unsigned maxk = 20;
+    const size_t nmax = (size_t)1 << maxk;
+    cuzk_fr *a = xmalloc(nmax * sizeof *a), *b = xmalloc(nmax * sizeof *b);
+    cuzk_fr *c = xmalloc(nmax * sizeof *c), *ga = xmalloc(nmax * sizeof *ga);
+    cuzk_fr *b0 = xmalloc(nmax * sizeof *b0), *c0 = xmalloc(nmax * sizeof *c0);
+    for (unsigned k = 1; k <= maxk; k++) {
+        const size_t n = (size_t)1 << k;
+        cuzk_gpu_domain *gd = NULL;
+        cuzk_domain *cd = NULL;
+        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, CUZK_ROOTS_BELLMAN));
+        CHECK_OK(cuzk_domain_new(&cd, k, CUZK_ROOTS_BELLMAN));
+        if (!gd || !cd) {
+            cuzk_gpu_domain_free(gd);
+            cuzk_domain_free(cd);
+            continue;
+        }
+        for (int sat = 0; sat < 2; sat++) {
+            /* sat = 1: c = a b on the domain, so Z divides A B - C and a[n-1] = 0 */
+            rand_frs(a, n);
+            rand_frs(b, n);
+            rand_frs(c, n);
+            if (sat)
+                for (size_t i = 0; i < n; i++)
+                    cuzk_fr_mul(&c[i], &a[i], &b[i]);
+            memcpy(ga, a, n * sizeof *a);
+            memcpy(b0, b, n * sizeof *b);
+            memcpy(c0, c, n * sizeof *c);
+            CHECK_OK(cuzk_gpu_h_bellman(gd, ga, b0, c0));
+            CHECK(count_diff(b0, b, n) == 0 && count_diff(c0, c, n) == 0);
+            CHECK_OK(cuzk_h_bellman(cd, a, b, c, 0));
+            size_t bad = count_diff(ga, a, n);
+            if (bad)
+                fprintf(stderr, "h_bellman 2^%u (sat %d): %zu of %zu differ\n", k, sat, bad, n);
+            CHECK(bad == 0);
+            if (sat)
+                CHECK(cuzk_fr_is_zero(&ga[n - 1]));
+        }
+        cuzk_gpu_domain_free(gd);
+        cuzk_domain_free(cd);
+    }
+    /* a snarkjs domain is refused, and a bellman domain by the snarkjs step */
+    cuzk_gpu_domain *gd = NULL;
+    CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 4, CUZK_ROOTS_SNARKJS));
+    if (gd)
+        CHECK_EQ_ERR(cuzk_gpu_h_bellman(gd, a, b, c), CUZK_EINVAL);
+    cuzk_gpu_domain_free(gd);
+    printf("h bellman: ok so far (%lu failed)\n", test_failed_);
+    free(a); free(b); free(c); free(ga); free(b0); free(c0);
+}
+
 /* ---- benchmarks ---- */
 static int cmp_d(const void *a, const void *b)
 {
@@ -529,6 +990,136 @@ static void bench_ntt(unsigned k, const char *elog)
     cuzk_gpu_host_free(x);
 }
 
+/* Split MSM on the resident 2^24 G1 bases, Filecoin-like scalars (45% zero, 45% one, 10%
+ * random): all n Montgomery scalars uploaded, or the gathered canonical ones. */
+static void bench_split(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t n)
+{
+    cuzk_fr *s = NULL;
+    cuzk_msm_scalar *cs = NULL;
+    if (cuzk_gpu_host_alloc((void **)&s, n * sizeof *s) != CUZK_OK ||
+        cuzk_gpu_host_alloc((void **)&cs, n * sizeof *cs) != CUZK_OK) {
+        fprintf(stderr, "bench split: %s\n", cuzk_error_detail());
+        test_failed_++;
+        cuzk_gpu_host_free(s);
+        return;
+    }
+    filecoin_scalars(s, n);
+    const size_t words = CUZK_MSM_BITVEC_WORDS(n);
+    uint64_t *one = xmalloc(words * sizeof *one), *sig = xmalloc(words * sizeof *sig);
+    cuzk_msm_counts cnt;
+    double t0 = now_ms();
+    cuzk_msm_classify_fr(one, sig, &cnt, s, n, 0);
+    size_t ng = cuzk_msm_gather_fr(cs, s, n, sig, 0);
+    printf("split inputs: %zu ones, %zu significant; classify + gather on the CPU %.1f ms\n",
+           cnt.n_one, cnt.n_sig, now_ms() - t0);
+    cuzk_g1_jac rg, rc;
+    CHECK_OK(cuzk_gpu_g1_msm_split(m, &rg, s, CUZK_GPU_SCALARS_FR, one, sig, n, 0));
+    CHECK_OK(cuzk_g1_msm_auto_fr(&rc, NULL, bases, s, n, NULL));
+    CHECK(cuzk_g1_jac_eq(&rg, &rc));
+    CHECK_OK(cuzk_gpu_g1_msm_split(m, &rg, cs, CUZK_GPU_SCALARS_GATHERED, one, sig, n, 0));
+    CHECK(cuzk_g1_jac_eq(&rg, &rc) && ng == cnt.n_sig);
+    double t[REPS];
+    char name[64];
+    for (int i = 0; i < REPS; i++) {
+        t0 = now_ms();
+        CHECK_OK(cuzk_gpu_g1_msm_split(m, &rg, s, CUZK_GPU_SCALARS_FR, one, sig, n, 0));
+        t[i] = now_ms() - t0;
+    }
+    snprintf(name, sizeof name, "msm_split_g1_2^24_fr_all");
+    record(name, t);
+    for (int i = 0; i < REPS; i++) {
+        t0 = now_ms();
+        CHECK_OK(cuzk_gpu_g1_msm_split(m, &rg, cs, CUZK_GPU_SCALARS_GATHERED, one, sig, n, 0));
+        t[i] = now_ms() - t0;
+    }
+    snprintf(name, sizeof name, "msm_split_g1_2^24_gathered");
+    record(name, t);
+    free(one);
+    free(sig);
+    cuzk_gpu_host_free(s);
+    cuzk_gpu_host_free(cs);
+}
+
+static void bench_h_bellman(unsigned k)
+{
+    unsetenv("CUZK_GPU_NTT_ELOG");
+    const size_t n = (size_t)1 << k;
+    cuzk_gpu_domain *d = NULL;
+    cuzk_fr *x = NULL;
+    if (cuzk_gpu_host_alloc((void **)&x, n * sizeof *x) != CUZK_OK ||
+        cuzk_gpu_domain_new(&d, 0, k, CUZK_ROOTS_BELLMAN) != CUZK_OK) {
+        fprintf(stderr, "bench h_bellman 2^%u: %s\n", k, cuzk_error_detail());
+        test_failed_++;
+        cuzk_gpu_host_free(x);
+        return;
+    }
+    rand_frs(x, n < 4096 ? n : 4096);
+    for (size_t i = 4096; i < n; i++)
+        cuzk_fr_add(&x[i], &x[i - 4096], &x[i % 4096]);
+    for (unsigned s = 0; s < 3; s++)
+        CHECK_OK(cuzk_gpu_domain_load(d, s, x));
+    double t[REPS];
+    char name[64];
+    CHECK_OK(cuzk_gpu_domain_h_bellman(d));
+    for (int r = 0; r < REPS; r++) {
+        double t0 = now_ms();
+        CHECK_OK(cuzk_gpu_domain_h_bellman(d));
+        t[r] = now_ms() - t0;
+    }
+    snprintf(name, sizeof name, "h_bellman_2^%u", k);
+    record(name, t);
+    cuzk_gpu_domain_free(d);
+    cuzk_gpu_host_free(x);
+}
+
+/* G2 MSM (2^(k-2), 2^k) and batch add on 2^k resident G2 bases, checked once on the CPU. */
+static void bench_g2(unsigned k)
+{
+    const size_t n = (size_t)1 << k;
+    double t0 = now_ms();
+    cuzk_g2_affine *bases = make_bases_g2(n);
+    printf("g2 bases: 2^%u in %.0f ms\n", k, now_ms() - t0);
+    cuzk_fr *s = NULL;
+    cuzk_gpu_msm *m = NULL;
+    if (cuzk_gpu_host_alloc((void **)&s, n * sizeof *s) != CUZK_OK ||
+        cuzk_gpu_msm_new_g2(&m, 0, bases, n) != CUZK_OK) {
+        fprintf(stderr, "bench g2: %s\n", cuzk_error_detail());
+        test_failed_++;
+        cuzk_gpu_host_free(s);
+        free(bases);
+        return;
+    }
+    rand_frs(s, n);
+    CHECK(msm_matches_g2(m, bases, s, n, 0, "bench"));
+    double t[REPS];
+    char name[64];
+    for (unsigned kk = k - 2; kk <= k; kk += 2) {
+        cuzk_g2_jac r;
+        for (int i = 0; i < REPS; i++) {
+            t0 = now_ms();
+            CHECK_OK(cuzk_gpu_g2_msm_fr(m, &r, s, (size_t)1 << kk, 0));
+            t[i] = now_ms() - t0;
+        }
+        snprintf(name, sizeof name, "msm_g2_2^%u_c%u", kk, cuzk_gpu_msm_window((size_t)1 << kk));
+        record(name, t);
+    }
+    uint64_t *bits = xmalloc(CUZK_MSM_BITVEC_WORDS(n) * sizeof *bits);
+    for (size_t i = 0; i < CUZK_MSM_BITVEC_WORDS(n); i++)
+        bits[i] = test_rand64();
+    cuzk_g2_jac r;
+    for (int i = 0; i < REPS; i++) {
+        t0 = now_ms();
+        CHECK_OK(cuzk_gpu_g2_batch_add(m, &r, bits, n));
+        t[i] = now_ms() - t0;
+    }
+    snprintf(name, sizeof name, "batch_add_g2_2^%u_half", k);
+    record(name, t);
+    free(bits);
+    cuzk_gpu_msm_free(m);
+    cuzk_gpu_host_free(s);
+    free(bases);
+}
+
 static int run_bench(void)
 {
     const unsigned kmsm = 24;
@@ -590,6 +1181,7 @@ static int run_bench(void)
         record(name, t);
         free(bits);
     }
+    bench_split(m, bases, n);
     cuzk_gpu_msm_free(m);
     cuzk_gpu_host_free(s);
     free(bases);
@@ -599,6 +1191,10 @@ static int run_bench(void)
     bench_ntt(27, NULL);
     bench_ntt(27, "10");
     bench_ntt(27, "12");
+    bench_h_bellman(20);
+    bench_h_bellman(24);
+    bench_h_bellman(27);
+    bench_g2(20);
 
     printf("\n%-28s %12s\n", "benchmark", "median ms");
     for (int i = 0; i < nrows; i++)
@@ -645,7 +1241,31 @@ int main(int argc, char **argv)
         test_batch_add(m, bases, nmax);
         printf("[%.0f ms]\n", now_ms() - t0);
     }
+    printf("[%.0f ms]\n", now_ms() - t0);
+    test_h_bellman();
+    printf("[%.0f ms]\n", now_ms() - t0);
+    if (m) {
+        split_target tg = {1, m, bases};
+        test_split(&tg, nmax, MAX_LOG);
+        printf("[%.0f ms]\n", now_ms() - t0);
+    }
     cuzk_gpu_msm_free(m);
     free(bases);
+
+    /* G2 last: MSM, batch add, split on 2^18 + 1 resident G2 bases */
+    const size_t n2 = ((size_t)1 << G2_MAX_LOG) + 1;
+    cuzk_g2_affine *b2 = make_bases_g2(n2);
+    printf("g2 bases ready [%.0f ms]\n", now_ms() - t0);
+    cuzk_gpu_msm *m2 = NULL;
+    CHECK_OK(cuzk_gpu_msm_new_g2(&m2, 0, b2, n2));
+    if (m2) {
+        test_msm_g2(m2, b2, n2);
+        printf("[%.0f ms]\n", now_ms() - t0);
+        split_target tg = {2, m2, b2};
+        test_split(&tg, n2, G2_MAX_LOG);
+        printf("[%.0f ms]\n", now_ms() - t0);
+    }
+    cuzk_gpu_msm_free(m2);
+    free(b2);
     return test_finish();
 }
