@@ -114,9 +114,11 @@ int cuzk_bench_porep(int argc, char **argv)
             backend = argv[++i];
         else if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--b-g2") && i + 1 < argc)
+            setenv("CUZK_B_G2", argv[++i], 1); /* read when the resident key is made */
         else {
             fprintf(stderr, "usage: cuzk-bench porep [-k K] [-p PARTITIONS] [--runs N] [--seed S]\n"
-                            "         [--threads N] [--backend cpu|gpu|both|auto] [--json]\n");
+                            "         [--threads N] [--backend cpu|gpu|both|auto] [--b-g2 cpu|gpu] [--json]\n");
             return 2;
         }
     }

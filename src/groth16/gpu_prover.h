@@ -8,13 +8,30 @@
 /* A resident key made from a view (the public constructor wraps this). */
 cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device) CUZK_WUR;
 
-/* The device part of one proof, under `lock` (NULL: the key's own lock): H from a, b, c (the n values of the
- * constraint vectors; clobbered), then the G1 MSMs H, A, B1, L of witness w.
- * scratch: room for max(n, n_vars) canonical scalars. */
+/* Host work buffers of one in-flight partition: a, b, c (3n values, page-locked when
+ * possible) and max(n, n_vars) canonical scalars. A resident key keeps up to two sets for
+ * reuse, so steady-state proofs allocate and fault in nothing. */
+typedef struct cuzk_gpu_bufs {
+    cuzk_fr *abc;
+    cuzk_msm_scalar *scratch;
+    uint64_t *one_bits, *sig_bits;
+    bool pinned;
+    struct cuzk_gpu_bufs *next;
+} cuzk_gpu_bufs;
+cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out) CUZK_WUR;
+void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b);
+
+/* The device part of one partition, under `lock` (NULL: the key's own lock): H from a, b, c
+ * (the n values of the constraint vectors; clobbered), then the G1 MSMs H, A, B1, L of
+ * witness w, each A/B/L as batch add of the ones + Pippenger of the significant scalars;
+ * B2 too when rb2 is not NULL and the key holds its G2 bases on the device. */
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            const cuzk_fr *w,
-                            cuzk_fr *a, cuzk_fr *b, cuzk_fr *c, cuzk_msm_scalar *scratch,
-                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
-                            double *h_ms, double *msm_ms) CUZK_WUR;
+                            const cuzk_fr *w, cuzk_fr *a, cuzk_fr *b, cuzk_fr *c,
+                            cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
+                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2, double *h_ms,
+                            double *msm_ms) CUZK_WUR;
+/* True when the key computes B_G2 on the device (CUZK_B_G2=gpu when it was made). */
+bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);
+bool cuzk_gpu_b_g2_on_device(void);
 
 #endif

@@ -33,6 +33,7 @@ struct cuzk_pending {
     /* B_G2 on its own thread */
     pthread_t b2_thread;
     bool b2_started, b2_joined;
+    bool b2_on_gpu;             /* B_G2 computed with the device work, no CPU thread */
     cuzk_err b2_err;
     double b2_ms;
 };
@@ -206,6 +207,134 @@ cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
     return cuzk_groth16_prove_start_view(out, &v, witnesses, n_wit, wit_len, opts);
 }
 
+/* ---- CPU backend: every stage on the CPU, one partition after the other ---- */
+static cuzk_err prove_cpu(cuzk_pending *p, const cuzk_domain *dom, cuzk_fr *abc,
+                          cuzk_msm_scalar *scratch)
+{
+    const cuzk_pk_view *pk = p->pk;
+    size_t nv = pk->n_vars, n = (size_t)1 << pk->log2_domain, npub = pk->n_public;
+    cuzk_msm_opts mo = {.nthreads = p->nthreads};
+    cuzk_err e = CUZK_OK;
+    for (size_t j = 0; j < p->n_wit && e == CUZK_OK; j++) {
+        const cuzk_fr *w = p->w + j * nv;
+        double t1 = now_ms();
+        synth_ctx sc = {pk, w, abc, abc + n, abc + 2 * n};
+        cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
+        double t2 = now_ms();
+        p->t.prep_ms += t2 - t1;
+
+        e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_h_snarkjs(dom, sc.a, sc.b, sc.c, p->nthreads)
+                                          : cuzk_h_bellman(dom, sc.a, sc.b, sc.c, p->nthreads);
+        if (e != CUZK_OK)
+            break;
+        if ((e = cuzk_g1_msm_fr(&p->h[j], scratch, pk->h_pts, sc.a, pk->h_count, &mo)) != CUZK_OK)
+            break;
+        double t3 = now_ms();
+        p->t.h_ms += t3 - t2;
+
+        if ((e = g1_msm_density(&p->a[j], pk->a_pts, pk->a_density, w, nv, scratch, &mo)) != CUZK_OK ||
+            (e = g1_msm_density(&p->b1[j], pk->b1_pts, pk->b_density, w, nv, scratch, &mo)) != CUZK_OK ||
+            (e = cuzk_g1_msm_auto_fr(&p->l[j], NULL, pk->l_pts, w + npub + 1, nv - npub - 1, &mo)) != CUZK_OK)
+            break;
+        p->t.msm_ms += now_ms() - t3;
+    }
+    return e;
+}
+
+/* ---- GPU backend: synthesis of partition j+1 on a CPU thread while the device works on
+ * partition j (two buffer sets from the resident key, handed over through `ready`). ---- */
+typedef struct {
+    cuzk_pending *p;
+    cuzk_gpu_bufs *slot[2];
+    bool ready[2];
+    bool abort;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    double synth_ms;
+} gpu_pipe;
+
+static void *gpu_synth_main(void *arg)
+{
+    gpu_pipe *g = arg;
+    cuzk_pending *p = g->p;
+    const cuzk_pk_view *pk = p->pk;
+    size_t nv = pk->n_vars, n = (size_t)1 << pk->log2_domain;
+    for (size_t j = 0; j < p->n_wit; j++) {
+        unsigned s = j & 1;
+        pthread_mutex_lock(&g->mu);
+        while (g->ready[s] && !g->abort)
+            pthread_cond_wait(&g->cv, &g->mu);
+        bool stop = g->abort;
+        pthread_mutex_unlock(&g->mu);
+        if (stop)
+            break;
+        double t0 = now_ms();
+        cuzk_fr *abc = g->slot[s]->abc;
+        synth_ctx sc = {pk, p->w + j * nv, abc, abc + n, abc + 2 * n};
+        cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
+        pthread_mutex_lock(&g->mu);
+        g->synth_ms += now_ms() - t0;
+        g->ready[s] = true;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+    }
+    return NULL;
+}
+
+static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *gk, pthread_mutex_t *lock)
+{
+    const cuzk_pk_view *pk = p->pk;
+    size_t n = (size_t)1 << pk->log2_domain;
+    gpu_pipe g = {.p = p};
+    cuzk_err e = cuzk_gpu_bufs_get(gk, &g.slot[0]);
+    if (e == CUZK_OK)
+        e = p->n_wit > 1 ? cuzk_gpu_bufs_get(gk, &g.slot[1]) : CUZK_OK;
+    if (e != CUZK_OK) {
+        cuzk_gpu_bufs_put(gk, g.slot[0]);
+        return e;
+    }
+    if (!g.slot[1])
+        g.slot[1] = g.slot[0]; /* one partition: one set */
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
+    pthread_t th;
+    bool threaded = pthread_create(&th, NULL, gpu_synth_main, &g) == 0;
+    for (size_t j = 0; j < p->n_wit && e == CUZK_OK; j++) {
+        unsigned s = j & 1;
+        if (!threaded) { /* no thread to be had: synthesise here */
+            cuzk_fr *abc = g.slot[s]->abc;
+            double t0 = now_ms();
+            synth_ctx sc = {pk, p->w + j * pk->n_vars, abc, abc + n, abc + 2 * n};
+            cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
+            g.synth_ms += now_ms() - t0;
+        } else {
+            pthread_mutex_lock(&g.mu);
+            while (!g.ready[s])
+                pthread_cond_wait(&g.cv, &g.mu);
+            pthread_mutex_unlock(&g.mu);
+        }
+        cuzk_fr *abc = g.slot[s]->abc;
+        e = cuzk_gpu_prove_one(gk, lock, pk, p->w + j * pk->n_vars, abc, abc + n, abc + 2 * n,
+                               g.slot[s], &p->h[j], &p->a[j], &p->b1[j], &p->l[j],
+                               p->b2_on_gpu ? &p->b2[j] : NULL, &p->t.h_ms, &p->t.msm_ms);
+        pthread_mutex_lock(&g.mu);
+        g.ready[s] = false;
+        if (e != CUZK_OK)
+            g.abort = true;
+        pthread_cond_broadcast(&g.cv);
+        pthread_mutex_unlock(&g.mu);
+    }
+    if (threaded)
+        pthread_join(th, NULL);
+    p->t.prep_ms += g.synth_ms;
+    pthread_mutex_destroy(&g.mu);
+    pthread_cond_destroy(&g.cv);
+    if (g.slot[1] != g.slot[0])
+        cuzk_gpu_bufs_put(gk, g.slot[1]);
+    cuzk_gpu_bufs_put(gk, g.slot[0]);
+    return e;
+}
+
 cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *view,
                                        const cuzk_fr *const *witnesses, size_t n_wit,
                                        size_t wit_len, const cuzk_prove_opts *opts)
@@ -242,13 +371,15 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
     p->l = calloc(n_wit + 1, sizeof(cuzk_g1_jac));
     p->h = calloc(n_wit + 1, sizeof(cuzk_g1_jac));
     p->b2 = calloc(n_wit + 1, sizeof(cuzk_g2_jac));
-    cuzk_fr *abc = malloc(sizeof(cuzk_fr) * 3 * n);
-    cuzk_msm_scalar *scratch = malloc(sizeof(cuzk_msm_scalar) * (n > nv ? n : nv));
     cuzk_domain *dom = NULL;
     cuzk_gpu_key *gk_owned = NULL, *gk = opts ? opts->gpu_key : NULL;
     bool gpu = cuzk_groth16_backend(opts) == CUZK_BACKEND_GPU;
+    /* The GPU path takes its buffers from the resident key; the CPU path allocates them. */
+    cuzk_fr *abc = gpu ? NULL : malloc(sizeof(cuzk_fr) * 3 * n);
+    cuzk_msm_scalar *scratch = gpu ? NULL : malloc(sizeof(cuzk_msm_scalar) * (n > nv ? n : nv));
     cuzk_err e = CUZK_OK;
-    if (!p->w || !p->r || !p->s || !p->a || !p->b1 || !p->l || !p->h || !p->b2 || !abc || !scratch) {
+    if (!p->w || !p->r || !p->s || !p->a || !p->b1 || !p->l || !p->h || !p->b2 ||
+        (!gpu && (!abc || !scratch))) {
         e = cuzk_error_set(CUZK_ENOMEM, "prove: out of memory for a batch of %zu (domain 2^%u)",
                            n_wit, pk->log2_domain);
         goto fail;
@@ -270,44 +401,18 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
     for (size_t j = 0; j < n_wit; j++)
         memcpy(p->w + j * nv, witnesses[j], sizeof(cuzk_fr) * nv);
 
-    /* B_G2 runs beside everything else (on the GPU backend it overlaps the device work). */
-    if (pthread_create(&p->b2_thread, NULL, b2_main, p) == 0)
+    /* B_G2 runs beside everything else (on the GPU backend it overlaps the device work),
+     * unless the resident key does it on the device. */
+    p->b2_on_gpu = gpu && cuzk_gpu_key_b_g2(gk);
+    if (p->b2_on_gpu)
+        p->b2_err = CUZK_OK;
+    else if (pthread_create(&p->b2_thread, NULL, b2_main, p) == 0)
         p->b2_started = true;
     else
         b2_main(p);
     p->t.prep_ms += now_ms() - t0;
 
-    cuzk_msm_opts mo = {.nthreads = p->nthreads};
-    for (size_t j = 0; j < n_wit && e == CUZK_OK; j++) {
-        const cuzk_fr *w = p->w + j * nv;
-        double t1 = now_ms();
-        synth_ctx sc = {pk, w, abc, abc + n, abc + 2 * n};
-        cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
-        double t2 = now_ms();
-        p->t.prep_ms += t2 - t1;
-
-        if (gpu) {
-            e = cuzk_gpu_prove_one(gk, opts ? opts->device_lock : NULL, pk, w, sc.a, sc.b, sc.c,
-                                   scratch, &p->h[j], &p->a[j], &p->b1[j], &p->l[j], &p->t.h_ms,
-                                   &p->t.msm_ms);
-            continue;
-        }
-        e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_h_snarkjs(dom, sc.a, sc.b, sc.c, p->nthreads)
-                                          : cuzk_h_bellman(dom, sc.a, sc.b, sc.c, p->nthreads);
-        if (e != CUZK_OK)
-            break;
-        if ((e = cuzk_g1_msm_fr(&p->h[j], scratch, pk->h_pts, sc.a, pk->h_count, &mo)) != CUZK_OK)
-            break;
-        double t3 = now_ms();
-        p->t.h_ms += t3 - t2;
-
-        size_t npub = pk->n_public;
-        if ((e = g1_msm_density(&p->a[j], pk->a_pts, pk->a_density, w, nv, scratch, &mo)) != CUZK_OK ||
-            (e = g1_msm_density(&p->b1[j], pk->b1_pts, pk->b_density, w, nv, scratch, &mo)) != CUZK_OK ||
-            (e = cuzk_g1_msm_auto_fr(&p->l[j], NULL, pk->l_pts, w + npub + 1, nv - npub - 1, &mo)) != CUZK_OK)
-            break;
-        p->t.msm_ms += now_ms() - t3;
-    }
+    e = gpu ? prove_gpu(p, gk, opts ? opts->device_lock : NULL) : prove_cpu(p, dom, abc, scratch);
     if (e != CUZK_OK && cuzk_error_detail()[0] == 0)
         cuzk_error_set(e, "prove: %s", cuzk_strerror(e));
 fail:
