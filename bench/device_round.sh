@@ -1,9 +1,11 @@
 #!/bin/bash
-# One round on the lent GPU machine (one `run` call): correctness of the GPU kernels and of
-# whole proofs against the CPU, then the porep-k stage benchmark, ending with a short table.
-# Binaries are built here (CUDA build) and carried in .gpu-deps/bin with the shared
-# libraries they need in .gpu-deps/lib (bench/device_pack.sh makes both).
-#   ROUND_K="24 26"  porep sizes;  ROUND_CPU_K=24  sizes also run on the CPU backend
+# One round on the lent GPU machine (one `run` call): whole proofs on the GPU against the CPU,
+# the porep-k stage benchmark, then the kernel tests, ending with a short table. Binaries are
+# built here (CUDA build) and carried in .gpu-deps/bin with the shared libraries they need in
+# .gpu-deps/lib (bench/device_pack.sh makes both).
+#   ROUND_K="24 26"   porep sizes;   ROUND_CPU_K=24  sizes also run on the CPU backend
+#   ROUND_P=2         partitions per batch;   ROUND_B_G2="cpu gpu"  where B_G2 runs
+#   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 D=$ROOT/.gpu-deps
@@ -16,24 +18,29 @@ echo "cpus: $(nproc)"
 summary=()
 
 t0=$(date +%s)
-timeout 240 "$D/bin/test_gpu" >"$OUT/test_gpu.log" 2>&1; rc=$?
-summary+=("test_gpu rc=$rc $(grep -h 'passed,' "$OUT/test_gpu.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
-t0=$(date +%s)
 timeout 240 "$D/bin/test_gpu_groth16" >"$OUT/test_gpu_groth16.log" 2>&1; rc=$?
 summary+=("test_gpu_groth16 rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_groth16.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
-tail -12 "$OUT/test_gpu_groth16.log"
+tail -14 "$OUT/test_gpu_groth16.log"
 
 for k in ${ROUND_K:-24 26}; do
-    be=gpu
-    for c in ${ROUND_CPU_K:-24}; do [ "$c" = "$k" ] && be=both; done
-    t0=$(date +%s)
-    timeout 300 "$D/bin/cuzk-bench" porep -k "$k" -p "${ROUND_P:-2}" --runs 3 --backend $be --json \
-        >"$OUT/porep-$k.log" 2>"$OUT/porep-$k.err"; rc=$?
-    summary+=("porep-$k ($be) rc=$rc ($(( $(date +%s) - t0 )) s)")
-    grep -v '^{' "$OUT/porep-$k.log"
-    tail -3 "$OUT/porep-$k.err"
+    for g2 in ${ROUND_B_G2:-cpu}; do
+        be=gpu
+        for c in ${ROUND_CPU_K:-}; do [ "$c" = "$k" ] && [ "$g2" = cpu ] && be=both; done
+        t0=$(date +%s)
+        timeout ${PORE_TIMEOUT:-300} "$D/bin/cuzk-bench" porep -k "$k" -p "${ROUND_P:-2}" --runs 3 \
+            --backend $be --b-g2 "$g2" --json >"$OUT/porep-$k-$g2.log" 2>"$OUT/porep-$k-$g2.err"; rc=$?
+        summary+=("porep-$k ($be, b_g2 on $g2) rc=$rc ($(( $(date +%s) - t0 )) s)")
+        grep -v '^{' "$OUT/porep-$k-$g2.log"
+        tail -2 "$OUT/porep-$k-$g2.err"
+    done
 done
 
+if [ -z "${SKIP_KERNELS:-}" ]; then
+    t0=$(date +%s)
+    timeout ${KERNEL_TIMEOUT:-240} "$D/bin/test_gpu" >"$OUT/test_gpu.log" 2>&1; rc=$?
+    summary+=("test_gpu rc=$rc $(grep -h 'passed,' "$OUT/test_gpu.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+    grep -i "fail" "$OUT/test_gpu.log" | head -5
+fi
 if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     t0=$(date +%s)
     timeout 180 compute-sanitizer --tool memcheck --leak-check full "$D/bin/test_gpu_groth16" \

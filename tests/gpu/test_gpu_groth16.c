@@ -108,5 +108,11 @@ int main(void)
     porep(10, 2);
     porep(13, 1);
     porep(16, 2);
+    /* B_G2 on the device too (read when a resident key is made) */
+    setenv("CUZK_B_G2", "gpu", 1);
+    printf("with B_G2 on the device:\n");
+    fixture("chain");
+    porep(12, 2);
+    porep(16, 1);
     return test_finish();
 }
