@@ -72,120 +72,68 @@ typedef struct {
     cuzk_g2_affine *out2;
 } pts_ctx;
 
-static void g1_bases(void *p, size_t begin, size_t end, unsigned worker)
-{
-    (void)worker;
-    pts_ctx *c = p;
-    cuzk_g1_affine g;
-    cuzk_g1_jac gj, t;
-    cuzk_g1_generator(&g);
-    cuzk_g1_jac_from_affine(&gj, &g);
-    for (size_t i = begin; i < end; i++) {
-        uint64_t k[4] = {mix(c->seed, c->stream, 4 * i), mix(c->seed, c->stream, 4 * i + 1),
-                         mix(c->seed, c->stream, 4 * i + 2), mix(c->seed, c->stream, 4 * i + 3) >> 2};
-        cuzk_g1_mul_var(&t, &gj, k, 254);
-        cuzk_g1_jac_to_affine(&c->out1[i], &t);
+/* Written once for G1 and G2: random multiples of the generator (bases), the points
+ * P_i = C[i / PT_SPLIT] + B[i mod PT_SPLIT] in chunks of `chunk`, and the driver. */
+#define POREP_POINTS_(G, AFF, JAC, O, CHUNK_PTS)                                                \
+    static void G##_bases(void *p, size_t begin, size_t end, unsigned worker)                   \
+    {                                                                                           \
+        (void)worker;                                                                           \
+        pts_ctx *c = p;                                                                         \
+        AFF g;                                                                                  \
+        JAC gj, t;                                                                              \
+        cuzk_##G##_generator(&g);                                                               \
+        cuzk_##G##_jac_from_affine(&gj, &g);                                                    \
+        for (size_t i = begin; i < end; i++) {                                                  \
+            uint64_t k[4] = {mix(c->seed, c->stream, 4 * i), mix(c->seed, c->stream, 4 * i + 1), \
+                             mix(c->seed, c->stream, 4 * i + 2),                                \
+                             mix(c->seed, c->stream, 4 * i + 3) >> 2};                          \
+            cuzk_##G##_mul_var(&t, &gj, k, 254);                                                \
+            cuzk_##G##_jac_to_affine(&c->out##O[i], &t);                                        \
+        }                                                                                       \
+    }                                                                                           \
+    static void G##_points(void *p, size_t begin, size_t end, unsigned worker)                  \
+    {                                                                                           \
+        (void)worker;                                                                           \
+        pts_ctx *c = p;                                                                         \
+        JAC tmp[CHUNK_PTS];                                                                     \
+        for (size_t s = begin; s < end; s += CHUNK_PTS) {                                       \
+            size_t e = s + CHUNK_PTS < end ? s + CHUNK_PTS : end;                               \
+            for (size_t i = s; i < e; i++) {                                                    \
+                cuzk_##G##_jac_from_affine(&tmp[i - s], &c->c##O[i / PT_SPLIT]);                \
+                cuzk_##G##_jac_add_affine_var(&tmp[i - s], &tmp[i - s], &c->b##O[i % PT_SPLIT]); \
+            }                                                                                   \
+            cuzk_##G##_batch_to_affine(&c->out##O[s], tmp, e - s);                              \
+        }                                                                                       \
+    }                                                                                           \
+    static cuzk_err make_##G(AFF **out, size_t n, uint64_t seed, uint64_t stream)               \
+    {                                                                                           \
+        size_t nc = n / PT_SPLIT + 1;                                                           \
+        AFF *b = malloc(sizeof *b * PT_SPLIT), *c = malloc(sizeof *c * nc);                     \
+        *out = malloc(sizeof **out * (n ? n : 1));                                              \
+        if (!b || !c || !*out) {                                                                \
+            free(b);                                                                            \
+            free(c);                                                                            \
+            free(*out);                                                                         \
+            *out = NULL;                                                                        \
+            return CUZK_ENOMEM;                                                                 \
+        }                                                                                       \
+        pts_ctx ctx = {.seed = seed, .stream = stream, .out##O = b};                            \
+        cuzk_parallel_for(PT_SPLIT, 16, 0, G##_bases, &ctx);                                    \
+        ctx.stream = stream + 1;                                                                \
+        ctx.out##O = c;                                                                         \
+        cuzk_parallel_for(nc, 16, 0, G##_bases, &ctx);                                          \
+        ctx.b##O = b;                                                                           \
+        ctx.c##O = c;                                                                           \
+        ctx.out##O = *out;                                                                      \
+        cuzk_parallel_for(n, CHUNK_PTS, 0, G##_points, &ctx);                                   \
+        free(b);                                                                                \
+        free(c);                                                                                \
+        return CUZK_OK;                                                                         \
     }
-}
-
-static void g2_bases(void *p, size_t begin, size_t end, unsigned worker)
-{
-    (void)worker;
-    pts_ctx *c = p;
-    cuzk_g2_affine g;
-    cuzk_g2_jac gj, t;
-    cuzk_g2_generator(&g);
-    cuzk_g2_jac_from_affine(&gj, &g);
-    for (size_t i = begin; i < end; i++) {
-        uint64_t k[4] = {mix(c->seed, c->stream, 4 * i), mix(c->seed, c->stream, 4 * i + 1),
-                         mix(c->seed, c->stream, 4 * i + 2), mix(c->seed, c->stream, 4 * i + 3) >> 2};
-        cuzk_g2_mul_var(&t, &gj, k, 254);
-        cuzk_g2_jac_to_affine(&c->out2[i], &t);
-    }
-}
 
 #define CHUNK 1024
-static void g1_points(void *p, size_t begin, size_t end, unsigned worker)
-{
-    (void)worker;
-    pts_ctx *c = p;
-    cuzk_g1_jac tmp[CHUNK];
-    for (size_t s = begin; s < end; s += CHUNK) {
-        size_t e = s + CHUNK < end ? s + CHUNK : end;
-        for (size_t i = s; i < e; i++) {
-            cuzk_g1_jac_from_affine(&tmp[i - s], &c->c1[i / PT_SPLIT]);
-            cuzk_g1_jac_add_affine_var(&tmp[i - s], &tmp[i - s], &c->b1[i % PT_SPLIT]);
-        }
-        cuzk_g1_batch_to_affine(&c->out1[s], tmp, e - s);
-    }
-}
-
-static void g2_points(void *p, size_t begin, size_t end, unsigned worker)
-{
-    (void)worker;
-    pts_ctx *c = p;
-    cuzk_g2_jac tmp[CHUNK / 4];
-    for (size_t s = begin; s < end; s += CHUNK / 4) {
-        size_t e = s + CHUNK / 4 < end ? s + CHUNK / 4 : end;
-        for (size_t i = s; i < e; i++) {
-            cuzk_g2_jac_from_affine(&tmp[i - s], &c->c2[i / PT_SPLIT]);
-            cuzk_g2_jac_add_affine_var(&tmp[i - s], &tmp[i - s], &c->b2[i % PT_SPLIT]);
-        }
-        cuzk_g2_batch_to_affine(&c->out2[s], tmp, e - s);
-    }
-}
-
-static cuzk_err make_g1(cuzk_g1_affine **out, size_t n, uint64_t seed, uint64_t stream)
-{
-    size_t nc = n / PT_SPLIT + 1;
-    cuzk_g1_affine *b = malloc(sizeof *b * PT_SPLIT), *c = malloc(sizeof *c * nc);
-    *out = malloc(sizeof **out * (n ? n : 1));
-    if (!b || !c || !*out) {
-        free(b);
-        free(c);
-        free(*out);
-        *out = NULL;
-        return CUZK_ENOMEM;
-    }
-    pts_ctx ctx = {.seed = seed, .stream = stream, .out1 = b};
-    cuzk_parallel_for(PT_SPLIT, 16, 0, g1_bases, &ctx);
-    ctx.stream = stream + 1;
-    ctx.out1 = c;
-    cuzk_parallel_for(nc, 16, 0, g1_bases, &ctx);
-    ctx.b1 = b;
-    ctx.c1 = c;
-    ctx.out1 = *out;
-    cuzk_parallel_for(n, CHUNK, 0, g1_points, &ctx);
-    free(b);
-    free(c);
-    return CUZK_OK;
-}
-
-static cuzk_err make_g2(cuzk_g2_affine **out, size_t n, uint64_t seed, uint64_t stream)
-{
-    size_t nc = n / PT_SPLIT + 1;
-    cuzk_g2_affine *b = malloc(sizeof *b * PT_SPLIT), *c = malloc(sizeof *c * nc);
-    *out = malloc(sizeof **out * (n ? n : 1));
-    if (!b || !c || !*out) {
-        free(b);
-        free(c);
-        free(*out);
-        *out = NULL;
-        return CUZK_ENOMEM;
-    }
-    pts_ctx ctx = {.seed = seed, .stream = stream, .out2 = b};
-    cuzk_parallel_for(PT_SPLIT, 16, 0, g2_bases, &ctx);
-    ctx.stream = stream + 1;
-    ctx.out2 = c;
-    cuzk_parallel_for(nc, 16, 0, g2_bases, &ctx);
-    ctx.b2 = b;
-    ctx.c2 = c;
-    ctx.out2 = *out;
-    cuzk_parallel_for(n, CHUNK / 4, 0, g2_points, &ctx);
-    free(b);
-    free(c);
-    return CUZK_OK;
-}
+POREP_POINTS_(g1, cuzk_g1_affine, cuzk_g1_jac, 1, CHUNK)
+POREP_POINTS_(g2, cuzk_g2_affine, cuzk_g2_jac, 2, CHUNK / 4)
 
 /* ---- constraint rows and witnesses ---- */
 typedef struct {
