@@ -4,25 +4,8 @@
 # `cuzk prove --r1cs`, the verification key exported to snarkjs JSON, and both
 # `cuzk verify` and `snarkjs groth16 verify` accepting the proofs; the 192-byte Filecoin
 # proof form; the decoded cache; tampering and bad input (errors name the file).
-set -uo pipefail
-BIN="${CUZK_BIN:?}"; SRC="${CUZK_SRC:?}"; DATA="${CUZK_TEST_DATA:?}/circuits"
-SNARKJS="$SRC/tests/js/node_modules/.bin/snarkjs"
-if [ ! -x "$SNARKJS" ]; then
-    echo "SKIP: snarkjs is not installed (run scripts/deps.sh)"; exit 77
-fi
+. "$(dirname "$0")/lib/common.sh"
 TP="$BIN/tests/test_params"
-T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-pass=0; failed=0
-ok()  { pass=$((pass + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-expect_ok()   { if "$@" >"$T/out" 2>&1; then ok; else bad "$* (exit $?)"; cat "$T/out" >&2; fi; }
-# expect_err CODE PATTERN cmd...: exits with CODE and prints PATTERN (grep -E) on stderr
-expect_err() {
-    local code=$1 pat=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ $rc -eq "$code" ] && grep -Eq "$pat" "$T/err"; then ok
-    else bad "$* -> exit $rc, stderr: $(head -c 300 "$T/err") (wanted $code and /$pat/)"; fi
-}
 
 for c in multiplier chain nopub; do
     d="$DATA/$c"
@@ -84,5 +67,4 @@ expect_err 2 "witness.wtns" "$BIN/cuzk" prove --r1cs "$DATA/multiplier/circuit.r
 expect_err 2 "nonexistent" "$BIN/cuzk" prove --r1cs "$d/circuit.r1cs" "$T/nonexistent.params" "$d/witness.wtns" "$T/x.json" "$T/y.json"
 expect_err 2 "nonexistent" "$BIN/cuzk" export vk "$T/nonexistent.params" "$T/x.json"
 
-echo "$pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -3,16 +3,7 @@
 # accepts every witness of both profiles (and rejects a tampered one), and the domain rule
 # holds: `cuzk gen --domain 10` fits a 2^10 powers of tau for `snarkjs groth16 setup`, one
 # constraint more does not, and snarkjs proves and verifies with a generated witness.
-set -uo pipefail
-BIN="${CUZK_BIN:?}"; SRC="${CUZK_SRC:?}"
-SNARKJS="$SRC/tests/js/node_modules/.bin/snarkjs"
-if [ ! -x "$SNARKJS" ]; then
-    echo "SKIP: snarkjs is not installed (run scripts/deps.sh)"; exit 77
-fi
-T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-pass=0; failed=0
-ok()  { pass=$((pass + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+. "$(dirname "$0")/lib/common.sh"
 # snarkjs exits 0 on some failures: judge by its output too.
 sj() { "$SNARKJS" "$@" >"$T/out" 2>&1; }
 field() { sed 's/\x1b\[[0-9;]*m//g' "$T/out" | grep -F "$1" | sed 's/.*: *//' | head -1; }
@@ -78,5 +69,4 @@ fi
 "$BIN/cuzk" gen --constraints 10 --profile nope -o "$T/x" 2>"$T/err"; [ $? -eq 2 ] && grep -q profile "$T/err" && ok || bad "bad profile not refused"
 "$BIN/cuzk" gen --constraints 0 -o "$T/x" 2>/dev/null; [ $? -eq 2 ] && ok || bad "0 constraints not refused"
 
-echo "$pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

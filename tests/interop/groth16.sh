@@ -2,24 +2,7 @@
 # Interoperability with snarkjs: proofs made by cuzk pass `snarkjs groth16 verify`, snarkjs's
 # proofs pass `cuzk verify`, `cuzk export vk` writes snarkjs's exact bytes, fixed r and s give
 # reproducible proofs, tampering is caught, and bad inputs get clear errors naming the file.
-set -uo pipefail
-BIN="${CUZK_BIN:?}"; SRC="${CUZK_SRC:?}"; DATA="${CUZK_TEST_DATA:?}/circuits"
-SNARKJS="$SRC/tests/js/node_modules/.bin/snarkjs"
-if [ ! -x "$SNARKJS" ]; then
-    echo "SKIP: snarkjs is not installed (run scripts/deps.sh)"; exit 77
-fi
-T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-pass=0; failed=0
-ok()  { pass=$((pass + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-expect_ok()   { if "$@" >"$T/out" 2>&1; then ok; else bad "$* (exit $?)"; cat "$T/out" >&2; fi; }
-# expect_err CODE PATTERN cmd...: exits with CODE and prints PATTERN (grep -E) on stderr
-expect_err() {
-    local code=$1 pat=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ $rc -eq "$code" ] && grep -Eq "$pat" "$T/err"; then ok
-    else bad "$* -> exit $rc, stderr: $(head -c 300 "$T/err") (wanted $code and /$pat/)"; fi
-}
+. "$(dirname "$0")/lib/common.sh"
 
 for c in multiplier chain nopub; do
     d="$DATA/$c"
@@ -82,5 +65,4 @@ expect_ok "$BIN/cuzk" info "$d/proof.json"; grep -q "proof" "$T/out" && ok || ba
 expect_ok "$BIN/cuzk" info "$d/verification_key.json"; grep -q "verification key" "$T/out" && ok || bad "info vk"
 expect_err 2 "trunc.zkey" "$BIN/cuzk" info "$T/trunc.zkey"
 
-echo "$pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -3,23 +3,7 @@
 # with `snarkjs zkey export verificationkey` of it; a cuzk proof with it passes snarkjs and
 # cuzk verify; `cuzk export vk` is byte-identical to snarkjs's export; two setups differ;
 # bad arguments get clear errors.
-set -uo pipefail
-BIN="${CUZK_BIN:?}"; SRC="${CUZK_SRC:?}"; DATA="${CUZK_TEST_DATA:?}/circuits"
-SNARKJS="$SRC/tests/js/node_modules/.bin/snarkjs"
-if [ ! -x "$SNARKJS" ]; then
-    echo "SKIP: snarkjs is not installed (run scripts/deps.sh)"; exit 77
-fi
-T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-pass=0; failed=0
-ok()  { pass=$((pass + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-expect_ok()   { if "$@" >"$T/out" 2>&1; then ok; else bad "$* (exit $?)"; cat "$T/out" >&2; fi; }
-expect_err() {
-    local code=$1 pat=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ $rc -eq "$code" ] && grep -Eq "$pat" "$T/err"; then ok
-    else bad "$* -> exit $rc, stderr: $(head -c 300 "$T/err") (wanted $code and /$pat/)"; fi
-}
+. "$(dirname "$0")/lib/common.sh"
 
 for c in chain multiplier nopub; do
     d="$DATA/$c"
@@ -77,5 +61,4 @@ grep -q "ceremony" "$T/out" && ok || bad "setup -h does not say production keys 
 [ ! -e "$T/x.zkey" ] && ok || bad "a failed setup left a key behind"
 ls "$T"/*.tmp.* >/dev/null 2>&1 && bad "a temporary file was left behind" || ok
 
-echo "$pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
