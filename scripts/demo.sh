@@ -7,7 +7,6 @@
 # any job fails or any proof does not verify.
 #   COUNT=N CONCURRENCY=N   batch size and concurrent clients (default 20 and 4)
 #   BUILD_DIR=DIR           build directory (default build)
-# Without tools/cuzk-daemon.c (an older tree) it runs the same batch in-process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT=${COUNT:-20}
@@ -17,21 +16,10 @@ B=${BUILD_DIR:-build}
 
 bash scripts/deps.sh
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null
-have_daemon=0
-[ -f tools/cuzk-daemon.c ] && have_daemon=1
-if [ $have_daemon -eq 1 ]; then
-    cmake --build "$B" -j"$(nproc)" --target cuzk-daemon cuzk-bench
-else
-    cmake --build "$B" -j"$(nproc)" --target cuzk-bench
-fi
+cmake --build "$B" -j"$(nproc)" --target cuzk-daemon cuzk-bench
 
 batch=(batch -c "$COUNT" -j "$CONCURRENCY" --witness "$C/witness.wtns"
        --verify-with "$C/verification_key.json" --priority mixed)
-if [ $have_daemon -eq 0 ]; then
-    echo "demo: no cuzk-daemon in this tree: proving in-process"
-    exec "$B/cuzk-bench" "${batch[@]}" --in-process --zkey "$C/circuit.zkey"
-fi
-
 . bench/lib-daemon.sh
 LOG=$B/demo-daemon.log
 : >"$LOG"
