@@ -56,12 +56,29 @@ static void csr_row_dot(cuzk_fr *out, const cuzk_csr *m, size_t row, const cuzk_
     *out = acc;
 }
 
+/* Witness values of a row a few rows ahead: the columns of large circuits are scattered over
+ * a witness far larger than the caches, so the loads, not the products, set the pace. */
+#define SYNTH_PREFETCH_ROWS 8
+static void csr_row_prefetch(const cuzk_csr *m, size_t row, const cuzk_fr *w)
+{
+    uint64_t k = m->row[row], e = m->row[row + 1];
+    for (unsigned t = 0; k < e && t < 4; k++, t++)
+        __builtin_prefetch(&w[m->col[k]]);
+}
+
 static void synth_range(void *p, size_t begin, size_t end, unsigned worker)
 {
     (void)worker;
     synth_ctx *c = p;
     size_t rows = c->pk->n_rows;
     for (size_t i = begin; i < end; i++) {
+        if (i + SYNTH_PREFETCH_ROWS < rows) {
+            size_t ahead = i + SYNTH_PREFETCH_ROWS;
+            csr_row_prefetch(c->pk->ma, ahead, c->w);
+            csr_row_prefetch(c->pk->mb, ahead, c->w);
+            if (c->pk->mc)
+                csr_row_prefetch(c->pk->mc, ahead, c->w);
+        }
         if (i < rows) {
             csr_row_dot(&c->a[i], c->pk->ma, i, c->w);
             csr_row_dot(&c->b[i], c->pk->mb, i, c->w);
