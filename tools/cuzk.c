@@ -50,7 +50,7 @@ static void usage(FILE *f)
             "  cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR\n"
             "      a synthetic satisfiable circuit.r1cs and witness-<p>.wtns files; cuzk gen -h says more.\n"
             "environment: CUZK_THREADS (worker threads), CUZK_FF_IMPL=portable (no MULX/ADX),\n"
-            "  CUZK_BACKEND=cpu|gpu (default: the GPU when one answers), CUZK_B_G2=gpu (B_G2 on the GPU)\n");
+            "  CUZK_BACKEND=cpu|gpu (default: the GPU when one answers), CUZK_B_G2=cpu (B_G2 on the CPU)\n");
 }
 
 /* cuzk prove --r1cs: pos = key.params, witness.wtns, proof.json, public.json. */

@@ -30,7 +30,8 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
                             cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
                             cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2, double *h_ms,
                             double *msm_ms) CUZK_WUR;
-/* True when the key computes B_G2 on the device (CUZK_B_G2=gpu when it was made). */
+/* True when the key computes B_G2 on the device (the default unless CUZK_B_G2=cpu when it
+ * was made, or its G2 bases did not fit on the device). */
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);
 bool cuzk_gpu_b_g2_on_device(void);
 
