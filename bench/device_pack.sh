@@ -8,7 +8,7 @@ BUILD=${BUILD:-$ROOT/build-cuda}
 D=$ROOT/.gpu-deps
 mkdir -p "$D/bin" "$D/lib"
 grep -qx '/.gpu-deps/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.gpu-deps/' >> "$ROOT/.git/info/exclude"
-for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD/cuzk-bench" "$BUILD/cuzk"; do
+for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD/cuzk-bench" "$BUILD/cuzk" "$BUILD/cuzk-daemon"; do
     cp "$b" "$D/bin/"
     ldd "$b" | awk '/=> \// {print $3}' | while read -r lib; do
         case "$(basename "$lib")" in

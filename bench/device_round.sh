@@ -5,6 +5,7 @@
 # .gpu-deps/lib (bench/device_pack.sh makes both).
 #   ROUND_K="24 26"   porep sizes;   ROUND_CPU_K=24  sizes also run on the CPU backend
 #   ROUND_P=2         partitions per batch;   ROUND_B_G2="cpu gpu"  where B_G2 runs
+#   ROUND_DAEMON=1    also a cuzk-daemon batch on the GPU (the chain fixture, every proof checked)
 #   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +22,23 @@ t0=$(date +%s)
 timeout 240 "$D/bin/test_gpu_groth16" >"$OUT/test_gpu_groth16.log" 2>&1; rc=$?
 summary+=("test_gpu_groth16 rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_groth16.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
 tail -14 "$OUT/test_gpu_groth16.log"
+
+if [ -n "${ROUND_DAEMON:-}" ]; then
+    . "$ROOT/bench/lib-daemon.sh"
+    C=$ROOT/tests/data/circuits/chain
+    t0=$(date +%s)
+    if cuzk_daemon_start "$D/bin" "$OUT/daemon.log" --key "example=$C/circuit.zkey" --gpu-workers 2; then
+        timeout 90 "$D/bin/cuzk-bench" batch -c 20 -j 4 --addr "$CUZK_ADDR" --key example \
+            --witness "$C/witness.wtns" --verify-with "$C/verification_key.json" >"$OUT/daemon-batch.log" 2>&1
+        rc=$?
+        cuzk_daemon_stop; src=$?
+        summary+=("daemon batch on the GPU: bench rc=$rc, daemon exit $src ($(( $(date +%s) - t0 )) s)")
+        grep -E "jobs done|throughput|device|latency per job" "$OUT/daemon-batch.log"
+        grep -c "dev=gpu0" "$OUT/daemon.log" | sed 's/^/daemon log lines on gpu0: /'
+    else
+        summary+=("daemon did not start")
+    fi
+fi
 
 for k in ${ROUND_K:-24 26}; do
     for g2 in ${ROUND_B_G2:-cpu}; do
