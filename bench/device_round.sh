@@ -9,7 +9,7 @@
 #   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-D=$ROOT/.gpu-deps
+D=${GPU_DEPS:-$ROOT/.gpu-deps}
 OUT=${OUT:-/tmp/round-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

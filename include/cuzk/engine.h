@@ -97,13 +97,31 @@ typedef struct {
     double last_used_s;          /* engine clock */
     uint64_t loads;              /* times loaded (1 + reloads after eviction) */
     bool existed;                /* key_add: already registered with this path (a no-op) */
+    char format[8];              /* "zkey" (snarkjs) or "params" (bellman/bellperson) */
+    char r1cs[4096];             /* "params": the circuit's .r1cs ("" for a zkey) */
+    bool trusted, cache;         /* "params": the load flags it was registered with */
 } cuzk_engine_key_info;
+
+/* How to load a key (cuzk_engine_key_add_ex). A file that starts with the "zkey" magic is a
+ * snarkjs .zkey and takes no options; any other file with r1cs set is a bellman/bellperson
+ * .params key (include/cuzk/params.h) for the circuit of that .r1cs. */
+typedef struct {
+    const char *r1cs;   /* .params: the circuit's .r1cs (required); NULL for a .zkey */
+    bool trusted;       /* .params: CUZK_PARAMS_TRUSTED (skip the vectors' subgroup checks) */
+    bool cache;         /* .params: CUZK_PARAMS_CACHE (read or write PATH.cuzkcache) */
+} cuzk_engine_key_opts;
 
 /* Registers id for the .zkey at path and loads it (a no-op when id is registered with the
  * same path: info->existed). Errors: CUZK_EINVAL (bad id, id taken
  * by another path), CUZK_ESIZE (the key alone exceeds the budget), the loader's errors. */
 cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
                              const char *path) CUZK_WUR;
+/* The same for either kind of key (opts NULL: a .zkey). A no-op when id is registered with
+ * the same path, r1cs and flags. More errors: CUZK_EINVAL for a .params without r1cs, an
+ * r1cs given with a .zkey; CUZK_ESIZE when the key does not fit the circuit (both files
+ * named); the .params and .r1cs loaders' errors. */
+cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
+                                const char *path, const cuzk_engine_key_opts *opts) CUZK_WUR;
 /* Unregisters id; its memory is freed when no queued or running job uses it. CUZK_EINVAL
  * if unknown. */
 cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id) CUZK_WUR;

@@ -7,17 +7,32 @@
 
 #include "cuzk/engine.h"
 #include "cuzk/groth16.h"
+#include "cuzk/params.h"
+#include "groth16/pk.h"
 
 typedef enum { KEY_UNLOADED = 0, KEY_LOADING = 1, KEY_LOADED = 2 } key_state;
+typedef enum { KEY_ZKEY = 0, KEY_PARAMS = 1 } key_kind;
+
+/* A loaded key of either kind, its verification key, and the prover's view of it (which
+ * points into zk, or into pa and bc). */
+typedef struct {
+    cuzk_zkey *zk;                 /* KEY_ZKEY */
+    cuzk_params *pa;               /* KEY_PARAMS */
+    cuzk_bellman_circuit *bc;      /* KEY_PARAMS: the circuit of the .r1cs */
+    cuzk_vk *vk;
+    cuzk_pk_view view;
+} key_obj;
 
 typedef struct key_entry {
     char id[128];
     char path[4096];
+    key_kind kind;
+    char r1cs[4096];          /* KEY_PARAMS */
+    unsigned pflags;          /* KEY_PARAMS: CUZK_PARAMS_* load flags */
     unsigned refs;            /* 1 while registered + 1 per unretired job */
     bool registered;
     key_state st;
-    cuzk_zkey *zk;            /* valid while LOADED; not evicted while in_flight > 0 */
-    cuzk_vk *vk;
+    key_obj obj;              /* valid while LOADED; not evicted while in_flight > 0 */
     uint32_t n_vars, n_public, domain_size;
     uint64_t key_bytes, part_bytes;
     unsigned in_flight;       /* partitions holding a reservation */
