@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
+#include "groth16/bellman.h"
+#include "groth16/gpu_prover.h"
 #ifdef CUZK_HAVE_CUDA
 #include "cuzk/gpu.h"
 #endif
@@ -134,15 +136,97 @@ static uint64_t zkey_bytes(const cuzk_zkey *z)
            (nv - np - 1) * sizeof(cuzk_g1_affine) + n * sizeof(cuzk_g1_affine) + sizeof(cuzk_vk);
 }
 
+/* Resident bytes of a loaded .params key, its circuit (the A, B, C rows with bellman's
+ * input rows, the two density bit vectors) and its verification key. */
+static uint64_t params_bytes(const cuzk_params *p, const cuzk_bellman_circuit *c)
+{
+    uint64_t g1 = sizeof(cuzk_g1_affine), g2 = sizeof(cuzk_g2_affine);
+    uint64_t dens_words = ((uint64_t)c->n_vars + 63) / 64;
+    return sizeof *p + sizeof *c +
+           ((uint64_t)p->n_ic + p->n_h + p->n_l + p->n_a + p->n_b_g1) * g1 +
+           (uint64_t)p->n_b_g2 * g2 + csr_bytes(&c->a) + csr_bytes(&c->b) + csr_bytes(&c->c) +
+           2 * dens_words * sizeof(uint64_t) + sizeof(cuzk_vk) + (uint64_t)p->n_ic * g1;
+}
+
 /* Estimate of one partition's peak bytes from synthesis to the end of its finalisation:
  * the witness (read, and the pending proof's copy), a, b, c over the domain, the NTT
  * domain's twiddles and scratch (about two more domain vectors), MSM scalar scratch, and a
- * fixed allowance for MSM buckets and thread stacks. */
+ * fixed allowance for MSM buckets and thread stacks. The same for both kinds of key: they
+ * differ only in how c is formed (a o b or C.w), not in the buffers. */
 #define PART_FIXED_BYTES ((uint64_t)1 << 20)   /* 1 MiB: MSM buckets, small buffers */
-static uint64_t part_bytes(const cuzk_zkey *z)
+static uint64_t part_bytes(uint64_t nv, uint64_t n)
 {
-    uint64_t nv = z->n_vars, n = z->domain_size, fr = sizeof(cuzk_fr);
+    uint64_t fr = sizeof(cuzk_fr);
     return 2 * nv * fr + 5 * n * fr + (n > nv ? n : nv) * 2 * fr + PART_FIXED_BYTES;
+}
+
+/* ---- loading a key of either kind (no engine lock) ---- */
+
+static void key_obj_free(key_obj *o)
+{
+    cuzk_zkey_free(o->zk);
+    cuzk_params_free(o->pa);
+    cuzk_bellman_circuit_free(o->bc);
+    cuzk_vk_free(o->vk);
+    memset(o, 0, sizeof *o);
+}
+
+/* Loads the key of an entry's path (and r1cs) into *o; on failure *o is empty and the error
+ * detail names the file and the problem. */
+static cuzk_err key_obj_load(key_obj *o, key_kind kind, const char *path, const char *r1cs,
+                             unsigned pflags)
+{
+    memset(o, 0, sizeof *o);
+    cuzk_err r;
+    if (kind == KEY_ZKEY) {
+        r = cuzk_zkey_load(&o->zk, path);
+        if (r == CUZK_OK)
+            r = cuzk_vk_from_zkey(&o->vk, o->zk);
+        if (r == CUZK_OK)
+            cuzk_pk_view_from_zkey(&o->view, o->zk);
+    } else {
+        r = cuzk_params_load(&o->pa, path, pflags);
+        if (r == CUZK_OK)
+            r = cuzk_bellman_circuit_load(&o->bc, r1cs);
+        if (r == CUZK_OK && (r = cuzk_params_check_circuit(o->pa, o->bc)) != CUZK_OK) {
+            char why[600];
+            snprintf(why, sizeof why, "%s", cuzk_error_detail());
+            r = cuzk_error_set(r, "%s does not fit the circuit %s: %s", path, r1cs, why);
+        }
+        if (r == CUZK_OK)
+            r = cuzk_vk_from_params(&o->vk, o->pa);
+        if (r == CUZK_OK)
+            cuzk_pk_view_from_params(&o->view, o->pa, o->bc);
+    }
+    if (r != CUZK_OK)
+        key_obj_free(o);
+    return r;
+}
+
+/* The kind of key at path: the "zkey" magic makes a .zkey; another file is a .params when
+ * an r1cs is given. CUZK_EINVAL for an r1cs with a .zkey and a ".params" file without. A
+ * file that cannot be read is left to the .zkey loader (its error names the file). */
+static cuzk_err key_kind_of(key_kind *kind, const char *path, const char *r1cs)
+{
+    static const char zkey_magic[4] = {'z', 'k', 'e', 'y'};   /* a .zkey's first 4 bytes */
+    char head[4] = {0};
+    FILE *f = fopen(path, "rb");
+    bool is_zkey = f && fread(head, 1, sizeof head, f) == sizeof head &&
+                   memcmp(head, zkey_magic, sizeof head) == 0;
+    if (f)
+        fclose(f);
+    size_t n = strlen(path);
+    bool dot_params = n >= 7 && strcmp(path + n - 7, ".params") == 0;
+    if (is_zkey && r1cs)
+        return cuzk_error_set(CUZK_EINVAL,
+                              "%s is a snarkjs .zkey (its circuit is inside): \"r1cs\" is only "
+                              "for a bellman .params key", path);
+    if (!is_zkey && !r1cs && dot_params)
+        return cuzk_error_set(CUZK_EINVAL,
+                              "%s: a bellman .params key needs the circuit's .r1cs "
+                              "(\"r1cs\": PATH)", path);
+    *kind = !is_zkey && r1cs ? KEY_PARAMS : KEY_ZKEY;
+    return CUZK_OK;
 }
 
 /* ---- keys (engine lock held) ---- */
@@ -161,10 +245,7 @@ static void key_unload(cuzk_engine *e, key_entry *k)
         cuzk_groth16_gpu_key_free(k->gk[i]);
         k->gk[i] = NULL;
     }
-    cuzk_zkey_free(k->zk);
-    cuzk_vk_free(k->vk);
-    k->zk = NULL;
-    k->vk = NULL;
+    key_obj_free(&k->obj);
     if (k->st == KEY_LOADED)
         e->mem_used -= k->key_bytes;
     k->st = KEY_UNLOADED;
@@ -217,6 +298,10 @@ static void fill_key_info(const cuzk_engine *e, cuzk_engine_key_info *i, const k
     i->in_flight = k->in_flight;
     i->last_used_s = k->last_used;
     i->loads = k->loads;
+    snprintf(i->format, sizeof i->format, "%s", k->kind == KEY_PARAMS ? "params" : "zkey");
+    snprintf(i->r1cs, sizeof i->r1cs, "%s", k->r1cs);
+    i->trusted = (k->pflags & CUZK_PARAMS_TRUSTED) != 0;
+    i->cache = (k->pflags & CUZK_PARAMS_CACHE) != 0;
 }
 
 static bool id_ok(const char *id)
@@ -236,12 +321,28 @@ static bool id_ok(const char *id)
 cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
                              const char *path)
 {
+    return cuzk_engine_key_add_ex(e, info, id, path, NULL);
+}
+
+cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
+                                const char *path, const cuzk_engine_key_opts *opts)
+{
     if (!e || !id || !path)
         return cuzk_error_set(CUZK_EINVAL, "key: missing id or path");
     if (!id_ok(id))
         return cuzk_error_set(CUZK_EINVAL, "key id \"%.40s\": use 1-127 of [A-Za-z0-9._-]", id);
     if (strlen(path) >= sizeof(((key_entry *)0)->path))
         return cuzk_error_set(CUZK_EINVAL, "key %s: path too long", id);
+    const char *r1cs = opts && opts->r1cs && opts->r1cs[0] ? opts->r1cs : NULL;
+    if (r1cs && strlen(r1cs) >= sizeof(((key_entry *)0)->r1cs))
+        return cuzk_error_set(CUZK_EINVAL, "key %s: r1cs path too long", id);
+    unsigned pflags = r1cs ? (opts->trusted ? CUZK_PARAMS_TRUSTED : 0) |
+                                 (opts->cache ? CUZK_PARAMS_CACHE : 0)
+                           : 0;
+    if (!r1cs && opts && (opts->trusted || opts->cache))
+        return cuzk_error_set(CUZK_EINVAL,
+                              "key %s: \"trusted\" and \"cache\" are for a bellman .params key "
+                              "(with \"r1cs\")", id);
     pthread_mutex_lock(&e->mu);
     key_entry *k = key_find(e, id);
     if (k) {
@@ -249,6 +350,10 @@ cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const c
         if (strcmp(k->path, path) != 0)
             r = cuzk_error_set(CUZK_EINVAL, "key id %s is registered for another path (%s)", id,
                                k->path);
+        else if (strcmp(k->r1cs, r1cs ? r1cs : "") != 0 || k->pflags != pflags)
+            r = cuzk_error_set(CUZK_EINVAL,
+                               "key id %s is registered with another r1cs or flags (r1cs \"%s\")",
+                               id, k->r1cs);
         else if (info) {
             fill_key_info(e, info, k);
             info->existed = true;
@@ -258,49 +363,54 @@ cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const c
     }
     pthread_mutex_unlock(&e->mu);
 
-    /* Load outside the lock (can take long), then insert. */
-    LOG(e, CUZK_LOG_INFO, "event=key_load_start key=%s path=%s", id, path);
-    double t = mono_s();
-    cuzk_zkey *zk = NULL;
-    cuzk_vk *vk = NULL;
-    cuzk_err r = cuzk_zkey_load(&zk, path);
-    if (r == CUZK_OK)
-        r = cuzk_vk_from_zkey(&vk, zk);
+    key_kind kind = KEY_ZKEY;
+    cuzk_err r = key_kind_of(&kind, path, r1cs);
     if (r != CUZK_OK) {
         char why[600];
         snprintf(why, sizeof why, "%s", cuzk_error_detail());
-        cuzk_zkey_free(zk);
+        LOG(e, CUZK_LOG_WARN, "event=key_load_failed key=%s reason=\"%s\"", id, why);
+        return cuzk_error_set(r, "key %s: %s", id, why);
+    }
+    /* Load outside the lock (can take long), then insert. */
+    LOG(e, CUZK_LOG_INFO, "event=key_load_start key=%s path=%s%s%s", id, path,
+        r1cs ? " r1cs=" : "", r1cs ? r1cs : "");
+    double t = mono_s();
+    key_obj obj;
+    r = key_obj_load(&obj, kind, path, r1cs, pflags);
+    if (r != CUZK_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", cuzk_error_detail());
         LOG(e, CUZK_LOG_WARN, "event=key_load_failed key=%s reason=\"%s\"", id, why);
         return cuzk_error_set(r, "key %s: %s", id, why[0] ? why : cuzk_strerror(r));
     }
     k = calloc(1, sizeof *k);
     if (!k) {
-        cuzk_zkey_free(zk);
-        cuzk_vk_free(vk);
+        key_obj_free(&obj);
         return cuzk_error_set(CUZK_ENOMEM, "key %s: out of memory", id);
     }
     snprintf(k->id, sizeof k->id, "%s", id);
     snprintf(k->path, sizeof k->path, "%s", path);
-    k->n_vars = zk->n_vars;
-    k->n_public = zk->n_public;
-    k->domain_size = zk->domain_size;
-    k->key_bytes = zkey_bytes(zk);
-    k->part_bytes = part_bytes(zk);
+    snprintf(k->r1cs, sizeof k->r1cs, "%s", r1cs ? r1cs : "");
+    k->kind = kind;
+    k->pflags = pflags;
+    k->n_vars = obj.view.n_vars;
+    k->n_public = obj.view.n_public;
+    k->domain_size = (uint32_t)1 << obj.view.log2_domain;
+    k->key_bytes = kind == KEY_ZKEY ? zkey_bytes(obj.zk) : params_bytes(obj.pa, obj.bc);
+    k->part_bytes = part_bytes(k->n_vars, k->domain_size);
     k->refs = 1;
     k->registered = true;
 
     pthread_mutex_lock(&e->mu);
     if (key_find(e, id)) {   /* registered meanwhile by another request */
         pthread_mutex_unlock(&e->mu);
-        cuzk_zkey_free(zk);
-        cuzk_vk_free(vk);
+        key_obj_free(&obj);
         free(k);
-        return cuzk_engine_key_add(e, info, id, path);
+        return cuzk_engine_key_add_ex(e, info, id, path, opts);
     }
     if (k->key_bytes > e->cfg.memory_budget) {
         pthread_mutex_unlock(&e->mu);
-        cuzk_zkey_free(zk);
-        cuzk_vk_free(vk);
+        key_obj_free(&obj);
         uint64_t kb = k->key_bytes;
         free(k);
         return cuzk_error_set(CUZK_ESIZE,
@@ -313,8 +423,7 @@ cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const c
         ;
     /* Resident even if in-flight work holds the rest: the budget is exceeded briefly rather
      * than failing a registration; later reservations wait until it is back under. */
-    k->zk = zk;
-    k->vk = vk;
+    k->obj = obj;
     k->st = KEY_LOADED;
     k->loads = 1;
     e->c_loads++;
@@ -325,9 +434,10 @@ cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const c
     if (info)
         fill_key_info(e, info, k);
     pthread_mutex_unlock(&e->mu);
-    LOG(e, CUZK_LOG_INFO, "event=key_load_end key=%s ms=%.3f key_bytes=%llu partition_bytes=%llu",
-        id, (mono_s() - t) * 1e3, (unsigned long long)k->key_bytes,
-        (unsigned long long)k->part_bytes);
+    LOG(e, CUZK_LOG_INFO,
+        "event=key_load_end key=%s format=%s ms=%.3f key_bytes=%llu partition_bytes=%llu", id,
+        kind == KEY_PARAMS ? "params" : "zkey", (mono_s() - t) * 1e3,
+        (unsigned long long)k->key_bytes, (unsigned long long)k->part_bytes);
     return CUZK_OK;
 }
 
@@ -605,17 +715,13 @@ static void synth_worker(cuzk_engine *e)
             pthread_mutex_unlock(&e->mu);
             LOG(e, CUZK_LOG_INFO, "event=key_load_start key=%s job=%llu", k->id,
                 (unsigned long long)j->id);
-            cuzk_zkey *zk = NULL;
-            cuzk_vk *vk = NULL;
-            cuzk_err r = cuzk_zkey_load(&zk, k->path);
-            if (r == CUZK_OK)
-                r = cuzk_vk_from_zkey(&vk, zk);
+            key_obj obj;
+            cuzk_err r = key_obj_load(&obj, k->kind, k->path, k->r1cs, k->pflags);
             char why[600];
             snprintf(why, sizeof why, "%s", cuzk_error_detail());
             pthread_mutex_lock(&e->mu);
             e->c_loads++;
             if (r != CUZK_OK) {
-                cuzk_zkey_free(zk);
                 e->mem_used -= k->key_bytes;
                 k->st = KEY_UNLOADED;
                 e->n_synth--;
@@ -623,8 +729,7 @@ static void synth_worker(cuzk_engine *e)
                 part_fail(e, p, true, "reloading the key", r, why);
                 continue;
             }
-            k->zk = zk;
-            k->vk = vk;
+            k->obj = obj;
             k->st = KEY_LOADED;
             k->loads++;
             pthread_cond_broadcast(&e->cv_synth);
@@ -635,20 +740,25 @@ static void synth_worker(cuzk_engine *e)
         j->t.srs_ms += (t1 - t0) * 1e3;
         e->stage_s[0] += t1 - t0;
         k->last_used = t1;
-        const cuzk_zkey *zk = k->zk;
+        const cuzk_pk_view *view = &k->obj.view;
         pthread_mutex_unlock(&e->mu);
 
         LOG(e, CUZK_LOG_INFO, "event=synth_start job=%llu part=%zu", (unsigned long long)j->id,
             p->idx);
         cuzk_err r = load_witness(&p->w, j, p->idx);
-        if (r == CUZK_OK)
-            r = cuzk_zkey_check_witness(zk, p->w->w, p->w->n);
-        if (r == CUZK_OK && zk->n_public) {
-            p->pub = malloc(sizeof(cuzk_fr) * zk->n_public);
+        if (r == CUZK_OK && (r = cuzk_pk_view_check_witness(view, p->w->w, p->w->n)) != CUZK_OK) {
+            char d[400];
+            snprintf(d, sizeof d, "%s", cuzk_error_detail());
+            cuzk_error_set(r, "%s: %s (key %s)", j->paths[p->idx] ? j->paths[p->idx] : "uploaded witness",
+                           d, k->path);
+        }
+        /* Public inputs: witness values 1 .. n_public, for both kinds of key. */
+        if (r == CUZK_OK && view->n_public) {
+            p->pub = malloc(sizeof(cuzk_fr) * view->n_public);
             if (!p->pub)
                 r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
             else
-                memcpy(p->pub, cuzk_groth16_public(zk, p->w->w), sizeof(cuzk_fr) * zk->n_public);
+                memcpy(p->pub, p->w->w + 1, sizeof(cuzk_fr) * view->n_public);
         }
         char why[600];
         snprintf(why, sizeof why, "%s", r == CUZK_OK ? "" : cuzk_error_detail());
@@ -704,7 +814,7 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
             continue;
         }
         e->n_device++;
-        const cuzk_zkey *zk = p->key->zk;
+        const cuzk_pk_view *view = &p->key->obj.view;
         pthread_mutex_unlock(&e->mu);
 
         LOG(e, CUZK_LOG_INFO, "event=gpu_pickup job=%llu part=%zu dev=%s worker=%u",
@@ -718,7 +828,7 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
             po.device_lock = &d->lock;
             pthread_mutex_lock(&d->lock);
             if (!p->key->gk[d->gpu])
-                r = cuzk_groth16_gpu_key_new(&p->key->gk[d->gpu], zk, d->gpu);
+                r = cuzk_gpu_key_from_view(&p->key->gk[d->gpu], view, d->gpu);
             pthread_mutex_unlock(&d->lock);
             po.gpu_key = p->key->gk[d->gpu];
         } else {
@@ -730,7 +840,7 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
             (unsigned long long)j->id, p->idx, d->name, widx);
         const cuzk_fr *wv = p->w->w;
         if (r == CUZK_OK)
-            r = cuzk_groth16_prove_start(&p->pend, zk, &wv, 1, p->w->n, &po);
+            r = cuzk_groth16_prove_start_view(&p->pend, view, &wv, 1, p->w->n, &po);
         char why[600];
         snprintf(why, sizeof why, "%s", r == CUZK_OK ? "" : cuzk_error_detail());
         if (e->cfg.debug_device_delay_ms) {
@@ -789,7 +899,7 @@ static void finalizer(cuzk_engine *e)
         p->next = NULL;
         e->n_fin++;
         job *j = p->j;
-        const cuzk_vk *vk = p->key->vk;
+        const cuzk_vk *vk = p->key->obj.vk;
         uint32_t npub = p->key->n_public;
         bool verify = e->cfg.verify;
         pthread_mutex_unlock(&e->mu);

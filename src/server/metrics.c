@@ -9,12 +9,19 @@
 
 json_t *server_key_json(const cuzk_engine_key_info *k)
 {
-    return json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "id", k->id, "path",
-                     k->path, "loaded", k->loaded, "n_vars", (json_int_t)k->n_vars, "n_public",
-                     (json_int_t)k->n_public, "domain_size", (json_int_t)k->domain_size,
-                     "key_bytes", (json_int_t)k->key_bytes, "partition_bytes",
-                     (json_int_t)k->partition_bytes, "in_flight", (json_int_t)k->in_flight,
-                     "loads", (json_int_t)k->loads);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "id", k->id,
+                          "path", k->path, "format", k->format, "loaded", k->loaded, "n_vars",
+                          (json_int_t)k->n_vars, "n_public", (json_int_t)k->n_public,
+                          "domain_size", (json_int_t)k->domain_size, "key_bytes",
+                          (json_int_t)k->key_bytes, "partition_bytes",
+                          (json_int_t)k->partition_bytes, "in_flight", (json_int_t)k->in_flight,
+                          "loads", (json_int_t)k->loads);
+    if (o && k->r1cs[0]) {   /* a .params key: its circuit and load flags */
+        json_object_set_new(o, "r1cs", json_string(k->r1cs));
+        json_object_set_new(o, "trusted", json_boolean(k->trusted));
+        json_object_set_new(o, "cache", json_boolean(k->cache));
+    }
+    return o;
 }
 
 static json_t *keys_json(cuzk_engine *e)

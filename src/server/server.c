@@ -251,11 +251,13 @@ static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_i
             snprintf(why, wlen, "witness %zu: %s", i, d[0] ? d : cuzk_strerror(r));
         return r;
     }
+    const char *wname = w->path ? w->path : "uploaded .wtns";
     if (wt->n != k->n_vars)
-        r = CUZK_ESIZE, snprintf(why, wlen, "witness %zu: %u values, key %s expects %u", i, wt->n,
-                                 k->id, k->n_vars);
+        r = CUZK_ESIZE,
+        snprintf(why, wlen, "witness %zu (%.300s): %u values, key %s (%.300s%s%.300s) expects %u",
+                 i, wname, wt->n, k->id, k->path, k->r1cs[0] ? " for " : "", k->r1cs, k->n_vars);
     else if (!cuzk_fr_is_one(&wt->w[0]))
-        r = CUZK_EFORMAT, snprintf(why, wlen, "witness %zu: its first value is not 1", i);
+        r = CUZK_EFORMAT, snprintf(why, wlen, "witness %zu (%s): its first value is not 1", i, wname);
     cuzk_wtns_free(wt);
     return r;
 }
@@ -443,19 +445,31 @@ static enum MHD_Result h_key_add(server *s, struct MHD_Connection *c, const req 
         return send_error(s, c, 400, "malformed JSON: line %d column %d: %s", jerr.line,
                           jerr.column, jerr.text);
     json_t *ji = json_object_get(root, "id"), *jp = json_object_get(root, "path");
+    json_t *jr = json_object_get(root, "r1cs"), *jt = json_object_get(root, "trusted");
+    json_t *jc = json_object_get(root, "cache");
     enum MHD_Result ret;
     char why[1200];
     cuzk_engine_stats st;
     cuzk_engine_get_stats(s->e, &st);
     if (!json_is_object(root) || !json_is_string(ji) || !json_is_string(jp)) {
         ret = send_error(s, c, 400, "expected {\"id\": ID, \"path\": PATH} with two strings");
+    } else if ((jr && !json_is_string(jr)) || (jt && !json_is_boolean(jt)) ||
+               (jc && !json_is_boolean(jc))) {
+        ret = send_error(s, c, 400,
+                         "\"r1cs\" must be a string (the circuit's .r1cs), \"trusted\" and "
+                         "\"cache\" booleans");
     } else if (st.shutting_down) {
         ret = send_error(s, c, 503, "shutting down");
-    } else if (!path_allowed(s, json_string_value(jp), why, sizeof why)) {
+    } else if (!path_allowed(s, json_string_value(jp), why, sizeof why) ||
+               (jr && !path_allowed(s, json_string_value(jr), why, sizeof why))) {
         ret = send_error(s, c, 403, "%s", why);
     } else {
         cuzk_engine_key_info ki;
-        cuzk_err r = cuzk_engine_key_add(s->e, &ki, json_string_value(ji), json_string_value(jp));
+        cuzk_engine_key_opts ko = {.r1cs = jr ? json_string_value(jr) : NULL,
+                                   .trusted = jt && json_is_true(jt),
+                                   .cache = jc && json_is_true(jc)};
+        cuzk_err r = cuzk_engine_key_add_ex(s->e, &ki, json_string_value(ji),
+                                            json_string_value(jp), &ko);
         if (r == CUZK_OK)
             ret = send_json(s, c, ki.existed ? 200 : 201, server_key_json(&ki));
         else
