@@ -34,7 +34,11 @@ typedef struct {
     double shutdown_grace_s;
     const char *address_file;
     const char *log_file;
-    char *key_ids[MAX_KEYS], *key_paths[MAX_KEYS];
+    /* keys to load at start; r1cs set for a bellman .params key */
+    struct {
+        char *id, *path, *r1cs;
+        bool trusted, cache;
+    } keys[MAX_KEYS];
     unsigned n_keys;
     char *token_buf;
     bool example;
@@ -51,7 +55,9 @@ static void usage(FILE *f)
         "  --token TOKEN             require 'Authorization: Bearer TOKEN'\n"
         "  --token-file FILE         the same, the token read from FILE\n"
         "  --allow-dir DIR           only read keys and witnesses under DIR (repeatable)\n"
-        "  --key ID=PATH             register and load a key at start (repeatable)\n"
+        "  --key ID=PATH             register and load a .zkey at start (repeatable)\n"
+        "  --key ID=PATH,r1cs=R1CS[,trusted][,cache]\n"
+        "                            the same for a bellman .params key and its circuit\n"
         "  --example                 register the built-in example key as 'example'\n"
         "  --memory-budget SIZE      bytes for keys + in-flight partitions (K, M, G suffixes;\n"
         "                            default: half of physical memory)\n"
@@ -154,13 +160,75 @@ static char *read_token(const char *path)
     return r;
 }
 
+/* The index of the key entry of id (made when new); MAX_KEYS when the table is full. */
+static unsigned key_slot(daemon_config *c, const char *id)
+{
+    for (unsigned i = 0; i < c->n_keys; i++)
+        if (!strcmp(c->keys[i].id, id))
+            return i;
+    if (c->n_keys >= MAX_KEYS || !(c->keys[c->n_keys].id = keep(id)))
+        return MAX_KEYS;
+    return c->n_keys++;
+}
+
 static bool add_key(daemon_config *c, const char *id, const char *path)
 {
-    if (c->n_keys >= MAX_KEYS)
+    unsigned i = key_slot(c, id);
+    return i < MAX_KEYS && (c->keys[i].path = keep(path)) != NULL;
+}
+
+/* --key ID=PATH[,r1cs=R1CS][,trusted][,cache]: the options are taken from the end, so a
+ * path may hold commas as long as it does not end like an option. */
+static bool add_key_flag(daemon_config *c, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v)
         return false;
-    c->key_ids[c->n_keys] = keep(id);
-    c->key_paths[c->n_keys] = keep(path);
-    return c->key_ids[c->n_keys] && c->key_paths[c->n_keys++];
+    char id[128], rest[8300];
+    snprintf(id, sizeof id, "%.*s", (int)(eq - v), v);
+    snprintf(rest, sizeof rest, "%s", eq + 1);
+    bool trusted = false, cache = false;
+    char *r1cs = NULL;
+    for (;;) {
+        char *comma = strrchr(rest, ',');
+        if (!comma)
+            break;
+        if (!strcmp(comma, ",trusted"))
+            trusted = true;
+        else if (!strcmp(comma, ",cache"))
+            cache = true;
+        else if (!strncmp(comma, ",r1cs=", 6) && !r1cs && comma[6])
+            r1cs = keep(comma + 6);
+        else
+            break;
+        *comma = 0;
+    }
+    if ((trusted || cache) && !r1cs)
+        return false;
+    unsigned i = key_slot(c, id);
+    if (i >= MAX_KEYS || !(c->keys[i].path = keep(rest)))
+        return false;
+    c->keys[i].r1cs = r1cs;
+    c->keys[i].trusted = trusted;
+    c->keys[i].cache = cache;
+    return true;
+}
+
+/* [key.ID] section of the INI file: path, r1cs, trusted, cache. */
+static bool set_key_option(daemon_config *c, const char *id, const char *name, const char *v)
+{
+    unsigned i = key_slot(c, id);
+    if (i >= MAX_KEYS)
+        return false;
+    if (!strcmp(name, "path"))
+        return (c->keys[i].path = keep(v)) != NULL;
+    if (!strcmp(name, "r1cs"))
+        return (c->keys[i].r1cs = keep(v)) != NULL;
+    if (!strcmp(name, "trusted"))
+        return parse_bool(v, &c->keys[i].trusted);
+    if (!strcmp(name, "cache"))
+        return parse_bool(v, &c->keys[i].cache);
+    return false;
 }
 
 /* One setting, from the INI file (section.name) or a flag (name, section ignored). Names
@@ -172,6 +240,8 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
     server_config *s = &c->srv;
     if (section && !strcmp(section, "keys"))
         return add_key(c, name, v);
+    if (section && !strncmp(section, "key.", 4))
+        return section[4] && set_key_option(c, section + 4, name, v);
     if (!strcmp(name, "listen")) {
         if (s->n_listen >= SERVER_MAX_LISTEN)
             return false;
@@ -198,14 +268,8 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return (c->log_file = keep(v)) != NULL;
     if (!strcmp(name, "log_level"))
         return cuzk_log_level_parse(&e->log_level, v);
-    if (!strcmp(name, "key")) {
-        const char *eq = strchr(v, '=');
-        if (!eq)
-            return false;
-        char id[128];
-        snprintf(id, sizeof id, "%.*s", (int)(eq - v), v);
-        return add_key(c, id, eq + 1);
-    }
+    if (!strcmp(name, "key"))
+        return add_key_flag(c, v);
     if (!strcmp(name, "memory_budget"))
         return parse_size(v, &e->memory_budget);
     if (!strcmp(name, "max_body")) {
@@ -350,8 +414,18 @@ int main(int argc, char **argv)
         return 1;
     }
     for (unsigned i = 0; i < c.n_keys; i++) {
+        if (!c.keys[i].path) {
+            fprintf(stderr, "cuzk-daemon: key %s: no path (set [key.%s] path = ...)\n",
+                    c.keys[i].id, c.keys[i].id);
+            cuzk_engine_free(e);
+            return 2;
+        }
+    }
+    for (unsigned i = 0; i < c.n_keys; i++) {
         cuzk_engine_key_info ki;
-        if (cuzk_engine_key_add(e, &ki, c.key_ids[i], c.key_paths[i]) != CUZK_OK) {
+        cuzk_engine_key_opts ko = {.r1cs = c.keys[i].r1cs, .trusted = c.keys[i].trusted,
+                                   .cache = c.keys[i].cache};
+        if (cuzk_engine_key_add_ex(e, &ki, c.keys[i].id, c.keys[i].path, &ko) != CUZK_OK) {
             cuzk_engine_log(e, CUZK_LOG_ERROR, "event=startup_failed reason=\"%s\"", cuzk_error_detail());
             cuzk_engine_free(e);
             return 1;

@@ -15,6 +15,11 @@
  *   test_daemon sigterm   SIGTERM during a batch: every accepted job has exactly one final
  *                         state; exit 0; a restarted daemon serves again
  *   test_daemon budget    budget below one job: clear rejections; LRU eviction and reload
+ *   test_daemon params    bellman .params keys (made by cuzk setup, registered with their
+ *                         .r1cs through the INI file and POST /v1/keys) mixed with .zkey
+ *                         jobs: every proof passes snarkjs verify; missing, wrong or
+ *                         mismatched r1cs, corrupt .params and wrong witnesses get a 4xx
+ *                         while other jobs complete; eviction and reload (decoded cache)
  *
  * Environment: CUZK_BIN (build dir with cuzk-daemon), CUZK_SRC (source dir).
  */
@@ -1089,10 +1094,281 @@ static int test_budget(void)
     return test_finish();
 }
 
+/* ---- params: bellman/bellperson keys ---- */
+
+/* Runs a shell command; true when it exits 0. */
+static bool run_cmd(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int rc = system(cmd);
+    if (rc != 0)
+        fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
+    return rc == 0;
+}
+
+/* POST /v1/keys with body; returns the status, the error text copied into err. */
+static long post_key(const char *addr, const char *body, char *err, size_t errlen)
+{
+    resp r;
+    long st = http(&r, addr, "POST", "/v1/keys", body) ? r.status : 0;
+    if (err)
+        snprintf(err, errlen, "%s", r.json ? jstr(r.json, "error") : "");
+    resp_free(&r);
+    return st;
+}
+
+#define PARAMS_JOBS 12   /* jobs of the mixed batch, cycling over the keys below */
+
+static int test_params(void)
+{
+    if (!snarkjs_present()) {
+        printf("SKIP: snarkjs is not installed (run scripts/deps.sh)\n");
+        return SKIP;
+    }
+    /* Keys: chain.params by cuzk setup (a fresh random setup), its vk for snarkjs, a corrupt
+     * copy (one coordinate byte of ic[0] changed: off the curve or not canonical). */
+    char cp[400], cvk[400], bad[400], ini[400];
+    snprintf(cp, sizeof cp, "%s/chain.params", tmp_dir);
+    snprintf(cvk, sizeof cvk, "%s/chain_params_vk.json", tmp_dir);
+    snprintf(bad, sizeof bad, "%s/corrupt.params", tmp_dir);
+    snprintf(ini, sizeof ini, "%s/params.ini", tmp_dir);
+    char *r1cs = fixture("chain", "circuit.r1cs"), *mr1cs = fixture("multiplier", "circuit.r1cs");
+    char *czk = fixture("chain", "circuit.zkey"), *cw = fixture("chain", "witness.wtns");
+    char *mw = fixture("multiplier", "witness.wtns");
+    CHECK(run_cmd("%s/cuzk setup %s %s > /dev/null", bin_dir, r1cs, cp));
+    CHECK(run_cmd("%s/cuzk export vk %s %s", bin_dir, cp, cvk));
+    size_t plen = 0;
+    char *pbytes = read_file(cp, &plen);
+    CHECK(pbytes && plen > 1000);
+    if (!pbytes) {
+        free(r1cs), free(mr1cs), free(czk), free(cw), free(mw);
+        return test_finish();
+    }
+    /* the ic vector starts after 3 G1 + 3 G2 points and its u32 length: 3*96 + 3*192 + 4 */
+    size_t ic0 = 3 * 96 + 3 * 192 + 4;
+    pbytes[ic0 + 40] ^= 0x5a;
+    FILE *f = fopen(bad, "wb");
+    CHECK(f && fwrite(pbytes, 1, plen, f) == plen);
+    if (f)
+        fclose(f);
+    free(pbytes);
+    /* A second params key preloaded from the INI file ([key.ID] section, trusted load). */
+    f = fopen(ini, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f, "[key.cp-ini]\npath = %s\nr1cs = %s\ntrusted = true\n", cp, r1cs);
+        fclose(f);
+    }
+
+    daemon_proc d;
+    if (!daemon_start(&d, "params", "--config", ini, "--gpu-workers", "1", "--synth-threads", "2",
+                      NULL)) {
+        CHECK(0);
+        free(r1cs), free(mr1cs), free(czk), free(cw), free(mw);
+        return test_finish();
+    }
+    char body[4096], err[1024];
+    /* the API registration, with the decoded cache */
+    snprintf(body, sizeof body, "{\"id\": \"cp\", \"path\": \"%s\", \"r1cs\": \"%s\", \"cache\": true}",
+             cp, r1cs);
+    CHECK(post_key(d.addr, body, err, sizeof err) == 201);
+    CHECK(post_key(d.addr, body, err, sizeof err) == 200);   /* the same again: a no-op */
+    char cache[420];
+    snprintf(cache, sizeof cache, "%s.cuzkcache", cp);
+    CHECK(access(cache, R_OK) == 0);
+    CHECK(add_key(d.addr, "chain", "chain"));
+    CHECK(add_key(d.addr, "mult", "multiplier"));
+    resp r;
+    CHECK(http(&r, d.addr, "GET", "/v1/keys/cp", NULL) && r.status == 200);
+    CHECK(!strcmp(jstr(r.json, "format"), "params") && !strcmp(jstr(r.json, "r1cs"), r1cs));
+    CHECK(json_integer_value(json_object_get(r.json, "n_vars")) == 142);   /* the fixture's */
+    CHECK(json_integer_value(json_object_get(r.json, "n_public")) == 3);
+    /* the memory estimate holds the decoded points: at least the file's size */
+    CHECK(json_integer_value(json_object_get(r.json, "key_bytes")) >= (json_int_t)plen);
+    CHECK(json_is_true(json_object_get(r.json, "cache")));
+    resp_free(&r);
+    CHECK(http(&r, d.addr, "GET", "/v1/keys/cp-ini", NULL) && r.status == 200);
+    CHECK(json_is_true(json_object_get(r.json, "trusted")) && json_is_true(json_object_get(r.json, "loaded")));
+    resp_free(&r);
+    CHECK(http(&r, d.addr, "GET", "/v1/keys/chain", NULL) && r.status == 200);
+    CHECK(!strcmp(jstr(r.json, "format"), "zkey") && !json_object_get(r.json, "r1cs"));
+    resp_free(&r);
+
+    /* Mixed jobs: params keys (1 or 2 partitions) and zkey jobs, submitted together. */
+    static const char *const keys[4] = {"cp", "chain", "cp-ini", "mult"};
+    char *ids[PARAMS_JOBS] = {0};
+    for (int i = 0; i < PARAMS_JOBS; i++) {
+        const char *k = keys[i % 4];
+        long st;
+        ids[i] = submit(d.addr, k, i % 4 == 3 ? "multiplier" : "chain", prios[i % 4], 1 + (i % 3 == 0), &st);
+        CHECK(ids[i] && st == 202);
+    }
+    /* Error cases while those run: each a 4xx naming the file and the problem. */
+    snprintf(body, sizeof body, "{\"id\": \"e1\", \"path\": \"%s\"}", cp);   /* no r1cs */
+    CHECK(post_key(d.addr, body, err, sizeof err) == 400);
+    CHECK(strstr(err, cp) && strstr(err, "r1cs"));
+    snprintf(body, sizeof body, "{\"id\": \"e2\", \"path\": \"%s\", \"r1cs\": \"%s\"}", cp, mr1cs);
+    CHECK(post_key(d.addr, body, err, sizeof err) == 422);   /* the wrong circuit */
+    CHECK(strstr(err, cp) && strstr(err, mr1cs) && strstr(err, "does not fit"));
+    snprintf(body, sizeof body, "{\"id\": \"e3\", \"path\": \"%s\", \"r1cs\": \"%s\"}", bad, r1cs);
+    long st3 = post_key(d.addr, body, err, sizeof err);      /* corrupt .params */
+    CHECK(st3 >= 400 && st3 < 500 && strstr(err, bad));
+    printf("corrupt params: %ld %s\n", st3, err);
+    snprintf(body, sizeof body, "{\"id\": \"e4\", \"path\": \"%s\", \"r1cs\": \"%s\"}", czk, r1cs);
+    CHECK(post_key(d.addr, body, err, sizeof err) == 400);   /* r1cs with a .zkey */
+    CHECK(strstr(err, czk) && strstr(err, ".zkey"));
+    snprintf(body, sizeof body, "{\"id\": \"e5\", \"path\": \"%s\", \"trusted\": true}", czk);
+    CHECK(post_key(d.addr, body, err, sizeof err) == 400);   /* flags without r1cs */
+    snprintf(body, sizeof body, "{\"id\": \"e6\", \"path\": \"%s\", \"r1cs\": 7}", cp);
+    CHECK(post_key(d.addr, body, err, sizeof err) == 400);   /* r1cs not a string */
+    snprintf(body, sizeof body, "{\"id\": \"cp\", \"path\": \"%s\", \"r1cs\": \"%s\"}", cp, mr1cs);
+    CHECK(post_key(d.addr, body, err, sizeof err) == 400);   /* id taken with another r1cs */
+    snprintf(body, sizeof body, "{\"id\": \"e7\", \"path\": \"%s\", \"r1cs\": \"%s/nope.r1cs\"}", cp,
+             tmp_dir);
+    CHECK(post_key(d.addr, body, err, sizeof err) / 100 == 4 && strstr(err, "nope.r1cs"));
+    /* a witness of another circuit for the params key: 4xx naming witness and key files */
+    snprintf(body, sizeof body, "{\"key\": \"cp\", \"witnesses\": [\"%s\"]}", mw);
+    CHECK(http(&r, d.addr, "POST", "/v1/proofs", body) && r.status / 100 == 4);
+    CHECK(r.json && strstr(jstr(r.json, "error"), mw) && strstr(jstr(r.json, "error"), cp) &&
+          strstr(jstr(r.json, "error"), "expects 142"));
+    resp_free(&r);
+    CHECK(http(&r, d.addr, "GET", "/v1/keys/e1", NULL) && r.status == 404);
+    resp_free(&r);
+
+    /* Every job done; every proof through snarkjs with the key's vk. */
+    char manifest[400];
+    snprintf(manifest, sizeof manifest, "%s/params_manifest.txt", tmp_dir);
+    FILE *mf = fopen(manifest, "w");
+    int done = 0, nproofs = 0;
+    for (int i = 0; i < PARAMS_JOBS; i++) {
+        json_t *fj = ids[i] ? wait_final(d.addr, ids[i], 120) : NULL;
+        bool ok = fj && !strcmp(jstr(fj, "state"), "done");
+        CHECK(ok);
+        if (!ok) {
+            fprintf(stderr, "job %s: %s %s\n", ids[i] ? ids[i] : "-", fj ? jstr(fj, "state") : "?",
+                    fj ? jstr(fj, "error") : "");
+            json_decref(fj);
+            continue;
+        }
+        done++;
+        const char *k = keys[i % 4];
+        bool params = !strcmp(k, "cp") || !strcmp(k, "cp-ini");
+        char *want_pub = fixture(i % 4 == 3 ? "multiplier" : "chain", "public.json");
+        json_t *want = json_load_file(want_pub, 0, NULL);
+        json_t *proofs = json_object_get(fj, "proofs"), *pubs = json_object_get(fj, "public");
+        CHECK(json_array_size(proofs) == (size_t)(1 + (i % 3 == 0)));
+        for (size_t q = 0; q < json_array_size(proofs); q++) {
+            char pp[400], up[400];
+            snprintf(pp, sizeof pp, "%s/pproof_%d_%zu.json", tmp_dir, i, q);
+            snprintf(up, sizeof up, "%s/ppublic_%d_%zu.json", tmp_dir, i, q);
+            CHECK(json_dump_file(json_array_get(proofs, q), pp, JSON_INDENT(1)) == 0);
+            CHECK(json_dump_file(json_array_get(pubs, q), up, JSON_INDENT(1)) == 0);
+            /* public inputs: witness values 1..n_public, as snarkjs's public.json */
+            CHECK(want && json_equal(want, json_array_get(pubs, q)));
+            char *vk = params ? strdup(cvk)
+                              : fixture(i % 4 == 3 ? "multiplier" : "chain", "verification_key.json");
+            if (mf)
+                fprintf(mf, "%s\t%s\t%s\n", vk, up, pp);
+            free(vk);
+            nproofs++;
+        }
+        json_decref(want);
+        free(want_pub);
+        json_decref(fj);
+    }
+    /* A proof of the params key does not verify with the zkey's vk (the setups differ). */
+    if (mf) {
+        fclose(mf);
+        mf = NULL;
+    }
+    CHECK(done == PARAMS_JOBS);
+    printf("params: %d of %d jobs done, %d proofs\n", done, PARAMS_JOBS, nproofs);
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "node %s/tests/daemon/verify_all.mjs %s", src_dir, manifest);
+    CHECK(system(cmd) == 0);
+    char neg[400];
+    snprintf(neg, sizeof neg, "%s/params_negative.txt", tmp_dir);
+    mf = fopen(neg, "w");
+    if (mf) {
+        char *zvk = fixture("chain", "verification_key.json");
+        fprintf(mf, "%s\t%s/ppublic_0_0.json\t%s/pproof_0_0.json\n", zvk, tmp_dir, tmp_dir);
+        free(zvk);
+        fclose(mf);
+        snprintf(cmd, sizeof cmd, "node %s/tests/daemon/verify_all.mjs %s > /dev/null 2>&1", src_dir, neg);
+        CHECK(system(cmd) != 0);
+    }
+    CHECK(count_in_file(d.log, "format=params") == 2);   /* cp-ini and cp loaded */
+    CHECK(daemon_stop(&d, 20) == 0);
+
+    /* Eviction and reload: room for one key and one partition, not two keys; jobs alternate
+     * between the params key (reloaded from its cache) and the zkey. */
+    long long kp = 0, pp = 0, kc = 0, pc = 0;
+    if (daemon_start(&d, "params-sizes", NULL)) {
+        snprintf(body, sizeof body, "{\"id\": \"cp\", \"path\": \"%s\", \"r1cs\": \"%s\", \"cache\": true}",
+                 cp, r1cs);
+        CHECK(post_key(d.addr, body, err, sizeof err) == 201);
+        CHECK(add_key(d.addr, "chain", "chain"));
+        CHECK(key_sizes(d.addr, "cp", &kp, &pp) && key_sizes(d.addr, "chain", &kc, &pc));
+        CHECK(pp == pc);   /* same circuit, same domain: the same per-partition estimate */
+        CHECK(daemon_stop(&d, 20) == 0);
+    } else {
+        CHECK(0);
+    }
+    char b[64];
+    long long need = (kp + pp > kc + pc ? kp + pp : kc + pc);
+    snprintf(b, sizeof b, "%lld", need + (kp < kc ? kp : kc) / 2);
+    if (kp > 0 && kc > 0 && daemon_start(&d, "params-evict", "--memory-budget", b, "--lookahead", "1", NULL)) {
+        snprintf(body, sizeof body, "{\"id\": \"cp\", \"path\": \"%s\", \"r1cs\": \"%s\", \"cache\": true}",
+                 cp, r1cs);
+        CHECK(post_key(d.addr, body, err, sizeof err) == 201);
+        CHECK(add_key(d.addr, "chain", "chain"));
+        for (int i = 0; i < 4; i++) {
+            const char *k = i % 2 ? "chain" : "cp";
+            char *id = submit(d.addr, k, "chain", "normal", 1, NULL);
+            json_t *fj = id ? wait_final(d.addr, id, 30) : NULL;
+            CHECK(fj && !strcmp(jstr(fj, "state"), "done"));
+            json_decref(fj);
+            free(id);
+        }
+        CHECK(count_in_file(d.log, "event=key_evict") >= 2);
+        CHECK(http(&r, d.addr, "GET", "/v1/keys/cp", NULL) && r.status == 200);
+        CHECK(json_integer_value(json_object_get(r.json, "loads")) >= 2);
+        resp_free(&r);
+        CHECK(daemon_stop(&d, 20) == 0);
+    } else {
+        CHECK(0);
+    }
+    /* --key ID=PATH,r1cs=R1CS,trusted on the command line; a failing one stops the start */
+    char kflag[1200];
+    snprintf(kflag, sizeof kflag, "cpf=%s,r1cs=%s,trusted", cp, r1cs);
+    if (daemon_start(&d, "params-flag", "--key", kflag, NULL)) {
+        char *id = submit(d.addr, "cpf", "chain", "high", 1, NULL);
+        json_t *fj = id ? wait_final(d.addr, id, 30) : NULL;
+        CHECK(fj && !strcmp(jstr(fj, "state"), "done"));
+        json_decref(fj);
+        free(id);
+        CHECK(daemon_stop(&d, 20) == 0);
+    } else {
+        CHECK(0);
+    }
+    snprintf(kflag, sizeof kflag, "cpf=%s", cp);
+    CHECK(!daemon_start(&d, "params-flag-bad", "--key", kflag, NULL));
+    CHECK(count_in_file(d.log, "needs the circuit's .r1cs") >= 1);
+
+    for (int i = 0; i < PARAMS_JOBS; i++)
+        free(ids[i]);
+    free(r1cs), free(mr1cs), free(czk), free(cw), free(mw);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: test_daemon batch|cancel|errors|limits|sigterm|budget\n");
+        fprintf(stderr, "usage: test_daemon batch|cancel|errors|limits|sigterm|budget|params\n");
         return 2;
     }
     bin_dir = getenv("CUZK_BIN");
@@ -1129,6 +1405,8 @@ int main(int argc, char **argv)
         rc = test_sigterm();
     else if (!strcmp(argv[1], "budget"))
         rc = test_budget();
+    else if (!strcmp(argv[1], "params"))
+        rc = test_params();
     else {
         fprintf(stderr, "unknown scenario %s\n", argv[1]);
         rc = 2;
