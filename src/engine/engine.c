@@ -749,8 +749,8 @@ static void synth_worker(cuzk_engine *e)
         if (r == CUZK_OK && (r = cuzk_pk_view_check_witness(view, p->w->w, p->w->n)) != CUZK_OK) {
             char d[400];
             snprintf(d, sizeof d, "%s", cuzk_error_detail());
-            cuzk_error_set(r, "%s: %s (key %s)", j->paths[p->idx] ? j->paths[p->idx] : "uploaded witness",
-                           d, k->path);
+            const char *wn = j->paths[p->idx] ? j->paths[p->idx] : "uploaded witness";
+            cuzk_error_set(r, "%s: %s (key %s)", wn, d, k->path);
         }
         /* Public inputs: witness values 1 .. n_public, for both kinds of key. */
         if (r == CUZK_OK && view->n_public) {

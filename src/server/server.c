@@ -257,7 +257,8 @@ static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_i
         snprintf(why, wlen, "witness %zu (%.300s): %u values, key %s (%.300s%s%.300s) expects %u",
                  i, wname, wt->n, k->id, k->path, k->r1cs[0] ? " for " : "", k->r1cs, k->n_vars);
     else if (!cuzk_fr_is_one(&wt->w[0]))
-        r = CUZK_EFORMAT, snprintf(why, wlen, "witness %zu (%s): its first value is not 1", i, wname);
+        r = CUZK_EFORMAT,
+        snprintf(why, wlen, "witness %zu (%s): its first value is not 1", i, wname);
     cuzk_wtns_free(wt);
     return r;
 }
