@@ -45,12 +45,22 @@ typedef struct {
     cuzk_fr *a, *b, *c;
 } synth_ctx;
 
+/* Witnesses of large circuits are mostly bits: a term whose wire holds 0 adds nothing and
+ * one holding 1 adds its coefficient, so only the other terms need a product. (Variable
+ * time in the witness, like the MSMs.) */
 static void csr_row_dot(cuzk_fr *out, const cuzk_csr *m, size_t row, const cuzk_fr *w)
 {
     cuzk_fr acc, t;
     cuzk_fr_set_zero(&acc);
     for (uint64_t k = m->row[row]; k < m->row[row + 1]; k++) {
-        cuzk_fr_mul(&t, &m->val[k], &w[m->col[k]]);
+        const cuzk_fr *x = &w[m->col[k]];
+        if (cuzk_fr_is_zero(x))
+            continue;
+        if (cuzk_fr_is_one(x)) {
+            cuzk_fr_add(&acc, &acc, &m->val[k]);
+            continue;
+        }
+        cuzk_fr_mul(&t, &m->val[k], x);
         cuzk_fr_add(&acc, &acc, &t);
     }
     *out = acc;
