@@ -228,3 +228,23 @@ size_t io_par_first_fail(size_t n, size_t grain, io_item_fn ok, void *ctx)
     cuzk_parallel_for(n, grain, 0, par_range, &c);
     return c.first;
 }
+
+cuzk_err io_field_header(const io_file *f, const io_section **s, io_cur *c)
+{
+    cuzk_err e = io_section_get(f, 1, s);
+    if (e)
+        return e;
+    *c = (io_cur){(*s)->p, (*s)->size};
+    uint32_t n8;
+    if (!io_u32(c, &n8) || c->left < n8)
+        return cuzk_error_set(CUZK_ESIZE, "%s: section 1 (header): %llu bytes, too short",
+                              f->path, (unsigned long long)(*s)->size);
+    char where[512];
+    snprintf(where, sizeof where, "%s: section 1 (header)", f->path);
+    e = io_check_prime(where, "the prime", n8, c->p, false);
+    if (e)
+        return e;
+    c->p += n8;
+    c->left -= n8;
+    return CUZK_OK;
+}

@@ -71,6 +71,11 @@ static inline uint32_t io_rd32(const uint8_t *p)
 cuzk_err io_check_prime(const char *where, const char *what, uint32_t n8, const uint8_t *prime,
                         bool want_fp) CUZK_WUR;
 
+/* Section 1 of a .r1cs or .wtns starts with u32 n8 and the n8-byte prime of the field,
+ * which must be BLS12-381's r. Sets *s to the section and *c to a cursor just past the
+ * prime; errors name the file and the section. */
+cuzk_err io_field_header(const io_file *f, const io_section **s, io_cur *c) CUZK_WUR;
+
 /* Parallel first-failure search: runs ok(ctx, i) for i in [0, n) on all threads and returns
  * the smallest i where it returned false, or n when none did. */
 typedef bool (*io_item_fn)(void *ctx, size_t i);

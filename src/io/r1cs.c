@@ -77,21 +77,11 @@ static cuzk_err constraint_error(const fill_ctx *c, const char *path, size_t i)
 static cuzk_err parse_header(io_file *f, cuzk_r1cs *r, uint32_t *n8_out)
 {
     const io_section *s;
-    cuzk_err e = io_section_get(f, 1, &s);
+    io_cur c;
+    cuzk_err e = io_field_header(f, &s, &c);
     if (e)
         return e;
-    io_cur c = {s->p, s->size};
-    uint32_t n8;
-    if (!io_u32(&c, &n8) || c.left < n8)
-        return cuzk_error_set(CUZK_ESIZE, "%s: section 1 (header): %llu bytes, too short",
-                              f->path, (unsigned long long)s->size);
-    char where[512];
-    snprintf(where, sizeof where, "%s: section 1 (header)", f->path);
-    e = io_check_prime(where, "the prime", n8, c.p, false);
-    if (e)
-        return e;
-    c.p += n8;
-    c.left -= n8;
+    uint32_t n8 = CUZK_FR_BYTES; /* io_field_header accepted only BLS12-381's r */
     if (s->size != 4 + (uint64_t)n8 + 28)
         return cuzk_error_set(CUZK_ESIZE, "%s: section 1 (header): size %llu, expected %llu",
                               f->path, (unsigned long long)s->size,
