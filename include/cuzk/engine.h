@@ -184,8 +184,13 @@ typedef struct {
     char name[64];
     unsigned workers;
     unsigned busy;               /* workers inside prove_start now */
-    double busy_s;               /* total time the device lock was held for proving */
+    double busy_s;               /* total time the device worked (GPU: the prover's own
+                                  * figure; CPU: the whole prove_start) */
     uint64_t partitions;         /* partitions proved */
+    /* Idle time of the device between the end of one partition and the start of the next,
+     * idle periods without work included: total, longest, count (partitions - 1). */
+    double gap_s, gap_max_s;
+    uint64_t gaps;
 } cuzk_engine_device_info;
 
 #define CUZK_ENGINE_MAX_DEVICES 16

@@ -56,6 +56,10 @@ typedef struct {
     double b_g2_ms;       /* B2 MSM (own thread, overlapping the above) */
     double epilogue_ms;   /* randomisation and affine conversion */
     double total_ms;
+    /* GPU backend: time the device lock was held, and when the device work of the batch
+     * began and ended (CLOCK_MONOTONIC, ms); all 0 on the CPU backend. */
+    double device_ms;
+    double device_first_ms, device_last_ms;
 } cuzk_prove_timings;
 
 typedef struct cuzk_pending cuzk_pending;
@@ -73,6 +77,9 @@ cuzk_err cuzk_groth16_prove_start(cuzk_pending **out, const cuzk_zkey *pk,
 cuzk_err cuzk_groth16_prove_finish(cuzk_proof *proofs, cuzk_prove_timings *timings,
                                    cuzk_pending *p) CUZK_WUR;
 void cuzk_groth16_pending_free(cuzk_pending *p);
+/* The timings of the work done so far (after start: everything but B_G2's CPU thread and
+ * the epilogue), e.g. the device figures as soon as start returns. */
+void cuzk_groth16_pending_timings(const cuzk_pending *p, cuzk_prove_timings *t);
 
 /* Makes pk resident on GPU device `device` (CUZK_EUNSUPPORTED in a build without CUDA,
  * CUZK_EGPU when the device fails or lacks memory: the detail says which). The key must

@@ -858,9 +858,30 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
         cuzk_wtns_free(p->w);
         p->w = NULL;
 
+        /* Device occupancy: on a GPU the prover reports when it held the device; the CPU
+         * pseudo-device is held for the whole call. */
+        double ds = t0, de = t1;
+        if (d->gpu >= 0 && r == CUZK_OK) {
+            cuzk_prove_timings pt;
+            cuzk_groth16_pending_timings(p->pend, &pt);
+            ds = pt.device_first_ms / 1e3 - e->t0;
+            de = pt.device_last_ms / 1e3 - e->t0;
+        }
+
         pthread_mutex_lock(&e->mu);
         e->n_device--;
-        d->busy_s += t1 - t0;
+        d->busy_s += de - ds;
+        /* the gap between this partition's device work and the latest end before it (0 when
+         * they touch; workers may report out of order) */
+        if (d->partitions > 0) {
+            double gap = ds > d->last_end_s ? ds - d->last_end_s : 0;
+            d->gap_s += gap;
+            d->gaps++;
+            if (gap > d->gap_max_s)
+                d->gap_max_s = gap;
+        }
+        if (de > d->last_end_s)
+            d->last_end_s = de;
         d->partitions++;
         j->t.gpu_ms += (t1 - t0) * 1e3;
         e->stage_s[2] += t1 - t0;
@@ -1435,6 +1456,9 @@ void cuzk_engine_get_stats(cuzk_engine *e, cuzk_engine_stats *s)
         snprintf(s->devices[i].name, sizeof s->devices[i].name, "%s", d->name);
         s->devices[i].workers = d->workers;
         s->devices[i].busy_s = d->busy_s;
+        s->devices[i].gap_s = d->gap_s;
+        s->devices[i].gap_max_s = d->gap_max_s;
+        s->devices[i].gaps = d->gaps;
         s->devices[i].partitions = d->partitions;
     }
     s->devices[0].busy = e->n_device;   /* one device today */

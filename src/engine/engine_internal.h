@@ -72,6 +72,9 @@ typedef struct device {
     pthread_mutex_t lock;     /* held from the device work of prove_start to its return */
     unsigned workers, busy;
     double busy_s;
+    double last_end_s;        /* end of the latest device work (engine clock) */
+    double gap_s, gap_max_s;  /* idle time between consecutive partitions: total, longest */
+    uint64_t gaps;
     uint64_t partitions;
 } device;
 

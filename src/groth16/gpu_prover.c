@@ -201,14 +201,14 @@ bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk) { return gk && gk->b2; }
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
                             const cuzk_fr *w, cuzk_fr *a, cuzk_fr *b, cuzk_fr *c,
                             cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
-                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2, double *h_ms,
-                            double *msm_ms)
+                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
+                            cuzk_prove_timings *t)
 {
     cuzk_err e;
     if (!lock)
         lock = &gk->lock;
     pthread_mutex_lock(lock);
-    double t0 = now_ms();
+    double t0 = now_ms(); /* the device is ours from here */
     e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_gpu_h_snarkjs(gk->dom, a, b, c)
                                       : cuzk_gpu_h_bellman(gk->dom, a, b, c);
     if (e == CUZK_OK)
@@ -225,8 +225,13 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
         e = msm_split(gk->b2, true, rb2, pk->b_density, w, nv, bufs);
     double t2 = now_ms();
     pthread_mutex_unlock(lock);
-    *h_ms += t1 - t0;
-    *msm_ms += t2 - t1;
+    t->h_ms += t1 - t0;
+    t->msm_ms += t2 - t1;
+    t->device_ms += t2 - t0;
+    if (t->device_first_ms == 0 || t0 < t->device_first_ms)
+        t->device_first_ms = t0;
+    if (t2 > t->device_last_ms)
+        t->device_last_ms = t2;
     return e;
 }
 
@@ -266,11 +271,11 @@ bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk)
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
                             const cuzk_fr *w, cuzk_fr *a, cuzk_fr *b, cuzk_fr *c,
                             cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
-                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2, double *h_ms,
-                            double *msm_ms)
+                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
+                            cuzk_prove_timings *t)
 {
     (void)gk, (void)lock, (void)pk, (void)w, (void)a, (void)b, (void)c, (void)bufs;
-    (void)h, (void)ra, (void)rb1, (void)rl, (void)rb2, (void)h_ms, (void)msm_ms;
+    (void)h, (void)ra, (void)rb1, (void)rl, (void)rb2, (void)t;
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }
 

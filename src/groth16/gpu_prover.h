@@ -24,12 +24,13 @@ void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b);
 /* The device part of one partition, under `lock` (NULL: the key's own lock): H from a, b, c
  * (the n values of the constraint vectors; clobbered), then the G1 MSMs H, A, B1, L of
  * witness w, each A/B/L as batch add of the ones + Pippenger of the significant scalars;
- * B2 too when rb2 is not NULL and the key holds its G2 bases on the device. */
+ * B2 too when rb2 is not NULL and the key holds its G2 bases on the device. Adds to t's
+ * h_ms, msm_ms and device_* figures. */
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
                             const cuzk_fr *w, cuzk_fr *a, cuzk_fr *b, cuzk_fr *c,
                             cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
-                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2, double *h_ms,
-                            double *msm_ms) CUZK_WUR;
+                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
+                            cuzk_prove_timings *t) CUZK_WUR;
 /* True when the key computes B_G2 on the device (the default unless CUZK_B_G2=cpu when it
  * was made, or its G2 bases did not fit on the device). */
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);

@@ -343,7 +343,7 @@ static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *gk, pthread_mutex_t *lo
         cuzk_fr *abc = g.slot[s]->abc;
         e = cuzk_gpu_prove_one(gk, lock, pk, p->w + j * pk->n_vars, abc, abc + n, abc + 2 * n,
                                g.slot[s], &p->h[j], &p->a[j], &p->b1[j], &p->l[j],
-                               p->b2_on_gpu ? &p->b2[j] : NULL, &p->t.h_ms, &p->t.msm_ms);
+                               p->b2_on_gpu ? &p->b2[j] : NULL, &p->t);
         pthread_mutex_lock(&g.mu);
         g.ready[s] = false;
         if (e != CUZK_OK)
@@ -502,6 +502,8 @@ static void epilogue_one(cuzk_proof *out, const cuzk_pending *p, size_t j)
     cuzk_g2_jac_to_affine(&out->b, &pb);
     cuzk_g1_jac_to_affine(&out->c, &pc);
 }
+
+void cuzk_groth16_pending_timings(const cuzk_pending *p, cuzk_prove_timings *t) { *t = p->t; }
 
 cuzk_err cuzk_groth16_prove_finish(cuzk_proof *proofs, cuzk_prove_timings *timings, cuzk_pending *p)
 {

@@ -45,10 +45,12 @@ json_t *server_status_json(cuzk_engine *e)
     json_t *devs = json_array();
     for (unsigned i = 0; i < s.n_devices; i++) {
         const cuzk_engine_device_info *d = &s.devices[i];
-        json_array_append_new(devs, json_pack("{s:s, s:I, s:I, s:f, s:I}", "name", d->name,
-                                              "workers", (json_int_t)d->workers, "busy",
+        json_array_append_new(devs, json_pack("{s:s, s:I, s:I, s:f, s:I, s:f, s:f, s:I}", "name",
+                                              d->name, "workers", (json_int_t)d->workers, "busy",
                                               (json_int_t)d->busy, "busy_s", d->busy_s,
-                                              "partitions", (json_int_t)d->partitions));
+                                              "partitions", (json_int_t)d->partitions, "gap_s",
+                                              d->gap_s, "gap_max_s", d->gap_max_s, "gaps",
+                                              (json_int_t)d->gaps));
     }
     json_t *q = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "jobs_queued",
                           (json_int_t)s.jobs_queued, "jobs_running", (json_int_t)s.jobs_running,
@@ -155,6 +157,15 @@ char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint
     for (unsigned i = 0; i < s.n_devices; i++)
         sb_printf(&b, "cuzk_device_busy_seconds_total{device=\"%s\"} %.6f\n", s.devices[i].name,
                   s.devices[i].busy_s);
+    metric(&b, "cuzk_device_gap_seconds_total", "counter",
+           "Seconds each device sat idle between consecutive partitions.");
+    for (unsigned i = 0; i < s.n_devices; i++)
+        sb_printf(&b, "cuzk_device_gap_seconds_total{device=\"%s\"} %.6f\n", s.devices[i].name,
+                  s.devices[i].gap_s);
+    metric(&b, "cuzk_device_gap_max_seconds", "gauge", "Longest idle time between two partitions.");
+    for (unsigned i = 0; i < s.n_devices; i++)
+        sb_printf(&b, "cuzk_device_gap_max_seconds{device=\"%s\"} %.6f\n", s.devices[i].name,
+                  s.devices[i].gap_max_s);
     metric(&b, "cuzk_device_partitions_total", "counter", "Partitions proved per device.");
     for (unsigned i = 0; i < s.n_devices; i++)
         sb_printf(&b, "cuzk_device_partitions_total{device=\"%s\"} %llu\n", s.devices[i].name,

@@ -569,8 +569,21 @@ static int test_batch(void)
     CHECK(json_integer_value(json_object_get(jobs, "done")) == BATCH_JOBS);
     CHECK(json_array_size(json_object_get(r.json, "keys")) == 3);
     CHECK(json_array_size(json_object_get(r.json, "devices")) >= 1);
+    {
+        /* Device occupancy: one gap between each pair of consecutive partitions on the
+         * device, none negative, the longest no larger than their sum. */
+        json_t *d0 = json_array_get(json_object_get(r.json, "devices"), 0);
+        json_int_t parts = json_integer_value(json_object_get(d0, "partitions"));
+        json_int_t gaps = json_integer_value(json_object_get(d0, "gaps"));
+        double gap_s = json_number_value(json_object_get(d0, "gap_s"));
+        double gap_max = json_number_value(json_object_get(d0, "gap_max_s"));
+        double busy = json_number_value(json_object_get(d0, "busy_s"));
+        CHECK(parts == BATCH_JOBS && gaps == parts - 1);
+        CHECK(gap_s >= 0 && gap_max >= 0 && gap_max <= gap_s + 1e-9 && busy > 0);
+    }
     resp_free(&r);
     CHECK(http(&r, d.addr, "GET", "/metrics", NULL) && r.status == 200 && r.body &&
+          strstr(r.body, "cuzk_device_gap_seconds_total{device=") &&
           strstr(r.body, "cuzk_jobs_total{state=\"done\"} 50\n") &&
           strstr(r.body, "cuzk_partitions_proved_total 50\n"));
     resp_free(&r);

@@ -100,6 +100,9 @@ typedef struct {
     unsigned workers[BENCH_MAX_DEVICES];
     double busy_s[BENCH_MAX_DEVICES];     /* device lock held for proving, since start */
     double partitions[BENCH_MAX_DEVICES]; /* partitions proved, since start */
+    double gap_s[BENCH_MAX_DEVICES];      /* idle between consecutive partitions, since start */
+    double gaps[BENCH_MAX_DEVICES];       /* how many such gaps */
+    double gap_max_s[BENCH_MAX_DEVICES];  /* the longest one, since start */
 } bench_devices;
 /* 0, or -1 when the back end does not report devices (direct mode, an older daemon). */
 int bench_daemon_devices(bench_conn *c, bench_devices *d);

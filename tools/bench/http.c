@@ -437,6 +437,9 @@ int bench_daemon_devices(bench_conn *c, bench_devices *d)
         d->workers[d->n] = (unsigned)json_integer_value(json_object_get(v, "workers"));
         d->busy_s[d->n] = json_number_value(json_object_get(v, "busy_s"));
         d->partitions[d->n] = json_number_value(json_object_get(v, "partitions"));
+        d->gap_s[d->n] = json_number_value(json_object_get(v, "gap_s"));
+        d->gaps[d->n] = json_number_value(json_object_get(v, "gaps"));
+        d->gap_max_s[d->n] = json_number_value(json_object_get(v, "gap_max_s"));
         d->n++;
     }
     json_decref(r);

@@ -267,6 +267,9 @@ int bench_inproc_devices(bench_inproc *ip, bench_devices *d)
         d->workers[d->n] = st->devices[i].workers;
         d->busy_s[d->n] = st->devices[i].busy_s;
         d->partitions[d->n] = (double)st->devices[i].partitions;
+        d->gap_s[d->n] = st->devices[i].gap_s;
+        d->gaps[d->n] = (double)st->devices[i].gaps;
+        d->gap_max_s[d->n] = st->devices[i].gap_max_s;
         d->n++;
     }
     free(st);

@@ -251,10 +251,16 @@ void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_jo
         json_t *da = json_array();
         for (unsigned i = 0; dev1 && i < dev1->n; i++) {
             double fr = dev_busy(dev0, dev1, i, wall_s);
-            json_array_append_new(da, json_pack("{s:s, s:i, s:f, s:o, s:f}", "name", dev1->name[i], "workers",
-                                                (int)dev1->workers[i], "busy_s", dev1->busy_s[i] - dev0->busy_s[i],
-                                                "busy_fraction", fr >= 0 ? json_real(fr) : json_null(),
-                                                "partitions", dev1->partitions[i] - dev0->partitions[i]));
+            double ng = dev1->gaps[i] - dev0->gaps[i];
+            json_array_append_new(da, json_pack("{s:s, s:i, s:f, s:o, s:f, s:f, s:o, s:f}", "name", dev1->name[i],
+                                                "workers", (int)dev1->workers[i], "busy_s",
+                                                dev1->busy_s[i] - dev0->busy_s[i], "busy_fraction",
+                                                fr >= 0 ? json_real(fr) : json_null(), "partitions",
+                                                dev1->partitions[i] - dev0->partitions[i], "gaps", ng,
+                                                "gap_mean_ms",
+                                                ng > 0 ? json_real(1e3 * (dev1->gap_s[i] - dev0->gap_s[i]) / ng)
+                                                       : json_null(),
+                                                "gap_max_ms_since_start", 1e3 * dev1->gap_max_s[i]));
         }
         json_object_set_new(r, "devices", da);
         json_object_set_new(r, "job_results", ja);
@@ -275,10 +281,15 @@ void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_jo
         fprintf(f, "\n  wall %.3f s; throughput %.1f proofs/min, %.3f s/proof\n", wall_s, per_min, s_per);
         for (unsigned i = 0; dev1 && i < dev1->n; i++) {
             double fr = dev_busy(dev0, dev1, i, wall_s);
+            double ng = dev1->gaps[i] - dev0->gaps[i];
             if (fr >= 0)
                 fprintf(f, "  device %s (%u worker%s): busy %.1f %% of the wall time, %.0f partitions\n",
                         dev1->name[i], dev1->workers[i], dev1->workers[i] == 1 ? "" : "s", 100.0 * fr,
                         dev1->partitions[i] - dev0->partitions[i]);
+            if (fr >= 0 && ng > 0)
+                fprintf(f, "    gap between consecutive partitions: mean %.2f ms over %.0f (longest since "
+                           "start %.2f ms)\n",
+                        1e3 * (dev1->gap_s[i] - dev0->gap_s[i]) / ng, ng, 1e3 * dev1->gap_max_s[i]);
         }
         fprintf(f, "  latency per job (client): p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (mean %.1f, max %.1f)\n",
                 ls.p50, ls.p95, ls.p99, ls.mean, ls.max);
