@@ -2,6 +2,7 @@
  * cuzk-bench: benchmarks.
  *   cuzk-bench micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing ops
  *   cuzk-bench porep ...   the synthetic porep-k workload (src/bench/porep_cli.c)
+ *   cuzk-bench kernels ... CPU and GPU NTT and MSM side by side (src/bench/kernels_cli.c)
  *   cuzk-bench single|batch|status|metrics|health|preload|evict ...   a cuzk-daemon's client, or
  *       the library in this process (--in-process); see tools/bench/ and --help
  */
@@ -18,6 +19,8 @@
 
 /* cuzk-bench porep (src/bench/porep_cli.c): the synthetic porep-k workload, per stage. */
 int cuzk_bench_porep(int argc, char **argv);
+/* cuzk-bench kernels (src/bench/kernels_cli.c): CPU and GPU NTT and MSM side by side. */
+int cuzk_bench_kernels(int argc, char **argv);
 
 static double now_ns(void)
 {
@@ -178,7 +181,9 @@ static void usage(FILE *f)
                "commands:\n"
                "  micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing operations\n"
                "  porep [-k K] [-p PARTITIONS] [--runs N] [--backend cpu|gpu|both|auto] [--json]\n"
-               "                                   whole proofs on the synthetic porep-k workload, per stage\n");
+               "                                   whole proofs on the synthetic porep-k workload, per stage\n"
+               "  kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]\n"
+               "                                   Fr NTT and G1 MSM of 2^K, CPU and GPU side by side\n");
     bench_usage_cmds(f);
 }
 
@@ -192,6 +197,8 @@ int main(int argc, char **argv)
         return cmd_micro(argc - 2, argv + 2);
     if (!strcmp(argv[1], "porep"))
         return cuzk_bench_porep(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "kernels"))
+        return cuzk_bench_kernels(argc - 2, argv + 2);
     static const struct {
         const char *name;
         int (*fn)(int, char **);

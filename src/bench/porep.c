@@ -294,3 +294,28 @@ size_t cuzk_porep_key_bytes(const cuzk_porep *w)
     return sizeof(cuzk_g1_affine) * (n - 1 + (w->v.n_vars - w->v.n_public - 1) + w->a_count + w->b_count) +
            sizeof(cuzk_g2_affine) * w->b_count;
 }
+
+cuzk_g1_affine *cuzk_bench_random_g1(size_t n, uint64_t seed)
+{
+    cuzk_g1_affine *out = NULL;
+    return make_g1(&out, n, seed, 2000) == CUZK_OK ? out : NULL;
+}
+
+typedef struct {
+    cuzk_fr *out;
+    uint64_t seed;
+} rand_fr_ctx;
+
+static void rand_fr_range(void *p, size_t begin, size_t end, unsigned worker)
+{
+    (void)worker;
+    rand_fr_ctx *c = p;
+    for (size_t i = begin; i < end; i++)
+        rand_fr(&c->out[i], c->seed, 3000, i);
+}
+
+void cuzk_bench_random_fr(cuzk_fr *out, size_t n, uint64_t seed)
+{
+    rand_fr_ctx c = {out, seed};
+    cuzk_parallel_for(n, 4096, 0, rand_fr_range, &c);
+}

@@ -31,4 +31,10 @@ size_t cuzk_porep_a_count(const cuzk_porep *w);
 size_t cuzk_porep_b_count(const cuzk_porep *w);
 size_t cuzk_porep_key_bytes(const cuzk_porep *w);
 
+/* n distinct random G1 points (P_i = C[i / 4096] + B[i mod 4096], B and C random multiples
+ * of the generator), from the seed, on all threads; NULL when out of memory. */
+cuzk_g1_affine *cuzk_bench_random_g1(size_t n, uint64_t seed);
+/* n uniform random elements of Fr from the seed. */
+void cuzk_bench_random_fr(cuzk_fr *out, size_t n, uint64_t seed);
+
 #endif

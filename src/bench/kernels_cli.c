@@ -1,0 +1,216 @@
+/*
+ * cuzk-bench kernels: the CPU's and (in a CUDA build with a device) the GPU's Fr NTT and G1
+ * MSM side by side on the same data (WORKLOADS.md ntt-k / msm-k: uniform random scalars,
+ * distinct random points; the GPU's data resident on the device, its timed region from
+ * scalars on the device or host as the API takes them to the result on the host). Median of
+ * --runs after a warm-up; the two results are compared.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench/porep.h"
+#include "cuzk/msm.h"
+#include "cuzk/poly.h"
+#include "util/parallel.h"
+#ifdef CUZK_HAVE_CUDA
+#include "cuzk/gpu.h"
+#endif
+
+int cuzk_bench_kernels(int argc, char **argv);
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define MAX_RUNS 16
+typedef struct {
+    double v[MAX_RUNS];
+    int n;
+} samples;
+
+static double median(samples *s)
+{
+    if (s->n == 0)
+        return -1;
+    qsort(s->v, (size_t)s->n, sizeof s->v[0], cmp_double);
+    return s->n % 2 ? s->v[s->n / 2] : (s->v[s->n / 2 - 1] + s->v[s->n / 2]) / 2;
+}
+
+typedef struct {
+    unsigned k;
+    double ntt_cpu, ntt_gpu, msm_cpu, msm_gpu;
+    int ntt_same, msm_same; /* -1: not compared */
+} row;
+
+static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
+{
+    size_t n = (size_t)1 << k;
+    rw->k = k;
+    rw->ntt_cpu = rw->ntt_gpu = rw->msm_cpu = rw->msm_gpu = -1;
+    rw->ntt_same = rw->msm_same = -1;
+    cuzk_fr *x = malloc(sizeof(cuzk_fr) * n), *y = malloc(sizeof(cuzk_fr) * n);
+    cuzk_fr *ref = malloc(sizeof(cuzk_fr) * n);
+    cuzk_g1_affine *pts = cuzk_bench_random_g1(n, 7 + k);
+    if (!x || !y || !ref || !pts) {
+        fprintf(stderr, "cuzk-bench kernels: out of memory at 2^%u\n", k);
+        free(x), free(y), free(ref), free(pts);
+        return 1;
+    }
+    cuzk_bench_random_fr(x, n, 11 + k);
+    cuzk_g1_jac r_cpu, r_gpu;
+    cuzk_domain *d = NULL;
+    samples s;
+    if (cpu) {
+        if (cuzk_domain_new(&d, k, CUZK_ROOTS_BELLMAN) != CUZK_OK)
+            return 1;
+        s.n = 0;
+        for (int i = -1; i < runs; i++) {
+            memcpy(y, x, sizeof(cuzk_fr) * n);
+            double t0 = now_ms();
+            cuzk_ntt_forward(d, y, 0);
+            if (i >= 0)
+                s.v[s.n++] = now_ms() - t0;
+        }
+        rw->ntt_cpu = median(&s);
+        memcpy(ref, y, sizeof(cuzk_fr) * n);
+        s.n = 0;
+        for (int i = -1; i < runs; i++) {
+            double t0 = now_ms();
+            if (cuzk_g1_msm_fr(&r_cpu, NULL, pts, x, n, NULL) != CUZK_OK)
+                return 1;
+            if (i >= 0)
+                s.v[s.n++] = now_ms() - t0;
+        }
+        rw->msm_cpu = median(&s);
+        cuzk_domain_free(d);
+    }
+#ifdef CUZK_HAVE_CUDA
+    if (gpu) {
+        cuzk_gpu_domain *gd = NULL;
+        cuzk_gpu_msm *m = NULL;
+        if (cuzk_gpu_domain_new(&gd, 0, k, CUZK_ROOTS_BELLMAN) != CUZK_OK ||
+            cuzk_gpu_domain_load(gd, 0, x) != CUZK_OK) {
+            fprintf(stderr, "cuzk-bench kernels: gpu: %s\n", cuzk_error_detail());
+            cuzk_gpu_domain_free(gd);
+            return 1;
+        }
+        s.n = 0;
+        for (int i = -1; i < runs; i++) {
+            double t0 = now_ms();
+            cuzk_err e = cuzk_gpu_domain_ntt(gd, 0, false); /* synchronous: returns when done */
+            if (e != CUZK_OK)
+                return 1;
+            if (i >= 0)
+                s.v[s.n++] = now_ms() - t0;
+        }
+        rw->ntt_gpu = median(&s);
+        /* one forward transform of x, for the comparison */
+        if (cpu && cuzk_gpu_domain_load(gd, 0, x) == CUZK_OK && cuzk_gpu_domain_ntt(gd, 0, false) == CUZK_OK &&
+            cuzk_gpu_domain_store(gd, 0, y) == CUZK_OK)
+            rw->ntt_same = memcmp(y, ref, sizeof(cuzk_fr) * n) == 0;
+        cuzk_gpu_domain_free(gd);
+        if (cuzk_gpu_msm_new(&m, 0, pts, n) != CUZK_OK) {
+            fprintf(stderr, "cuzk-bench kernels: gpu msm: %s\n", cuzk_error_detail());
+            return 1;
+        }
+        s.n = 0;
+        for (int i = -1; i < runs; i++) {
+            double t0 = now_ms();
+            if (cuzk_gpu_g1_msm_fr(m, &r_gpu, x, n, 0) != CUZK_OK)
+                return 1;
+            if (i >= 0)
+                s.v[s.n++] = now_ms() - t0;
+        }
+        rw->msm_gpu = median(&s);
+        cuzk_gpu_msm_free(m);
+        if (cpu)
+            rw->msm_same = cuzk_g1_jac_eq(&r_cpu, &r_gpu);
+    }
+#else
+    (void)gpu;
+    (void)r_gpu;
+#endif
+    free(x);
+    free(y);
+    free(ref);
+    free(pts);
+    return 0;
+}
+
+int cuzk_bench_kernels(int argc, char **argv)
+{
+    unsigned ks[32];
+    int nk = 0, runs = 3, json = 0;
+    const char *backend = "both";
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-k") && i + 1 < argc && nk < 32)
+            ks[nk++] = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+            backend = argv[++i];
+        else if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else {
+            fprintf(stderr, "usage: cuzk-bench kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]\n");
+            return 2;
+        }
+    }
+    if (nk == 0)
+        ks[nk++] = 16;
+    if (runs < 1 || runs > MAX_RUNS) {
+        fprintf(stderr, "cuzk-bench kernels: --runs 1..%d\n", MAX_RUNS);
+        return 2;
+    }
+    bool cpu = strcmp(backend, "gpu") != 0, gpu = strcmp(backend, "cpu") != 0;
+#ifdef CUZK_HAVE_CUDA
+    if (gpu && !cuzk_gpu_available()) {
+        fprintf(stderr, "cuzk-bench kernels: no GPU (%s): CPU only\n", cuzk_error_detail());
+        gpu = false;
+    }
+#else
+    gpu = false;
+#endif
+    row rows[32];
+    int rc = 0;
+    for (int i = 0; i < nk && rc == 0; i++) {
+        if (ks[i] < 1 || ks[i] > 28) {
+            fprintf(stderr, "cuzk-bench kernels: k must be 1..28\n");
+            return 2;
+        }
+        rc = bench_k(&rows[i], ks[i], runs, cpu, gpu);
+        if (rc)
+            nk = i;
+    }
+    printf("kernels: median of %d after a warm-up, %u CPU threads%s\n", runs, cuzk_parallel_threads(),
+           gpu ? ", GPU data resident" : "");
+    printf("%-6s %12s %12s %12s %12s %8s %8s\n", "k", "ntt_cpu_ms", "ntt_gpu_ms", "msm_cpu_ms", "msm_gpu_ms",
+           "ntt_eq", "msm_eq");
+    for (int i = 0; i < nk; i++) {
+        row *r = &rows[i];
+        printf("2^%-4u %12.3f %12.3f %12.3f %12.3f %8s %8s\n", r->k, r->ntt_cpu, r->ntt_gpu, r->msm_cpu,
+               r->msm_gpu, r->ntt_same < 0 ? "-" : r->ntt_same ? "yes" : "NO",
+               r->msm_same < 0 ? "-" : r->msm_same ? "yes" : "NO");
+        if (r->ntt_same == 0 || r->msm_same == 0)
+            rc = 1;
+    }
+    if (json) {
+        printf("[");
+        for (int i = 0; i < nk; i++)
+            printf("%s{\"k\":%u,\"ntt_cpu_ms\":%.3f,\"ntt_gpu_ms\":%.3f,\"msm_cpu_ms\":%.3f,\"msm_gpu_ms\":%.3f}",
+                   i ? "," : "", rows[i].k, rows[i].ntt_cpu, rows[i].ntt_gpu, rows[i].msm_cpu, rows[i].msm_gpu);
+        printf("]\n");
+    }
+    return rc;
+}
