@@ -6,6 +6,7 @@
 #   ROUND_K="24 26"   porep sizes;   ROUND_CPU_K=24  sizes also run on the CPU backend
 #   ROUND_P=2         partitions per batch;   ROUND_B_G2="cpu gpu"  where B_G2 runs
 #   ROUND_DAEMON=1    also a cuzk-daemon batch on the GPU (the chain fixture, every proof checked)
+#   ROUND_KERNELS="20 24 26"  also cuzk-bench kernels (NTT and MSM, CPU and GPU) at those sizes
 #   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +53,15 @@ for k in ${ROUND_K:-24 26}; do
         tail -2 "$OUT/porep-$k-$g2.err"
     done
 done
+
+if [ -n "${ROUND_KERNELS:-}" ]; then
+    t0=$(date +%s)
+    kargs=(); for k in $ROUND_KERNELS; do kargs+=(-k "$k"); done
+    timeout ${KERNELS_BENCH_TIMEOUT:-200} "$D/bin/cuzk-bench" kernels "${kargs[@]}" --runs 3 --json \
+        >"$OUT/kernels.log" 2>&1; rc=$?
+    summary+=("cuzk-bench kernels rc=$rc ($(( $(date +%s) - t0 )) s)")
+    grep -v '^\[' "$OUT/kernels.log"
+fi
 
 if [ -z "${SKIP_KERNELS:-}" ]; then
     t0=$(date +%s)
