@@ -52,6 +52,8 @@ typedef struct { cuzk_fp2 x, y, zz, zzz; } cuzk_g2_xyzz;
     void cuzk_##G##_mul_var(JAC *r, const JAC *a, const uint64_t *k, size_t nbits);          \
     void cuzk_##G##_mul(JAC *r, const JAC *a, const uint64_t *k, size_t nbits);              \
     void cuzk_##G##_mul_fr(JAC *r, const JAC *a, const cuzk_fr *k); /* constant time */      \
+    /* r = k*G for the standard generator, affine; constant time, no secret left behind. */  \
+    void cuzk_##G##_generator_mul(AFF *r, const cuzk_fr *k);                                 \
     /* out[i] = affine(in[i]) with one field inversion; n may be 0. Uses out as scratch. */  \
     void cuzk_##G##_batch_to_affine(AFF *out, const JAC *in, size_t n);                      \
     void cuzk_##G##_xyzz_set_inf(XYZZ *r);                                                   \

@@ -403,6 +403,20 @@ void EC_FN(mul_fr)(EC_JAC *r, const EC_JAC *a, const cuzk_fr *k)
     memset(l, 0, sizeof l);
 }
 
+void EC_FN(generator_mul)(EC_AFF *r, const cuzk_fr *k)
+{
+    EC_AFF g;
+    EC_JAC j;
+    EC_FN(generator)(&g);
+    EC_FN(jac_from_affine)(&j, &g);
+    EC_FN(mul_fr)(&j, &j, k);
+    EC_FN(jac_to_affine)(r, &j);
+    /* j is k*G in projective form: as secret as k when k is toxic waste */
+    volatile unsigned char *v = (volatile unsigned char *)&j;
+    for (size_t i = 0; i < sizeof j; i++)
+        v[i] = 0;
+}
+
 /* r = |x| a with |x| = 0xd201000000010000 (BLS12-381's parameter is x = -|x|); variable time
  * (for subgroup checks on public points). */
 static void ec_mul_abs_x_var(EC_JAC *r, const EC_JAC *a)

@@ -81,28 +81,6 @@ static void scale(cuzk_fr *x, size_t n, const cuzk_fr *f, unsigned nthreads)
     cuzk_parallel_for(n, 4096, nthreads, scale_range, &c);
 }
 
-static void vk_g1(cuzk_g1_affine *r, const cuzk_fr *k)
-{
-    cuzk_g1_affine g;
-    cuzk_g1_jac j;
-    cuzk_g1_generator(&g);
-    cuzk_g1_jac_from_affine(&j, &g);
-    cuzk_g1_mul_fr(&j, &j, k);
-    cuzk_g1_jac_to_affine(r, &j);
-    setup_wipe(&j, sizeof j);
-}
-
-static void vk_g2(cuzk_g2_affine *r, const cuzk_fr *k)
-{
-    cuzk_g2_affine g;
-    cuzk_g2_jac j;
-    cuzk_g2_generator(&g);
-    cuzk_g2_jac_from_affine(&j, &g);
-    cuzk_g2_mul_fr(&j, &j, k);
-    cuzk_g2_jac_to_affine(r, &j);
-    setup_wipe(&j, sizeof j);
-}
-
 cuzk_err cuzk_setup_zkey(cuzk_zkey **out, const cuzk_r1cs *r, const cuzk_setup_opts *opts)
 {
     if (!out || !r)
@@ -171,12 +149,12 @@ cuzk_err cuzk_setup_zkey(cuzk_zkey **out, const cuzk_r1cs *r, const cuzk_setup_o
         cuzk_fr_add(&u[s], &u[s], &lag[nc + s]);
     setup_log(opts, &t0, "Lagrange basis and wire polynomials at tau");
 
-    vk_g1(&z->alpha1, &tw.alpha);
-    vk_g1(&z->beta1, &tw.beta);
-    vk_g2(&z->beta2, &tw.beta);
-    vk_g2(&z->gamma2, &tw.gamma);
-    vk_g1(&z->delta1, &tw.delta);
-    vk_g2(&z->delta2, &tw.delta);
+    cuzk_g1_generator_mul(&z->alpha1, &tw.alpha);
+    cuzk_g1_generator_mul(&z->beta1, &tw.beta);
+    cuzk_g2_generator_mul(&z->beta2, &tw.beta);
+    cuzk_g2_generator_mul(&z->gamma2, &tw.gamma);
+    cuzk_g1_generator_mul(&z->delta1, &tw.delta);
+    cuzk_g2_generator_mul(&z->delta2, &tw.delta);
 
     if ((e = setup_g1_mul_batch_var(z->a_pts, u, nv, &t1, nth)) != CUZK_OK)
         goto wipe;

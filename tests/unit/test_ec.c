@@ -762,9 +762,37 @@ static void LOC(test_subgroup)(void)
     CHECK(!PT(affine_in_subgroup)(&off));   /* off the curve */
 }
 
+/* generator_mul(k) = mul_var(G, k) for random k and k = 0, 1, r-1. */
+static void LOC(test_generator_mul)(void)
+{
+    T_JAC g, want;
+    T_AFF got, w;
+    LOC(generator_jac)(&g);
+    for (unsigned long it = 0; it < test_iters(12); it++) {
+        cuzk_fr k;
+        if (it == 0)
+            cuzk_fr_set_zero(&k);
+        else if (it == 1)
+            cuzk_fr_set_one(&k);
+        else if (it == 2) {
+            cuzk_fr_set_one(&k);
+            cuzk_fr_neg(&k, &k);
+        } else
+            test_rand_fr(&k);
+        uint64_t l[4];
+        cuzk_fr_to_limbs(l, &k);
+        PT(mul_var)(&want, &g, l, 256);
+        PT(jac_to_affine)(&w, &want);
+        PT(generator_mul)(&got, &k);
+        CHECK(PT(affine_eq)(&got, &w));
+    }
+    CHECK(PT(affine_is_inf)(&got) == false);
+}
+
 static void LOC(run_all)(void)
 {
     clock_t c0 = clock();
+    LOC(test_generator_mul)();
     LOC(test_group_law)();
     clock_t c1 = clock();
     LOC(test_mul)();

@@ -135,26 +135,6 @@ static bool csr_eq(const cuzk_csr *a, const cuzk_csr *b)
 
 static bool bit(const uint64_t *b, size_t i) { return (b[i / 64] >> (i % 64)) & 1; }
 
-static void scalar_g1(cuzk_g1_affine *r, const cuzk_fr *s)
-{
-    cuzk_g1_affine g;
-    cuzk_g1_jac j;
-    cuzk_g1_generator(&g);
-    cuzk_g1_jac_from_affine(&j, &g);
-    cuzk_g1_mul_fr(&j, &j, s);
-    cuzk_g1_jac_to_affine(r, &j);
-}
-
-static void scalar_g2(cuzk_g2_affine *r, const cuzk_fr *s)
-{
-    cuzk_g2_affine g;
-    cuzk_g2_jac j;
-    cuzk_g2_generator(&g);
-    cuzk_g2_jac_from_affine(&j, &g);
-    cuzk_g2_mul_fr(&j, &j, s);
-    cuzk_g2_jac_to_affine(r, &j);
-}
-
 /*
  * The proof a bellman prover must produce for fixed r, s, computed in the exponent from
  * the toxic waste with a brute-force Lagrange basis L_j(tau) = prod_{k != j}
@@ -242,9 +222,9 @@ static void expected_proof(cuzk_proof *out, const cuzk_r1cs *r, const cuzk_fr *w
     cuzk_fr_mul(&rs, rr, ss);
     cuzk_fr_mul(&rs, &rs, &t->delta);
     cuzk_fr_sub(&ec, &ec, &rs);
-    scalar_g1(&out->a, &ea);
-    scalar_g2(&out->b, &eb);
-    scalar_g1(&out->c, &ec);
+    cuzk_g1_generator_mul(&out->a, &ea);
+    cuzk_g2_generator_mul(&out->b, &eb);
+    cuzk_g1_generator_mul(&out->c, &ec);
     free(pw);
     free(lag);
 }
@@ -390,9 +370,9 @@ static void test_fixture(const char *name)
     {
         cuzk_g1_affine e1;
         cuzk_g2_affine e2;
-        scalar_g1(&e1, &t.alpha);
+        cuzk_g1_generator_mul(&e1, &t.alpha);
         CHECK(cuzk_g1_affine_eq(&e1, &p->alpha1));
-        scalar_g2(&e2, &t.gamma);
+        cuzk_g2_generator_mul(&e2, &t.gamma);
         CHECK(cuzk_g2_affine_eq(&e2, &p->gamma2));
         cuzk_fr zd, x, one;
         uint64_t nn = (uint64_t)1 << c->log2_domain;
@@ -401,10 +381,10 @@ static void test_fixture(const char *name)
         cuzk_fr_sub(&zd, &zd, &one);
         cuzk_fr_inv(&x, &t.delta);
         cuzk_fr_mul(&zd, &zd, &x);   /* Z(tau)/delta = h_0 */
-        scalar_g1(&e1, &zd);
+        cuzk_g1_generator_mul(&e1, &zd);
         CHECK(cuzk_g1_affine_eq(&e1, &p->h[0]));
         cuzk_fr_mul(&zd, &zd, &t.tau);
-        scalar_g1(&e1, &zd);
+        cuzk_g1_generator_mul(&e1, &zd);
         CHECK(p->n_h < 2 || cuzk_g1_affine_eq(&e1, &p->h[1]));
     }
 
@@ -871,8 +851,8 @@ static void bench_decode(void)
     for (int i = 0; i < 4; i++) {   /* the fixed-base path against plain scalar mul */
         cuzk_g1_affine e1;
         cuzk_g2_affine e2;
-        scalar_g1(&e1, &sc[i]);
-        scalar_g2(&e2, &sc[i]);
+        cuzk_g1_generator_mul(&e1, &sc[i]);
+        cuzk_g2_generator_mul(&e2, &sc[i]);
         CHECK(cuzk_g1_affine_eq(&e1, &d1[i]) && cuzk_g2_affine_eq(&e2, &d2[i]));
     }
     /* per point, one thread: the cost of each check */
