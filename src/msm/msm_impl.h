@@ -373,6 +373,54 @@ static void badd_words(const badd_ctx *c, MSM_XYZZ *acc, size_t wb, size_t we)
     }
 }
 
+/* The same sum with affine additions sharing one inversion per batch (about 6 field
+ * products per point against 10 for an XYZZ mixed addition): the points go round-robin into
+ * BADD_BUCKETS affine buckets through the batch-affine machinery of the MSM (which also
+ * handles P + P and P + (-P)), then the buckets are added up. blk: worker_bytes(plan). */
+#define BADD_BUCKETS 256
+#define BADD_MIN_WORDS 16   /* below 1024 bits the plain additions are as fast */
+
+static void badd_words_affine(const badd_ctx *c, MSM_XYZZ *acc, size_t wb, size_t we, uint8_t *blk)
+{
+    msm_plan p = {.nbuckets = BADD_BUCKETS, .batch = BADD_BUCKETS};
+    ba_state s;
+    ba_init(&s, blk, &p);
+    size_t j = 0;
+    for (size_t w = wb; w < we; w++) {
+        uint64_t m = c->bits[w];
+        size_t rem = c->n - w * 64;
+        if (rem < 64)
+            m &= (1ULL << rem) - 1;
+        while (m) {
+            size_t i = w * 64 + (size_t)__builtin_ctzll(m);
+            m &= m - 1;
+            ba_add(&s, j, &c->bases[i], false);
+            j = j + 1 == BADD_BUCKETS ? 0 : j + 1;
+        }
+    }
+    ba_flush(&s);
+    for (size_t k = 0; k < BADD_BUCKETS; k++) {
+        if (s.flag[k] & BA_PRESENT)
+            MSM_FN(_xyzz_add_affine_var)(acc, acc, &s.aff[k]);
+        if (s.flag[k] & BA_OVF)
+            MSM_FN(_xyzz_add_var)(acc, acc, &s.ovf[k]);
+    }
+}
+
+static void badd_chunk(const badd_ctx *c, MSM_XYZZ *acc, size_t wb, size_t we)
+{
+    uint8_t *blk = NULL;
+    if (we - wb >= BADD_MIN_WORDS) {
+        msm_plan p = {.nbuckets = BADD_BUCKETS, .batch = BADD_BUCKETS};
+        blk = malloc(worker_bytes(&p));
+    }
+    if (blk)
+        badd_words_affine(c, acc, wb, we, blk);
+    else
+        badd_words(c, acc, wb, we); /* small, or no memory for the batch: plain additions */
+    free(blk);
+}
+
 static void badd_range(void *vctx, size_t b, size_t e, unsigned worker)
 {
     (void)worker;
@@ -382,7 +430,7 @@ static void badd_range(void *vctx, size_t b, size_t e, unsigned worker)
         if (we > c->words)
             we = c->words;
         MSM_FN(_xyzz_set_inf)(&c->partial[j]);
-        badd_words(c, &c->partial[j], wb, we);
+        badd_chunk(c, &c->partial[j], wb, we);
     }
 }
 
@@ -402,7 +450,7 @@ cuzk_err MSM_FN(_batch_add)(MSM_JAC *r, const MSM_AFF *bases, size_t n, const ui
     MSM_XYZZ acc;
     MSM_FN(_xyzz_set_inf)(&acc);
     if (T == 1 || nchunks <= 1) {
-        badd_words(&c, &acc, 0, c.words);
+        badd_chunk(&c, &acc, 0, c.words);
     } else {
         c.chunk_words = (c.words + nchunks - 1) / nchunks;
         nchunks = (c.words + c.chunk_words - 1) / c.chunk_words;

@@ -536,9 +536,52 @@ static void test_g1_large_consistency(void)
     free(s);
 }
 
+/* batch_add against a plain sum on bases built to hit every case of the batched affine
+ * path: repeats (doublings), P next to -P (cancellation), identities, runs of one point, at
+ * sizes around the path's threshold and with 1..4 threads. */
+static void test_g1_batch_add_cases(void)
+{
+    size_t sizes[] = {1, 63, 64, 1000, 1023, 1024, 1025, 4097, 20000};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        cuzk_g1_affine *b = malloc(n * sizeof *b), pool[8];
+        uint64_t *bits = calloc(CUZK_MSM_BITVEC_WORDS(n), 8);
+        g1_rand_points(pool, 8);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t u = test_rand64();
+            switch (u % 8) {
+            case 0: cuzk_g1_affine_set_inf(&b[i]); break;                     /* identity */
+            case 1: cuzk_g1_affine_neg(&b[i], &pool[(u >> 8) % 2]); break;     /* -P */
+            default: b[i] = pool[(u >> 8) % (si % 2 ? 2 : 8)]; break;         /* repeats */
+            }
+            if ((u >> 16) % 4 != 0)
+                bits[i / 64] |= 1ULL << (i % 64);
+        }
+        cuzk_g1_jac want, got;
+        cuzk_g1_jac_set_inf(&want);
+        for (size_t i = 0; i < n; i++)
+            if (bits[i / 64] >> (i % 64) & 1)
+                cuzk_g1_jac_add_affine_var(&want, &want, &b[i]);
+        for (unsigned t = 1; t <= 4; t++) {
+            CHECK_EQ_ERR(cuzk_g1_batch_add(&got, b, n, bits, t), CUZK_OK);
+            CHECK(cuzk_g1_jac_eq(&got, &want));
+        }
+        /* all bits set: a sum where P and -P of one pool point cancel over and over */
+        memset(bits, 0xff, CUZK_MSM_BITVEC_WORDS(n) * 8);
+        cuzk_g1_jac_set_inf(&want);
+        for (size_t i = 0; i < n; i++)
+            cuzk_g1_jac_add_affine_var(&want, &want, &b[i]);
+        CHECK_EQ_ERR(cuzk_g1_batch_add(&got, b, n, bits, 2), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&got, &want));
+        free(b);
+        free(bits);
+    }
+}
+
 int main(void)
 {
     test_init("test_msm");
+    test_g1_batch_add_cases();
     test_digits();
     test_errors();
     test_g1_sizes();
