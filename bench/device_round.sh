@@ -5,6 +5,7 @@
 # .gpu-deps/lib (bench/device_pack.sh makes both).
 #   ROUND_K="24 26"   porep sizes;   ROUND_CPU_K=24  sizes also run on the CPU backend
 #   ROUND_P=2         partitions per batch;   ROUND_B_G2="cpu gpu"  where B_G2 runs
+#   ROUND_PORE_ARGS=--abc  extra cuzk-bench porep flags (--abc: a, b, c given, no synthesis)
 #   ROUND_DAEMON=1    also a cuzk-daemon batch on the GPU (the chain fixture, every proof checked)
 #   ROUND_KERNELS="20 24 26"  also cuzk-bench kernels (NTT and MSM, CPU and GPU) at those sizes
 #   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out
@@ -47,7 +48,7 @@ for k in ${ROUND_K:-24 26}; do
         for c in ${ROUND_CPU_K:-}; do [ "$c" = "$k" ] && [ "$g2" = cpu ] && be=both; done
         t0=$(date +%s)
         timeout ${PORE_TIMEOUT:-300} "$D/bin/cuzk-bench" porep -k "$k" -p "${ROUND_P:-2}" --runs 3 \
-            --backend $be --b-g2 "$g2" --json >"$OUT/porep-$k-$g2.log" 2>"$OUT/porep-$k-$g2.err"; rc=$?
+            --backend $be --b-g2 "$g2" ${ROUND_PORE_ARGS:-} --json >"$OUT/porep-$k-$g2.log" 2>"$OUT/porep-$k-$g2.err"; rc=$?
         summary+=("porep-$k ($be, b_g2 on $g2) rc=$rc ($(( $(date +%s) - t0 )) s)")
         grep -v '^{' "$OUT/porep-$k-$g2.log"
         tail -2 "$OUT/porep-$k-$g2.err"

@@ -46,6 +46,11 @@ typedef struct {
     pthread_mutex_t *device_lock;
     const cuzk_fr *test_r;    /* tests only: fixed r for every proof of the batch */
     const cuzk_fr *test_s;    /* tests only: fixed s */
+    /* Optional: the constraint vectors computed outside (as bellperson does before it calls
+     * SupraSeal): abc[j] holds 3n values for witness j, n the domain size: a = A.w, then
+     * b = B.w, then c (C.w, or a o b for snarkjs keys), each zero beyond the key's rows.
+     * Synthesis is then skipped; the arrays are read during start only. NULL: synthesise. */
+    const cuzk_fr *const *abc;
 } cuzk_prove_opts;
 
 /* Milliseconds per stage, summed over the batch. */

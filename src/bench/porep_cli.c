@@ -44,13 +44,13 @@ typedef struct {
 } backend_result;
 
 static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w, size_t parts, int runs,
-                       unsigned threads)
+                       unsigned threads, const cuzk_fr *const *abc)
 {
     const cuzk_pk_view *v = cuzk_porep_view(w);
     cuzk_fr r, s;
     cuzk_fr_set_u64(&r, 1234567);
     cuzk_fr_set_u64(&s, 7654321);
-    cuzk_prove_opts o = {.nthreads = threads, .backend = be, .test_r = &r, .test_s = &s};
+    cuzk_prove_opts o = {.nthreads = threads, .backend = be, .test_r = &r, .test_s = &s, .abc = abc};
     cuzk_gpu_key *gk = NULL;
     if (be == CUZK_BACKEND_GPU) {
         double t0 = now_ms();
@@ -96,7 +96,7 @@ int cuzk_bench_porep(int argc, char **argv)
 {
     unsigned k = 16, threads = 0;
     size_t parts = 1;
-    int runs = 3, json = 0;
+    int runs = 3, json = 0, given_abc = 0;
     uint64_t seed = 1;
     const char *backend = "auto";
     for (int i = 0; i < argc; i++) {
@@ -114,11 +114,15 @@ int cuzk_bench_porep(int argc, char **argv)
             backend = argv[++i];
         else if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--abc"))
+            given_abc = 1; /* a, b, c uniformly random and given, as in WORKLOADS.md */
         else if (!strcmp(argv[i], "--b-g2") && i + 1 < argc)
             setenv("CUZK_B_G2", argv[++i], 1); /* read when the resident key is made */
         else {
             fprintf(stderr, "usage: cuzk-bench porep [-k K] [-p PARTITIONS] [--runs N] [--seed S]\n"
-                            "         [--threads N] [--backend cpu|gpu|both|auto] [--b-g2 cpu|gpu] [--json]\n");
+                            "         [--threads N] [--backend cpu|gpu|both|auto] [--b-g2 cpu|gpu] [--abc] [--json]\n"
+                            "  --abc: a, b, c uniformly random and handed to the prover (WORKLOADS.md's\n"
+                            "         definition, as bellperson hands them to SupraSeal): no synthesis\n");
             return 2;
         }
     }
@@ -134,8 +138,21 @@ int cuzk_bench_porep(int argc, char **argv)
         fprintf(stderr, "cuzk-bench porep: %s\n", cuzk_error_detail());
         return 1;
     }
-    double gen_ms = now_ms() - t0;
     const cuzk_pk_view *v = cuzk_porep_view(w);
+    cuzk_fr **abc = NULL;
+    if (given_abc) {
+        size_t n3 = (size_t)3 << k;
+        abc = calloc(parts, sizeof *abc);
+        for (size_t j = 0; abc && j < parts; j++) {
+            abc[j] = malloc(sizeof(cuzk_fr) * n3);
+            if (!abc[j]) {
+                fprintf(stderr, "cuzk-bench porep: out of memory for a, b, c\n");
+                return 1;
+            }
+            cuzk_bench_random_fr(abc[j], n3, seed * 1000 + j);
+        }
+    }
+    double gen_ms = now_ms() - t0;
 
     backend_result res[2];
     memset(res, 0, sizeof res);
@@ -151,11 +168,11 @@ int cuzk_bench_porep(int argc, char **argv)
     int rc = 0;
     if (want_gpu) {
         res[nb].name = "gpu";
-        rc |= run_backend(&res[nb++], CUZK_BACKEND_GPU, w, parts, runs, threads);
+        rc |= run_backend(&res[nb++], CUZK_BACKEND_GPU, w, parts, runs, threads, (const cuzk_fr *const *)abc);
     }
     if (want_cpu && rc == 0) {
         res[nb].name = "cpu";
-        rc |= run_backend(&res[nb++], CUZK_BACKEND_CPU, w, parts, runs, threads);
+        rc |= run_backend(&res[nb++], CUZK_BACKEND_CPU, w, parts, runs, threads, (const cuzk_fr *const *)abc);
     }
     int same = -1;
     if (rc == 0 && nb == 2) {
@@ -167,10 +184,10 @@ int cuzk_bench_porep(int argc, char **argv)
                 same = 0;
     }
     if (rc == 0) {
-        printf("porep-%u x%zu (synthetic: random key, proofs do not verify), seed %llu, %u threads\n"
+        printf("porep-%u x%zu (synthetic: random key, proofs do not verify%s), seed %llu, %u threads\n"
                "  constraints %u, wires %u, A-dense %zu, B-dense %zu, key %.1f MiB, workload built in %.1f s\n",
-               k, parts, (unsigned long long)seed, threads ? threads : cuzk_parallel_threads(),
-               (unsigned)v->n_rows, v->n_vars, cuzk_porep_a_count(w), cuzk_porep_b_count(w),
+               k, parts, given_abc ? "; a, b, c given, no synthesis" : "", (unsigned long long)seed,
+               threads ? threads : cuzk_parallel_threads(), (unsigned)v->n_rows, v->n_vars, cuzk_porep_a_count(w), cuzk_porep_b_count(w),
                (double)cuzk_porep_key_bytes(w) / (1 << 20), gen_ms / 1e3);
         printf("%-8s %10s %10s %10s %10s %10s %10s %10s\n", "backend", "total_ms", "prep_ms", "h_ms",
                "msm_ms", "b_g2_ms", "epi_ms", "key_ms");
@@ -199,6 +216,9 @@ int cuzk_bench_porep(int argc, char **argv)
     }
     for (int b = 0; b < nb; b++)
         free(res[b].proofs);
+    for (size_t j = 0; abc && j < parts; j++)
+        free(abc[j]);
+    free(abc);
     cuzk_porep_free(w);
     if (same == 0)
         return 1;

@@ -34,6 +34,7 @@ struct cuzk_pending {
     pthread_t b2_thread;
     bool b2_started, b2_joined;
     bool b2_on_gpu;             /* B_G2 computed with the device work, no CPU thread */
+    const cuzk_fr *const *abc_in; /* the caller's a, b, c (opts->abc), read during start only */
     cuzk_err b2_err;
     double b2_ms;
 };
@@ -102,6 +103,19 @@ static void synth_range(void *p, size_t begin, size_t end, unsigned worker)
             cuzk_fr_set_zero(&c->c[i]);
         }
     }
+}
+
+/* a, b, c of partition j into abc (3n values): copied when the caller computed them, else
+ * synthesised from the witness on all threads. */
+static void fill_abc(const cuzk_pending *p, size_t j, cuzk_fr *abc)
+{
+    size_t n = (size_t)1 << p->pk->log2_domain;
+    if (p->abc_in) {
+        memcpy(abc, p->abc_in[j], sizeof(cuzk_fr) * 3 * n);
+        return;
+    }
+    synth_ctx sc = {p->pk, p->w + j * p->pk->n_vars, abc, abc + n, abc + 2 * n};
+    cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
 }
 
 /* sum of w_i * pts[k] over the wires i whose bit is set in density (k counts the set
@@ -245,8 +259,8 @@ static cuzk_err prove_cpu(cuzk_pending *p, const cuzk_domain *dom, cuzk_fr *abc,
     for (size_t j = 0; j < p->n_wit && e == CUZK_OK; j++) {
         const cuzk_fr *w = p->w + j * nv;
         double t1 = now_ms();
+        fill_abc(p, j, abc);
         synth_ctx sc = {pk, w, abc, abc + n, abc + 2 * n};
-        cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
         double t2 = now_ms();
         p->t.prep_ms += t2 - t1;
 
@@ -284,8 +298,6 @@ static void *gpu_synth_main(void *arg)
 {
     gpu_pipe *g = arg;
     cuzk_pending *p = g->p;
-    const cuzk_pk_view *pk = p->pk;
-    size_t nv = pk->n_vars, n = (size_t)1 << pk->log2_domain;
     for (size_t j = 0; j < p->n_wit; j++) {
         unsigned s = j & 1;
         pthread_mutex_lock(&g->mu);
@@ -296,9 +308,7 @@ static void *gpu_synth_main(void *arg)
         if (stop)
             break;
         double t0 = now_ms();
-        cuzk_fr *abc = g->slot[s]->abc;
-        synth_ctx sc = {pk, p->w + j * nv, abc, abc + n, abc + 2 * n};
-        cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
+        fill_abc(p, j, g->slot[s]->abc);
         pthread_mutex_lock(&g->mu);
         g->synth_ms += now_ms() - t0;
         g->ready[s] = true;
@@ -329,10 +339,8 @@ static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *gk, pthread_mutex_t *lo
     for (size_t j = 0; j < p->n_wit && e == CUZK_OK; j++) {
         unsigned s = j & 1;
         if (!threaded) { /* no thread to be had: synthesise here */
-            cuzk_fr *abc = g.slot[s]->abc;
             double t0 = now_ms();
-            synth_ctx sc = {pk, p->w + j * pk->n_vars, abc, abc + n, abc + 2 * n};
-            cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
+            fill_abc(p, j, g.slot[s]->abc);
             g.synth_ms += now_ms() - t0;
         } else {
             pthread_mutex_lock(&g.mu);
@@ -385,6 +393,7 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
         return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory");
     p->pk_view = *view;
     p->pk = &p->pk_view;
+    p->abc_in = opts ? opts->abc : NULL;
     const cuzk_pk_view *pk = p->pk;
     size_t nv = pk->n_vars, n = (size_t)1 << pk->log2_domain;
     p->n_wit = n_wit;

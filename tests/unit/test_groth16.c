@@ -59,6 +59,34 @@ static void test_circuit(const char *name)
     CHECK(proof_eq(&p1, &p2[1]));
     CHECK_EQ_ERR(cuzk_groth16_verify(vk, pub, zk->n_public, &p1), CUZK_OK);
 
+    /* a, b, c computed outside the prover (the bellperson/SupraSeal split): the same proof.
+     * Here with the key's own rows: a = A.w, b = B.w, c = a o b, zero beyond them. */
+    {
+        size_t n = zk->domain_size;
+        cuzk_fr *abc = calloc(3 * n, sizeof(cuzk_fr)), u;
+        for (size_t i = 0; i < zk->n_rows; i++) {
+            const cuzk_csr *m[2] = {&zk->a, &zk->b};
+            for (int k = 0; k < 2; k++)
+                for (uint64_t q = m[k]->row[i]; q < m[k]->row[i + 1]; q++) {
+                    cuzk_fr_mul(&u, &m[k]->val[q], &wt->w[m[k]->col[q]]);
+                    cuzk_fr_add(&abc[(size_t)k * n + i], &abc[(size_t)k * n + i], &u);
+                }
+            cuzk_fr_mul(&abc[2 * n + i], &abc[i], &abc[n + i]);
+        }
+        const cuzk_fr *abcs[2] = {abc, abc};
+        cuzk_prove_opts o3 = {.nthreads = 2, .test_r = &r, .test_s = &s, .abc = abcs};
+        cuzk_proof p3[2];
+        CHECK_EQ_ERR(cuzk_groth16_prove(p3, NULL, zk, ws, 2, wt->n, &o3), CUZK_OK);
+        CHECK(proof_eq(&p1, &p3[0]) && proof_eq(&p1, &p3[1]));
+        /* a wrong c gives a proof that does not verify */
+        cuzk_fr_add(&abc[2 * n], &abc[2 * n], &abc[0]);
+        cuzk_fr_set_one(&u);
+        cuzk_fr_add(&abc[2 * n + 1], &abc[2 * n + 1], &u);
+        CHECK_EQ_ERR(cuzk_groth16_prove(p3, NULL, zk, ws, 1, wt->n, &o3), CUZK_OK);
+        CHECK_EQ_ERR(cuzk_groth16_verify(vk, pub, zk->n_public, &p3[0]), CUZK_EVERIFY);
+        free(abc);
+    }
+
     /* A pending proof may be freed without finishing it. */
     pend = NULL;
     CHECK_EQ_ERR(cuzk_groth16_prove_start(&pend, zk, ws, 1, wt->n, NULL), CUZK_OK);
