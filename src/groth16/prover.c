@@ -35,9 +35,17 @@ struct cuzk_pending {
     bool b2_started, b2_joined;
     bool b2_on_gpu;             /* B_G2 computed with the device work, no CPU thread */
     const cuzk_fr *const *abc_in; /* the caller's a, b, c (opts->abc), read during start only */
+    /* The witnesses: copied into w when B_G2's CPU thread reads them after start returns;
+     * else (B_G2 on the device) the caller's, read during start only (wsrc). */
+    const cuzk_fr *const *wsrc;
     cuzk_err b2_err;
     double b2_ms;
 };
+
+static const cuzk_fr *wit(const cuzk_pending *p, size_t j)
+{
+    return p->w ? p->w + j * p->pk->n_vars : p->wsrc[j];
+}
 
 /* ---- prep: a = A.w, b = B.w, c = a o b over the key's rows, zero beyond ---- */
 typedef struct {
@@ -114,7 +122,7 @@ static void fill_abc(const cuzk_pending *p, size_t j, cuzk_fr *abc)
         memcpy(abc, p->abc_in[j], sizeof(cuzk_fr) * 3 * n);
         return;
     }
-    synth_ctx sc = {p->pk, p->w + j * p->pk->n_vars, abc, abc + n, abc + 2 * n};
+    synth_ctx sc = {p->pk, wit(p, j), abc, abc + n, abc + 2 * n};
     cuzk_parallel_for(n, 1024, p->nthreads, synth_range, &sc);
 }
 
@@ -143,7 +151,7 @@ static void *b2_main(void *arg)
     cuzk_msm_scalar *scratch = malloc(sizeof(cuzk_msm_scalar) * nv);
     p->b2_err = scratch ? CUZK_OK : CUZK_ENOMEM;
     for (size_t j = 0; j < p->n_wit && p->b2_err == CUZK_OK; j++)
-        p->b2_err = g2_msm_density(&p->b2[j], p->pk->b2_pts, p->pk->b_density, p->w + j * nv, nv,
+        p->b2_err = g2_msm_density(&p->b2[j], p->pk->b2_pts, p->pk->b_density, wit(p, j), nv,
                                    scratch, &mo);
     free(scratch);
     p->b2_ms = now_ms() - t0;
@@ -257,7 +265,7 @@ static cuzk_err prove_cpu(cuzk_pending *p, const cuzk_domain *dom, cuzk_fr *abc,
     cuzk_msm_opts mo = {.nthreads = p->nthreads};
     cuzk_err e = CUZK_OK;
     for (size_t j = 0; j < p->n_wit && e == CUZK_OK; j++) {
-        const cuzk_fr *w = p->w + j * nv;
+        const cuzk_fr *w = wit(p, j);
         double t1 = now_ms();
         fill_abc(p, j, abc);
         synth_ctx sc = {pk, w, abc, abc + n, abc + 2 * n};
@@ -349,7 +357,7 @@ static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *gk, pthread_mutex_t *lo
             pthread_mutex_unlock(&g.mu);
         }
         cuzk_fr *abc = g.slot[s]->abc;
-        e = cuzk_gpu_prove_one(gk, lock, pk, p->w + j * pk->n_vars, abc, abc + n, abc + 2 * n,
+        e = cuzk_gpu_prove_one(gk, lock, pk, wit(p, j), abc, abc + n, abc + 2 * n,
                                g.slot[s], &p->h[j], &p->a[j], &p->b1[j], &p->l[j],
                                p->b2_on_gpu ? &p->b2[j] : NULL, &p->t);
         pthread_mutex_lock(&g.mu);
@@ -399,7 +407,6 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
     p->n_wit = n_wit;
     p->nthreads = opts && opts->nthreads ? opts->nthreads : cuzk_parallel_threads();
     p->t_start = t0;
-    p->w = malloc(sizeof(cuzk_fr) * nv * (n_wit ? n_wit : 1));
     p->r = calloc(n_wit + 1, sizeof(cuzk_fr));
     p->s = calloc(n_wit + 1, sizeof(cuzk_fr));
     p->a = calloc(n_wit + 1, sizeof(cuzk_g1_jac));
@@ -414,7 +421,7 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
     cuzk_fr *abc = gpu ? NULL : malloc(sizeof(cuzk_fr) * 3 * n);
     cuzk_msm_scalar *scratch = gpu ? NULL : malloc(sizeof(cuzk_msm_scalar) * (n > nv ? n : nv));
     cuzk_err e = CUZK_OK;
-    if (!p->w || !p->r || !p->s || !p->a || !p->b1 || !p->l || !p->h || !p->b2 ||
+    if (!p->r || !p->s || !p->a || !p->b1 || !p->l || !p->h || !p->b2 ||
         (!gpu && (!abc || !scratch))) {
         e = cuzk_error_set(CUZK_ENOMEM, "prove: out of memory for a batch of %zu (domain 2^%u)",
                            n_wit, pk->log2_domain);
@@ -434,12 +441,21 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
         cuzk_error_set(e, "prove: getrandom failed");
         goto fail;
     }
-    for (size_t j = 0; j < n_wit; j++)
-        memcpy(p->w + j * nv, witnesses[j], sizeof(cuzk_fr) * nv);
-
-    /* B_G2 runs beside everything else (on the GPU backend it overlaps the device work),
-     * unless the resident key does it on the device. */
+    /* B_G2 runs beside everything else on its own CPU thread (overlapping the device work on
+     * the GPU backend), unless the resident key does it on the device. */
     p->b2_on_gpu = gpu && cuzk_gpu_key_b_g2(gk);
+    if (p->b2_on_gpu) {
+        p->wsrc = witnesses; /* nothing reads them after start: no copy */
+    } else {
+        p->w = malloc(sizeof(cuzk_fr) * nv * (n_wit ? n_wit : 1));
+        if (!p->w) {
+            e = cuzk_error_set(CUZK_ENOMEM, "prove: out of memory for %zu witness copies", n_wit);
+            goto fail;
+        }
+        for (size_t j = 0; j < n_wit; j++)
+            memcpy(p->w + j * nv, witnesses[j], sizeof(cuzk_fr) * nv);
+    }
+
     if (p->b2_on_gpu)
         p->b2_err = CUZK_OK;
     else if (pthread_create(&p->b2_thread, NULL, b2_main, p) == 0)
