@@ -106,7 +106,8 @@ void cuzk_engine_config_default(cuzk_engine_config *c)
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : (uint64_t)4 << 30;
     c->synth_threads = ncpu >= 8 ? (unsigned)(ncpu / 4) : 1;
-    c->workers_per_device = 1;
+    /* two per device: one synthesises its next partition while the other holds the device */
+    c->workers_per_device = 2;
     c->lookahead = 2;
     c->finalizers = ncpu >= 4 ? 2 : 1;
     c->prove_threads = 0;
