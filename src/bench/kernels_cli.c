@@ -8,44 +8,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench/porep.h"
 #include "cuzk/msm.h"
 #include "cuzk/poly.h"
 #include "util/parallel.h"
+#include "util/timing.h"
 #ifdef CUZK_HAVE_CUDA
 #include "cuzk/gpu.h"
 #endif
 
 int cuzk_bench_kernels(int argc, char **argv);
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 #define MAX_RUNS 16
 typedef struct {
     double v[MAX_RUNS];
     int n;
 } samples;
-
-static double median(samples *s)
-{
-    if (s->n == 0)
-        return -1;
-    qsort(s->v, (size_t)s->n, sizeof s->v[0], cmp_double);
-    return s->n % 2 ? s->v[s->n / 2] : (s->v[s->n / 2 - 1] + s->v[s->n / 2]) / 2;
-}
 
 typedef struct {
     unsigned k;
@@ -77,22 +56,22 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
         s.n = 0;
         for (int i = -1; i < runs; i++) {
             memcpy(y, x, sizeof(cuzk_fr) * n);
-            double t0 = now_ms();
+            double t0 = cuzk_now_ms();
             cuzk_ntt_forward(d, y, 0);
             if (i >= 0)
-                s.v[s.n++] = now_ms() - t0;
+                s.v[s.n++] = cuzk_now_ms() - t0;
         }
-        rw->ntt_cpu = median(&s);
+        rw->ntt_cpu = cuzk_median(s.v, (size_t)s.n);
         memcpy(ref, y, sizeof(cuzk_fr) * n);
         s.n = 0;
         for (int i = -1; i < runs; i++) {
-            double t0 = now_ms();
+            double t0 = cuzk_now_ms();
             if (cuzk_g1_msm_fr(&r_cpu, NULL, pts, x, n, NULL) != CUZK_OK)
                 return 1;
             if (i >= 0)
-                s.v[s.n++] = now_ms() - t0;
+                s.v[s.n++] = cuzk_now_ms() - t0;
         }
-        rw->msm_cpu = median(&s);
+        rw->msm_cpu = cuzk_median(s.v, (size_t)s.n);
         cuzk_domain_free(d);
     }
 #ifdef CUZK_HAVE_CUDA
@@ -107,14 +86,14 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
         }
         s.n = 0;
         for (int i = -1; i < runs; i++) {
-            double t0 = now_ms();
+            double t0 = cuzk_now_ms();
             cuzk_err e = cuzk_gpu_domain_ntt(gd, 0, false); /* synchronous: returns when done */
             if (e != CUZK_OK)
                 return 1;
             if (i >= 0)
-                s.v[s.n++] = now_ms() - t0;
+                s.v[s.n++] = cuzk_now_ms() - t0;
         }
-        rw->ntt_gpu = median(&s);
+        rw->ntt_gpu = cuzk_median(s.v, (size_t)s.n);
         /* one forward transform of x, for the comparison */
         if (cpu && cuzk_gpu_domain_load(gd, 0, x) == CUZK_OK && cuzk_gpu_domain_ntt(gd, 0, false) == CUZK_OK &&
             cuzk_gpu_domain_store(gd, 0, y) == CUZK_OK)
@@ -126,13 +105,13 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
         }
         s.n = 0;
         for (int i = -1; i < runs; i++) {
-            double t0 = now_ms();
+            double t0 = cuzk_now_ms();
             if (cuzk_gpu_g1_msm_fr(m, &r_gpu, x, n, 0) != CUZK_OK)
                 return 1;
             if (i >= 0)
-                s.v[s.n++] = now_ms() - t0;
+                s.v[s.n++] = cuzk_now_ms() - t0;
         }
-        rw->msm_gpu = median(&s);
+        rw->msm_gpu = cuzk_median(s.v, (size_t)s.n);
         cuzk_gpu_msm_free(m);
         if (cpu)
             rw->msm_same = cuzk_g1_jac_eq(&r_cpu, &r_gpu);

@@ -5,34 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench/porep.h"
 #include "groth16/gpu_prover.h"
 #include "util/parallel.h"
+#include "util/timing.h"
 
 int cuzk_bench_porep(int argc, char **argv);
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void progress(const char *phase) { fprintf(stderr, "porep: %s...\n", phase); }
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 #define MAX_RUNS 16
 typedef struct {
@@ -53,25 +34,25 @@ static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w
     cuzk_prove_opts o = {.nthreads = threads, .backend = be, .test_r = &r, .test_s = &s, .abc = abc};
     cuzk_gpu_key *gk = NULL;
     if (be == CUZK_BACKEND_GPU) {
-        double t0 = now_ms();
+        double t0 = cuzk_now_ms();
         if (cuzk_gpu_key_from_view(&gk, v, 0) != CUZK_OK) {
             fprintf(stderr, "porep: gpu key: %s\n", cuzk_error_detail());
             return 1;
         }
-        res->key_ms = now_ms() - t0;
+        res->key_ms = cuzk_now_ms() - t0;
         o.gpu_key = gk;
     }
     res->proofs = calloc(parts, sizeof(cuzk_proof));
     for (int i = -1; i < runs; i++) { /* run -1 is the warm-up */
         cuzk_pending *p = NULL;
         cuzk_prove_timings t;
-        double t0 = now_ms();
+        double t0 = cuzk_now_ms();
         cuzk_err e = cuzk_groth16_prove_start_view(&p, v, cuzk_porep_witnesses(w), parts,
                                                    cuzk_porep_witness_len(w), &o);
         if (e == CUZK_OK)
             e = cuzk_groth16_prove_finish(res->proofs, &t, p);
         cuzk_groth16_pending_free(p);
-        double dt = now_ms() - t0;
+        double dt = cuzk_now_ms() - t0;
         if (e != CUZK_OK) {
             fprintf(stderr, "porep: prove (%s): %s\n", res->name, cuzk_error_detail());
             cuzk_groth16_gpu_key_free(gk);
@@ -132,7 +113,7 @@ int cuzk_bench_porep(int argc, char **argv)
     }
     if (threads)
         cuzk_parallel_set_threads(threads);
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     cuzk_porep *w;
     if (cuzk_porep_new(&w, k, parts, seed, progress) != CUZK_OK) {
         fprintf(stderr, "cuzk-bench porep: %s\n", cuzk_error_detail());
@@ -152,7 +133,7 @@ int cuzk_bench_porep(int argc, char **argv)
             cuzk_bench_random_fr(abc[j], n3, seed * 1000 + j);
         }
     }
-    double gen_ms = now_ms() - t0;
+    double gen_ms = cuzk_now_ms() - t0;
 
     backend_result res[2];
     memset(res, 0, sizeof res);
@@ -194,8 +175,8 @@ int cuzk_bench_porep(int argc, char **argv)
         for (int b = 0; b < nb; b++) {
             backend_result *r = &res[b];
             printf("%-8s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", r->name,
-                   median(r->total, r->runs), median(r->prep, r->runs), median(r->h, r->runs),
-                   median(r->msm, r->runs), median(r->b2, r->runs), median(r->epi, r->runs), r->key_ms);
+                   cuzk_median(r->total, (size_t)r->runs), cuzk_median(r->prep, (size_t)r->runs), cuzk_median(r->h, (size_t)r->runs),
+                   cuzk_median(r->msm, (size_t)r->runs), cuzk_median(r->b2, (size_t)r->runs), cuzk_median(r->epi, (size_t)r->runs), r->key_ms);
         }
         if (same >= 0)
             printf("gpu and cpu proofs (fixed r, s): %s\n", same ? "identical" : "DIFFERENT");
@@ -206,8 +187,8 @@ int cuzk_bench_porep(int argc, char **argv)
                 backend_result *r = &res[b];
                 printf(",\"%s\":{\"total_ms\":%.1f,\"prep_ms\":%.1f,\"h_ms\":%.1f,\"msm_ms\":%.1f,"
                        "\"b_g2_ms\":%.1f,\"epilogue_ms\":%.1f,\"key_ms\":%.1f}",
-                       r->name, median(r->total, r->runs), median(r->prep, r->runs), median(r->h, r->runs),
-                       median(r->msm, r->runs), median(r->b2, r->runs), median(r->epi, r->runs), r->key_ms);
+                       r->name, cuzk_median(r->total, (size_t)r->runs), cuzk_median(r->prep, (size_t)r->runs), cuzk_median(r->h, (size_t)r->runs),
+                       cuzk_median(r->msm, (size_t)r->runs), cuzk_median(r->b2, (size_t)r->runs), cuzk_median(r->epi, (size_t)r->runs), r->key_ms);
             }
             if (same >= 0)
                 printf(",\"identical\":%s", same ? "true" : "false");

@@ -2,10 +2,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cuzk/groth16.h"
 #include "groth16/gpu_prover.h"
+#include "util/timing.h"
 
 #ifdef CUZK_HAVE_CUDA
 #include "cuzk/gpu.h"
@@ -88,13 +88,6 @@ void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b)
     }
     pthread_mutex_unlock(&gk->bufs_mu);
     bufs_free(b);
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static size_t density_count(const uint64_t *bits, size_t n)
@@ -208,12 +201,12 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
     if (!lock)
         lock = &gk->lock;
     pthread_mutex_lock(lock);
-    double t0 = now_ms(); /* the device is ours from here */
+    double t0 = cuzk_now_ms(); /* the device is ours from here */
     e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_gpu_h_snarkjs(gk->dom, a, b, c)
                                       : cuzk_gpu_h_bellman(gk->dom, a, b, c);
     if (e == CUZK_OK)
         e = cuzk_gpu_g1_msm_fr(gk->h, h, a, gk->n_h, 0);
-    double t1 = now_ms();
+    double t1 = cuzk_now_ms();
     size_t nv = pk->n_vars, npub = pk->n_public;
     if (e == CUZK_OK)
         e = msm_split(gk->a, false, ra, pk->a_density, w, nv, bufs);
@@ -223,7 +216,7 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
         e = msm_split(gk->l, false, rl, NULL, w + npub + 1, gk->n_l, bufs);
     if (e == CUZK_OK && rb2 && gk->b2)
         e = msm_split(gk->b2, true, rb2, pk->b_density, w, nv, bufs);
-    double t2 = now_ms();
+    double t2 = cuzk_now_ms();
     pthread_mutex_unlock(lock);
     t->h_ms += t1 - t0;
     t->msm_ms += t2 - t1;

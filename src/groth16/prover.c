@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cuzk/groth16.h"
 #include "groth16/gpu_prover.h"
@@ -11,13 +10,7 @@
 #include "cuzk/msm.h"
 #include "cuzk/poly.h"
 #include "util/parallel.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "util/timing.h"
 
 struct cuzk_pending {
     cuzk_pk_view pk_view;      /* a copy: the caller's view may go away after start */
@@ -145,7 +138,7 @@ DENSITY_MSM_(g2, cuzk_g2_affine, cuzk_g2_jac)
 static void *b2_main(void *arg)
 {
     cuzk_pending *p = arg;
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     cuzk_msm_opts mo = {.nthreads = p->nthreads};
     size_t nv = p->pk->n_vars;
     cuzk_msm_scalar *scratch = malloc(sizeof(cuzk_msm_scalar) * nv);
@@ -154,7 +147,7 @@ static void *b2_main(void *arg)
         p->b2_err = g2_msm_density(&p->b2[j], p->pk->b2_pts, p->pk->b_density, wit(p, j), nv,
                                    scratch, &mo);
     free(scratch);
-    p->b2_ms = now_ms() - t0;
+    p->b2_ms = cuzk_now_ms() - t0;
     return NULL;
 }
 
@@ -266,10 +259,10 @@ static cuzk_err prove_cpu(cuzk_pending *p, const cuzk_domain *dom, cuzk_fr *abc,
     cuzk_err e = CUZK_OK;
     for (size_t j = 0; j < p->n_wit && e == CUZK_OK; j++) {
         const cuzk_fr *w = wit(p, j);
-        double t1 = now_ms();
+        double t1 = cuzk_now_ms();
         fill_abc(p, j, abc);
         synth_ctx sc = {pk, w, abc, abc + n, abc + 2 * n};
-        double t2 = now_ms();
+        double t2 = cuzk_now_ms();
         p->t.prep_ms += t2 - t1;
 
         e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_h_snarkjs(dom, sc.a, sc.b, sc.c, p->nthreads)
@@ -278,14 +271,14 @@ static cuzk_err prove_cpu(cuzk_pending *p, const cuzk_domain *dom, cuzk_fr *abc,
             break;
         if ((e = cuzk_g1_msm_fr(&p->h[j], scratch, pk->h_pts, sc.a, pk->h_count, &mo)) != CUZK_OK)
             break;
-        double t3 = now_ms();
+        double t3 = cuzk_now_ms();
         p->t.h_ms += t3 - t2;
 
         if ((e = g1_msm_density(&p->a[j], pk->a_pts, pk->a_density, w, nv, scratch, &mo)) != CUZK_OK ||
             (e = g1_msm_density(&p->b1[j], pk->b1_pts, pk->b_density, w, nv, scratch, &mo)) != CUZK_OK ||
             (e = cuzk_g1_msm_auto_fr(&p->l[j], NULL, pk->l_pts, w + npub + 1, nv - npub - 1, &mo)) != CUZK_OK)
             break;
-        p->t.msm_ms += now_ms() - t3;
+        p->t.msm_ms += cuzk_now_ms() - t3;
     }
     return e;
 }
@@ -315,10 +308,10 @@ static void *gpu_synth_main(void *arg)
         pthread_mutex_unlock(&g->mu);
         if (stop)
             break;
-        double t0 = now_ms();
+        double t0 = cuzk_now_ms();
         fill_abc(p, j, g->slot[s]->abc);
         pthread_mutex_lock(&g->mu);
-        g->synth_ms += now_ms() - t0;
+        g->synth_ms += cuzk_now_ms() - t0;
         g->ready[s] = true;
         pthread_cond_broadcast(&g->cv);
         pthread_mutex_unlock(&g->mu);
@@ -347,9 +340,9 @@ static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *gk, pthread_mutex_t *lo
     for (size_t j = 0; j < p->n_wit && e == CUZK_OK; j++) {
         unsigned s = j & 1;
         if (!threaded) { /* no thread to be had: synthesise here */
-            double t0 = now_ms();
+            double t0 = cuzk_now_ms();
             fill_abc(p, j, g.slot[s]->abc);
-            g.synth_ms += now_ms() - t0;
+            g.synth_ms += cuzk_now_ms() - t0;
         } else {
             pthread_mutex_lock(&g.mu);
             while (!g.ready[s])
@@ -386,7 +379,7 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
     if (!view || (!witnesses && n_wit))
         return cuzk_error_set(CUZK_EINVAL, "prove: no key or no witnesses");
     cuzk_error_clear();
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     for (size_t j = 0; j < n_wit; j++) {
         cuzk_err e = cuzk_pk_view_check_witness(view, witnesses[j], wit_len);
         if (e != CUZK_OK) {
@@ -462,7 +455,7 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
         p->b2_started = true;
     else
         b2_main(p);
-    p->t.prep_ms += now_ms() - t0;
+    p->t.prep_ms += cuzk_now_ms() - t0;
 
     e = gpu ? prove_gpu(p, gk, opts ? opts->device_lock : NULL) : prove_cpu(p, dom, abc, scratch);
     if (e != CUZK_OK && cuzk_error_detail()[0] == 0)
@@ -538,10 +531,10 @@ cuzk_err cuzk_groth16_prove_finish(cuzk_proof *proofs, cuzk_prove_timings *timin
     p->t.b_g2_ms = p->b2_ms;
     if (p->b2_err != CUZK_OK)
         return cuzk_error_set(p->b2_err, "prove: B_G2 MSM failed: %s", cuzk_strerror(p->b2_err));
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     for (size_t j = 0; j < p->n_wit; j++)
         epilogue_one(&proofs[j], p, j);
-    double t1 = now_ms();
+    double t1 = cuzk_now_ms();
     p->t.epilogue_ms = t1 - t0;
     p->t.total_ms = t1 - p->t_start;
     if (timings)

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "util/timing.h"
 
 const char *const bench_stage_names[BENCH_NSTAGES] = {"queue", "srs",    "synth", "gpu",
                                                       "finalize", "verify", "total"};
@@ -68,17 +69,11 @@ int bench_write_job(const bench_job *j, const char *dir, char *err, size_t errle
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double bench_percentile(double *v, size_t n, double p)
 {
     if (n == 0)
         return 0;
-    qsort(v, n, sizeof *v, cmp_double);
+    cuzk_sort_doubles(v, n);
     /* nearest rank: the smallest value with at least p % of the values at or below it */
     size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999999);
     if (rank < 1)
