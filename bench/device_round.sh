@@ -42,7 +42,28 @@ if [ -n "${ROUND_DAEMON:-}" ]; then
     fi
 fi
 
-for k in ${ROUND_K:-24 26}; do
+if [ -n "${ROUND_D10_K:-}" ]; then
+    # issue 5's benchmark: jobs of 10 partitions of a real circuit (cuzk gen porep profile,
+    # cuzk setup), through cuzk-daemon on the GPU with 1 and then 2 workers per device
+    W10=${ROUND_D10_DIR:-/tmp/d10}
+    t0=$(date +%s)
+    "$D/bin/cuzk" gen --domain "$ROUND_D10_K" --partitions 10 --profile porep --seed 7 -q -o "$W10" \
+        && "$D/bin/cuzk" setup "$W10/circuit.r1cs" "$W10/circuit.zkey" \
+        && "$D/bin/cuzk" export vk "$W10/circuit.zkey" "$W10/vk.json"; rc=$?
+    summary+=("d10: gen + setup 2^$ROUND_D10_K rc=$rc ($(( $(date +%s) - t0 )) s)")
+    wargs=(); for i in 0 1 2 3 4 5 6 7 8 9; do wargs+=(--witness "$W10/witness-$i.wtns"); done
+    for w in ${ROUND_D10_WORKERS:-1 2}; do
+        t0=$(date +%s)
+        BUILD_DIR=$D/bin timeout ${D10_TIMEOUT:-200} bash "$ROOT/bench/daemon-batch.sh" --zkey "$W10/circuit.zkey" \
+            "${wargs[@]}" --vk "$W10/vk.json" -c ${ROUND_D10_C:-6} -j ${ROUND_D10_J:-3} --runs ${ROUND_D10_RUNS:-2} \
+            --out "$OUT/d10-w$w" -- --gpu-workers "$w" >"$OUT/d10-w$w.log" 2>&1; rc=$?
+        summary+=("d10: 10-partition jobs of 2^$ROUND_D10_K, $w gpu worker(s): rc=$rc ($(( $(date +%s) - t0 )) s); $(grep -h '^median' "$OUT/d10-w$w.log")")
+        grep -hE "^run|^median|device gpu|gap between" "$OUT/d10-w$w.log"
+        for f in "$OUT"/d10-w$w/run*.json; do grep -A12 '"devices"' "$f" | grep -E 'busy_fraction|gap_mean' | tr -d ' \n'; echo; done 2>/dev/null
+    done
+fi
+
+for k in ${ROUND_K-24 26}; do
     for g2 in ${ROUND_B_G2:-cpu}; do
         be=gpu
         for c in ${ROUND_CPU_K:-}; do [ "$c" = "$k" ] && [ "$g2" = cpu ] && be=both; done
