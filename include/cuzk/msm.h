@@ -85,6 +85,17 @@ size_t cuzk_msm_bitvec_count(const uint64_t *bits, size_t n);
 void cuzk_msm_bitvec_or(uint64_t *r, const uint64_t *a, size_t n);
 void cuzk_msm_bitvec_andnot(uint64_t *r, const uint64_t *a, size_t n);
 
+/* Compress: out bit j = src bit i for the j-th set bit i of mask (among the first n), i.e.
+ * src restated in the positions of the elements mask selects (a density-filtered base
+ * vector). out holds CUZK_MSM_BITVEC_WORDS(popcount(mask)) words; returns that popcount.
+ * mask NULL: all n positions (a copy). */
+size_t cuzk_msm_bitvec_compress(uint64_t *out, const uint64_t *src, const uint64_t *mask,
+                                size_t n, unsigned nthreads);
+/* Extract: out bit j = src bit (off + j) for j < n (bits past n are 0). */
+void cuzk_msm_bitvec_extract(uint64_t *out, const uint64_t *src, size_t off, size_t n);
+/* r = a & b over the words holding n bits; returns the set-bit count of r. */
+size_t cuzk_msm_bitvec_and(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t n);
+
 /* Gathers (in order) the elements whose bit is set into out (room for the set-bit count);
  * returns how many were written. The _fr version also converts to canonical limbs. */
 size_t cuzk_msm_gather_scalars(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n,

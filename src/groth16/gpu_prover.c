@@ -34,9 +34,14 @@ static void bufs_free(cuzk_gpu_bufs *b)
         cuzk_gpu_host_free(b->abc);
     else
         free(b->abc);
-    free(b->scratch);
-    free(b->one_bits);
-    free(b->sig_bits);
+    free(b->w_one);
+    free(b->w_sig);
+    free(b->tmp);
+    for (int i = 0; i < 3; i++) {
+        free(b->sp[i].one);
+        free(b->sp[i].sig);
+        free(b->sp[i].s);
+    }
     free(b);
 }
 
@@ -57,13 +62,15 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
         } else if (b) {
             b->abc = malloc(bytes); /* page-locked memory ran out: ordinary memory works */
         }
-        size_t m = gk->n > gk->n_vars ? gk->n : gk->n_vars;
-        if (b) {
-            b->scratch = malloc(sizeof(cuzk_msm_scalar) * m);
-            b->one_bits = malloc(8 * CUZK_MSM_BITVEC_WORDS(m));
-            b->sig_bits = malloc(8 * CUZK_MSM_BITVEC_WORDS(m));
+        bool ok = b && b->abc;
+        if (ok) {
+            size_t bv = 8 * CUZK_MSM_BITVEC_WORDS(gk->n_vars);
+            uint64_t **vec[] = {&b->w_one, &b->w_sig, &b->tmp, &b->sp[0].one, &b->sp[0].sig,
+                                &b->sp[1].one, &b->sp[1].sig, &b->sp[2].one, &b->sp[2].sig};
+            for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
+                ok = ok && (*vec[i] = malloc(bv ? bv : 8)) != NULL;
         }
-        if (!b || !b->abc || !b->scratch || !b->one_bits || !b->sig_bits) {
+        if (!ok) {
             bufs_free(b);
             *out = NULL;
             return cuzk_error_set(CUZK_ENOMEM, "prove: out of host memory for the work buffers "
@@ -157,45 +164,22 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
     return CUZK_OK;
 }
 
-/* Keeps, in order, the scalars whose bit is set; in place (each write lands at or before
- * its read). Returns the count. */
-static size_t compact_in_place(cuzk_msm_scalar *x, size_t n, const uint64_t *bits)
+/* The Groth16 split on resident bases from a prepared split: the ones are batch-added and
+ * the significant scalars go through Pippenger, on the device; only those scalars and the
+ * two bit vectors are uploaded. */
+static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const cuzk_gpu_split_in *sp)
 {
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        if (bits[i / 64] >> (i % 64) & 1)
-            x[c++] = x[i];
-    return c;
-}
-
-/* The Groth16 split on resident bases: the wires whose density bit is set (all when NULL)
- * are classified (0, 1, significant); the ones are batch-added and the significant ones go
- * through Pippenger, on the device. Only the significant scalars and two bit vectors are
- * uploaded. b: the key's buffers (scratch, bit vectors). */
-static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const uint64_t *density,
-                          const cuzk_fr *w, size_t n, cuzk_gpu_bufs *b)
-{
-    size_t k = n;
-    if (density) {
-        k = cuzk_msm_gather_fr(b->scratch, w, n, density, 0);
-        cuzk_msm_classify(b->one_bits, b->sig_bits, NULL, b->scratch, k, 0);
-        compact_in_place(b->scratch, k, b->sig_bits);
-    } else {
-        cuzk_msm_classify_fr(b->one_bits, b->sig_bits, NULL, w, n, 0);
-        cuzk_msm_gather_fr(b->scratch, w, n, b->sig_bits, 0);
-    }
     unsigned f = CUZK_GPU_SCALARS_GATHERED;
-    return g2 ? cuzk_gpu_g2_msm_split(m, r, b->scratch, f, b->one_bits, b->sig_bits, k, 0)
-              : cuzk_gpu_g1_msm_split(m, r, b->scratch, f, b->one_bits, b->sig_bits, k, 0);
+    return g2 ? cuzk_gpu_g2_msm_split(m, r, sp->s, f, sp->one, sp->sig, sp->n, 0)
+              : cuzk_gpu_g1_msm_split(m, r, sp->s, f, sp->one, sp->sig, sp->n, 0);
 }
 
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk) { return gk && gk->b2; }
 
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            const cuzk_fr *w, cuzk_fr *a, cuzk_fr *b, cuzk_fr *c,
-                            cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
-                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
-                            cuzk_prove_timings *t)
+                            cuzk_fr *a, cuzk_fr *b, cuzk_fr *c, const cuzk_gpu_bufs *bufs,
+                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
+                            cuzk_g2_jac *rb2, cuzk_prove_timings *t)
 {
     cuzk_err e;
     if (!lock)
@@ -207,15 +191,14 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
     if (e == CUZK_OK)
         e = cuzk_gpu_g1_msm_fr(gk->h, h, a, gk->n_h, 0);
     double t1 = cuzk_now_ms();
-    size_t nv = pk->n_vars, npub = pk->n_public;
     if (e == CUZK_OK)
-        e = msm_split(gk->a, false, ra, pk->a_density, w, nv, bufs);
+        e = msm_split(gk->a, false, ra, &bufs->sp[0]);
     if (e == CUZK_OK)
-        e = msm_split(gk->b1, false, rb1, pk->b_density, w, nv, bufs);
+        e = msm_split(gk->b1, false, rb1, &bufs->sp[1]);
     if (e == CUZK_OK)
-        e = msm_split(gk->l, false, rl, NULL, w + npub + 1, gk->n_l, bufs);
+        e = msm_split(gk->l, false, rl, &bufs->sp[2]);
     if (e == CUZK_OK && rb2 && gk->b2)
-        e = msm_split(gk->b2, true, rb2, pk->b_density, w, nv, bufs);
+        e = msm_split(gk->b2, true, rb2, &bufs->sp[1]);
     double t2 = cuzk_now_ms();
     pthread_mutex_unlock(lock);
     t->h_ms += t1 - t0;
@@ -262,12 +245,11 @@ bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk)
 }
 
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            const cuzk_fr *w, cuzk_fr *a, cuzk_fr *b, cuzk_fr *c,
-                            cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
-                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
-                            cuzk_prove_timings *t)
+                            cuzk_fr *a, cuzk_fr *b, cuzk_fr *c, const cuzk_gpu_bufs *bufs,
+                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
+                            cuzk_g2_jac *rb2, cuzk_prove_timings *t)
 {
-    (void)gk, (void)lock, (void)pk, (void)w, (void)a, (void)b, (void)c, (void)bufs;
+    (void)gk, (void)lock, (void)pk, (void)a, (void)b, (void)c, (void)bufs;
     (void)h, (void)ra, (void)rb1, (void)rl, (void)rb2, (void)t;
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }
@@ -285,6 +267,62 @@ void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b)
     (void)b;
 }
 #endif
+
+/* ---- the CPU side of the split MSMs (plain C: tested in every build) ---- */
+/* sp->s with room for cnt scalars (grown by a quarter more than asked, kept across proofs). */
+static cuzk_err split_room(cuzk_gpu_split_in *sp, size_t cnt)
+{
+    if (cnt <= sp->s_cap && sp->s)
+        return CUZK_OK;
+    size_t cap = cnt + cnt / 4 + 64;
+    free(sp->s);
+    sp->s_cap = 0;
+    if (!(sp->s = malloc(sizeof(cuzk_msm_scalar) * cap)))
+        return cuzk_error_set(CUZK_ENOMEM, "prove: out of host memory for %zu scalars", cap);
+    sp->s_cap = cap;
+    return CUZK_OK;
+}
+
+/* One split in the positions of the bases density selects (all when NULL), from the
+ * witness classification in b: bit vectors compressed, significant scalars gathered. */
+static cuzk_err prep_density(cuzk_gpu_split_in *sp, cuzk_gpu_bufs *b, const uint64_t *density,
+                             const cuzk_fr *w, size_t nv, unsigned T)
+{
+    sp->n = cuzk_msm_bitvec_compress(sp->one, b->w_one, density, nv, T);
+    (void)cuzk_msm_bitvec_compress(sp->sig, b->w_sig, density, nv, T);
+    const uint64_t *sel = b->w_sig;
+    size_t cnt;
+    if (density) {
+        cnt = cuzk_msm_bitvec_and(b->tmp, b->w_sig, density, nv);
+        sel = b->tmp;
+    } else {
+        cnt = cuzk_msm_bitvec_count(b->w_sig, nv);
+    }
+    cuzk_err e = split_room(sp, cnt);
+    if (e == CUZK_OK)
+        sp->n_sig = cuzk_msm_gather_fr(sp->s, w, nv, sel, T);
+    return e;
+}
+
+cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu_bufs *b,
+                              unsigned T)
+{
+    size_t nv = pk->n_vars, off = pk->n_public + 1;
+    cuzk_msm_classify_fr(b->w_one, b->w_sig, NULL, w, nv, T);
+    cuzk_err e = prep_density(&b->sp[0], b, pk->a_density, w, nv, T);
+    if (e == CUZK_OK)
+        e = prep_density(&b->sp[1], b, pk->b_density, w, nv, T);
+    if (e != CUZK_OK)
+        return e;
+    /* L: the wires after the public inputs, no density */
+    cuzk_gpu_split_in *sp = &b->sp[2];
+    sp->n = nv - off;
+    cuzk_msm_bitvec_extract(sp->one, b->w_one, off, sp->n);
+    cuzk_msm_bitvec_extract(sp->sig, b->w_sig, off, sp->n);
+    if ((e = split_room(sp, cuzk_msm_bitvec_count(sp->sig, sp->n))) == CUZK_OK)
+        sp->n_sig = cuzk_msm_gather_fr(sp->s, w + off, sp->n, sp->sig, T);
+    return e;
+}
 
 /* Where B_G2 runs with the GPU backend: on the device by default (measured on an H200 with
  * 16 host cores, porep-24 x2: 4.2 s with B_G2 on the device against 6.4 s with it on 16 CPU

@@ -8,29 +8,43 @@
 /* A resident key made from a view (the public constructor wraps this). */
 cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device) CUZK_WUR;
 
+/* The host side of one split MSM (batch add of the ones + Pippenger of the significant
+ * scalars) in the positions of its bases: the two bit vectors and the significant scalars,
+ * gathered in order and canonical. Prepared on the CPU before the device is taken. */
+typedef struct {
+    uint64_t *one, *sig;    /* bits of the n bases (room for n_vars bits) */
+    cuzk_msm_scalar *s;     /* n_sig scalars */
+    size_t n, n_sig, s_cap;
+} cuzk_gpu_split_in;
+
 /* Host work buffers of one in-flight partition: a, b, c (3n values, page-locked when
- * possible) and max(n, n_vars) canonical scalars. A resident key keeps up to two sets for
- * reuse, so steady-state proofs allocate and fault in nothing. */
+ * possible), the witness classified (ones, significant) and the prepared splits of A, B
+ * (B1 and B2 share their density) and L. A resident key keeps up to two sets for reuse, so
+ * steady-state proofs allocate and fault in nothing. */
 typedef struct cuzk_gpu_bufs {
     cuzk_fr *abc;
-    cuzk_msm_scalar *scratch;
-    uint64_t *one_bits, *sig_bits;
+    uint64_t *w_one, *w_sig, *tmp; /* n_vars bits each */
+    cuzk_gpu_split_in sp[3];       /* A, B, L */
     bool pinned;
     struct cuzk_gpu_bufs *next;
 } cuzk_gpu_bufs;
 cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out) CUZK_WUR;
 void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b);
 
+/* The CPU part of the MSMs of witness w (n_vars values): classifies it and prepares the
+ * splits of A, B and L in bufs (nthreads: 0 = all CPUs). Runs without the device lock, so
+ * a pipeline does it for the next partition while the device works on this one. */
+cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu_bufs *bufs,
+                              unsigned nthreads) CUZK_WUR;
+
 /* The device part of one partition, under `lock` (NULL: the key's own lock): H from a, b, c
- * (the n values of the constraint vectors; clobbered), then the G1 MSMs H, A, B1, L of
- * witness w, each A/B/L as batch add of the ones + Pippenger of the significant scalars;
- * B2 too when rb2 is not NULL and the key holds its G2 bases on the device. Adds to t's
- * h_ms, msm_ms and device_* figures. */
+ * (the n values of the constraint vectors; clobbered), then the G1 MSMs H, A, B1, L from
+ * the splits cuzk_gpu_prep_splits prepared in bufs; B2 too when rb2 is not NULL and the key
+ * holds its G2 bases on the device. Adds to t's h_ms, msm_ms and device_* figures. */
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            const cuzk_fr *w, cuzk_fr *a, cuzk_fr *b, cuzk_fr *c,
-                            cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
-                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
-                            cuzk_prove_timings *t) CUZK_WUR;
+                            cuzk_fr *a, cuzk_fr *b, cuzk_fr *c, const cuzk_gpu_bufs *bufs,
+                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
+                            cuzk_g2_jac *rb2, cuzk_prove_timings *t) CUZK_WUR;
 /* True when the key computes B_G2 on the device (the default unless CUZK_B_G2=cpu when it
  * was made, or its G2 bases did not fit on the device). */
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);

@@ -290,10 +290,20 @@ typedef struct {
     cuzk_gpu_bufs *slot[2];
     bool ready[2];
     bool abort;
+    cuzk_err err[2];   /* the CPU side's result for the partition in each slot */
+    char why[2][256];  /* and its detail (error details are per thread) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     double synth_ms;
 } gpu_pipe;
+
+/* The CPU side of partition j into slot s: a, b, c (synthesis or given) and the prepared
+ * splits of the MSMs. */
+static cuzk_err gpu_cpu_side(cuzk_pending *p, size_t j, cuzk_gpu_bufs *slot)
+{
+    fill_abc(p, j, slot->abc);
+    return cuzk_gpu_prep_splits(p->pk, wit(p, j), slot, p->nthreads);
+}
 
 static void *gpu_synth_main(void *arg)
 {
@@ -309,9 +319,12 @@ static void *gpu_synth_main(void *arg)
         if (stop)
             break;
         double t0 = cuzk_now_ms();
-        fill_abc(p, j, g->slot[s]->abc);
+        cuzk_err e = gpu_cpu_side(p, j, g->slot[s]);
         pthread_mutex_lock(&g->mu);
         g->synth_ms += cuzk_now_ms() - t0;
+        g->err[s] = e;
+        if (e != CUZK_OK)
+            snprintf(g->why[s], sizeof g->why[s], "%s", cuzk_error_detail());
         g->ready[s] = true;
         pthread_cond_broadcast(&g->cv);
         pthread_mutex_unlock(&g->mu);
@@ -341,18 +354,22 @@ static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *gk, pthread_mutex_t *lo
         unsigned s = j & 1;
         if (!threaded) { /* no thread to be had: synthesise here */
             double t0 = cuzk_now_ms();
-            fill_abc(p, j, g.slot[s]->abc);
+            e = gpu_cpu_side(p, j, g.slot[s]);
             g.synth_ms += cuzk_now_ms() - t0;
         } else {
             pthread_mutex_lock(&g.mu);
             while (!g.ready[s])
                 pthread_cond_wait(&g.cv, &g.mu);
+            e = g.err[s];
+            if (e != CUZK_OK)
+                cuzk_error_set(e, "%s", g.why[s]);
             pthread_mutex_unlock(&g.mu);
         }
         cuzk_fr *abc = g.slot[s]->abc;
-        e = cuzk_gpu_prove_one(gk, lock, pk, wit(p, j), abc, abc + n, abc + 2 * n,
-                               g.slot[s], &p->h[j], &p->a[j], &p->b1[j], &p->l[j],
-                               p->b2_on_gpu ? &p->b2[j] : NULL, &p->t);
+        if (e == CUZK_OK)
+            e = cuzk_gpu_prove_one(gk, lock, pk, abc, abc + n, abc + 2 * n, g.slot[s], &p->h[j],
+                                   &p->a[j], &p->b1[j], &p->l[j],
+                                   p->b2_on_gpu ? &p->b2[j] : NULL, &p->t);
         pthread_mutex_lock(&g.mu);
         g.ready[s] = false;
         if (e != CUZK_OK)

@@ -250,6 +250,119 @@ void cuzk_msm_bitvec_andnot(uint64_t *r, const uint64_t *a, size_t n)
         r[w] &= ~a[w];
 }
 
+size_t cuzk_msm_bitvec_and(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t n)
+{
+    size_t words = CUZK_MSM_BITVEC_WORDS(n), cnt = 0;
+    for (size_t w = 0; w < words; w++) {
+        r[w] = a[w] & b[w] & word_mask(w, n);
+        cnt += (size_t)__builtin_popcountll(r[w]);
+    }
+    return cnt;
+}
+
+void cuzk_msm_bitvec_extract(uint64_t *out, const uint64_t *src, size_t off, size_t n)
+{
+    size_t words = CUZK_MSM_BITVEC_WORDS(n), q = off / 64;
+    unsigned sh = (unsigned)(off % 64);
+    size_t src_words = CUZK_MSM_BITVEC_WORDS(off + n);
+    for (size_t w = 0; w < words; w++) {
+        uint64_t v = src[q + w] >> sh;
+        if (sh && q + w + 1 < src_words)
+            v |= src[q + w + 1] << (64 - sh);
+        out[w] = v & word_mask(w, n);
+    }
+}
+
+/* Compression runs in chunks of mask words: chunk j starts writing at the output bit
+ * offsets[j] (the set bits of mask before it), so chunks are independent except for the
+ * output words they share at their edges, which take an atomic OR. */
+typedef struct {
+    uint64_t *out;
+    const uint64_t *src, *mask;
+    size_t n, words, chunk_words;
+    size_t *offsets;
+} compress_ctx;
+
+static void compress_count(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    compress_ctx *c = vctx;
+    for (size_t j = b; j < e; j++) {
+        size_t wb = j * c->chunk_words, we = wb + c->chunk_words < c->words ? wb + c->chunk_words : c->words;
+        size_t cnt = 0;
+        for (size_t w = wb; w < we; w++)
+            cnt += (size_t)__builtin_popcountll(c->mask[w] & word_mask(w, c->n));
+        c->offsets[j] = cnt;
+    }
+}
+
+static void compress_words(const compress_ctx *c, size_t wb, size_t we, size_t pos)
+{
+    uint64_t acc = 0; /* the output word being filled, flushed when pos leaves it */
+    size_t accw = pos / 64;
+    for (size_t w = wb; w < we; w++) {
+        uint64_t m = c->mask[w] & word_mask(w, c->n), s = c->src[w];
+        while (m) {
+            unsigned b = (unsigned)__builtin_ctzll(m);
+            m &= m - 1;
+            if (pos / 64 != accw) {
+                if (acc)
+                    __atomic_fetch_or(&c->out[accw], acc, __ATOMIC_RELAXED);
+                acc = 0;
+                accw = pos / 64;
+            }
+            acc |= ((s >> b) & 1) << (pos % 64);
+            pos++;
+        }
+    }
+    if (acc)
+        __atomic_fetch_or(&c->out[accw], acc, __ATOMIC_RELAXED);
+}
+
+static void compress_copy(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    compress_ctx *c = vctx;
+    for (size_t j = b; j < e; j++) {
+        size_t wb = j * c->chunk_words, we = wb + c->chunk_words < c->words ? wb + c->chunk_words : c->words;
+        compress_words(c, wb, we, c->offsets[j]);
+    }
+}
+
+size_t cuzk_msm_bitvec_compress(uint64_t *out, const uint64_t *src, const uint64_t *mask,
+                                size_t n, unsigned nthreads)
+{
+    size_t words = CUZK_MSM_BITVEC_WORDS(n);
+    if (!mask) {
+        for (size_t w = 0; w < words; w++)
+            out[w] = src[w] & word_mask(w, n);
+        return n;
+    }
+    compress_ctx c = {.out = out, .src = src, .mask = mask, .n = n, .words = words};
+    size_t k = cuzk_msm_bitvec_count(mask, n);
+    memset(out, 0, 8 * CUZK_MSM_BITVEC_WORDS(k));
+    unsigned T = msm_threads(nthreads);
+    size_t nchunks = (size_t)T * 4;
+    if (nchunks > words / 64) /* at least 4096 positions per chunk */
+        nchunks = words / 64;
+    if (nchunks <= 1 || !(c.offsets = malloc(nchunks * sizeof(size_t)))) {
+        compress_words(&c, 0, words, 0);
+        return k;
+    }
+    c.chunk_words = (words + nchunks - 1) / nchunks;
+    nchunks = (words + c.chunk_words - 1) / c.chunk_words;
+    cuzk_parallel_for(nchunks, 1, T, compress_count, &c);
+    size_t total = 0;
+    for (size_t j = 0; j < nchunks; j++) {
+        size_t cnt = c.offsets[j];
+        c.offsets[j] = total;
+        total += cnt;
+    }
+    cuzk_parallel_for(nchunks, 1, T, compress_copy, &c);
+    free(c.offsets);
+    return k;
+}
+
 /* ---- gather ---- */
 
 typedef struct {

@@ -3,6 +3,9 @@
 #include "test.h"
 
 #include "cuzk/groth16.h"
+#include "cuzk/msm.h"
+#include "groth16/gpu_prover.h"
+#include "groth16/pk.h"
 
 static char path_buf[1024];
 static const char *fixture(const char *circuit, const char *file)
@@ -138,9 +141,79 @@ out:
     cuzk_zkey_free(zk);
 }
 
+/* The CPU side of the GPU split MSMs (cuzk_gpu_prep_splits): for every split, the batch
+ * add of the ones plus the MSM of the gathered significant scalars over the bases of their
+ * positions must equal the plain MSM over the density-selected witness values. Witness of
+ * zeros, ones and random values; densities dense, sparse and absent (all wires). */
+static void test_prep_splits(void)
+{
+    const size_t sizes[] = {3, 70, 1000, 5000};
+    for (size_t si = 0; si < 4; si++) {
+        size_t nv = sizes[si], words = CUZK_MSM_BITVEC_WORDS(nv);
+        cuzk_fr *w = malloc(sizeof *w * nv);
+        cuzk_g1_affine *pts = malloc(sizeof *pts * nv), *sel = malloc(sizeof *sel * nv);
+        uint64_t *da = calloc(words, 8), *db = calloc(words, 8);
+        cuzk_fr_set_one(&w[0]);
+        for (size_t i = 1; i < nv; i++) {
+            unsigned k = (unsigned)(test_rand64() % 10);
+            if (k < 4)
+                cuzk_fr_set_zero(&w[i]);
+            else if (k < 8)
+                cuzk_fr_set_one(&w[i]);
+            else
+                cuzk_fr_set_u64(&w[i], test_rand64() | 2); /* never 0 or 1 */
+        }
+        for (size_t i = 0; i < nv; i++) {
+            cuzk_fr k;
+            cuzk_fr_set_u64(&k, i + 2);
+            cuzk_g1_generator_mul(&pts[i], &k);
+            if (test_rand64() % 100 < 97)
+                da[i / 64] |= 1ULL << (i % 64);
+            if (test_rand64() % 4 == 0)
+                db[i / 64] |= 1ULL << (i % 64);
+        }
+        cuzk_pk_view pk = {.n_vars = (uint32_t)nv, .n_public = nv > 2 ? 1 : 0,
+                           .a_density = si == 1 ? NULL : da, .b_density = db};
+        cuzk_gpu_bufs b = {0};
+        uint64_t **vec[] = {&b.w_one, &b.w_sig, &b.tmp, &b.sp[0].one, &b.sp[0].sig,
+                            &b.sp[1].one, &b.sp[1].sig, &b.sp[2].one, &b.sp[2].sig};
+        for (size_t i = 0; i < 9; i++)
+            *vec[i] = malloc(8 * words);
+        CHECK_EQ_ERR(cuzk_gpu_prep_splits(&pk, w, &b, si % 2 ? 3 : 1), CUZK_OK);
+        const uint64_t *dens[3] = {pk.a_density, pk.b_density, NULL};
+        size_t off[3] = {0, 0, pk.n_public + 1U};
+        for (int t = 0; t < 3; t++) {
+            /* want: the MSM of the selected witness values over bases 0, 1, 2, ... */
+            cuzk_msm_scalar *sc = malloc(sizeof *sc * nv);
+            size_t k = 0;
+            for (size_t i = off[t]; i < nv; i++)
+                if (!dens[t] || (dens[t][i / 64] >> (i % 64) & 1)) {
+                    cuzk_fr_to_limbs(sc[k].l, &w[i]);
+                    k++;
+                }
+            cuzk_g1_jac want, ones, tail;
+            CHECK_EQ_ERR(cuzk_g1_msm(&want, pts, sc, k, NULL), CUZK_OK);
+            const cuzk_gpu_split_in *sp = &b.sp[t];
+            CHECK(sp->n == k);
+            CHECK_EQ_ERR(cuzk_g1_batch_add(&ones, pts, sp->n, sp->one, 2), CUZK_OK);
+            size_t ns = cuzk_g1_gather(sel, pts, sp->n, sp->sig, 2);
+            CHECK(ns == sp->n_sig);
+            CHECK_EQ_ERR(cuzk_g1_msm(&tail, sel, sp->s, ns, NULL), CUZK_OK);
+            cuzk_g1_jac_add(&tail, &tail, &ones);
+            CHECK(cuzk_g1_jac_eq(&tail, &want));
+            free(sc);
+            free(b.sp[t].s);
+        }
+        for (size_t i = 0; i < 9; i++)
+            free(*vec[i]);
+        free(w), free(pts), free(sel), free(da), free(db);
+    }
+}
+
 int main(void)
 {
     test_init("test_groth16");
+    test_prep_splits();
     test_circuit("multiplier");
     test_circuit("chain");
     test_circuit("nopub");

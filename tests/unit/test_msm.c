@@ -578,9 +578,68 @@ static void test_g1_batch_add_cases(void)
     }
 }
 
+/* bitvec compress / extract / and against bit-by-bit references, at sizes around word and
+ * chunk edges, dense and sparse masks, several thread counts. */
+static int bit_at(const uint64_t *v, size_t i) { return (int)((v[i / 64] >> (i % 64)) & 1); }
+
+static void test_bitvec_ops(void)
+{
+    const size_t sizes[] = {1, 2, 63, 64, 65, 1000, 4096 * 64 + 1, ((size_t)1 << 18) + 37};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si], words = CUZK_MSM_BITVEC_WORDS(n);
+        uint64_t *src = malloc(8 * (words + 1)), *mask = malloc(8 * words);
+        uint64_t *out = malloc(8 * (words + 1)), *ref = calloc(words + 1, 8);
+        for (int density = 0; density < 3; density++) {
+            for (size_t w = 0; w < words; w++) {
+                src[w] = test_rand64();
+                uint64_t m = test_rand64();
+                mask[w] = density == 0 ? m : density == 1 ? (m | test_rand64() | test_rand64())
+                                                          : (m & test_rand64() & test_rand64());
+            }
+            if (n % 64) /* bits past n set: must be ignored */
+                mask[words - 1] |= ~0ULL << (n % 64);
+            memset(ref, 0, 8 * (words + 1));
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++)
+                if (bit_at(mask, i))
+                    ref[k / 64] |= (uint64_t)bit_at(src, i) << (k % 64), k++;
+            const unsigned threads[] = {1, 2, 3, 8};
+            for (int t = 0; t < 4; t++) {
+                memset(out, 0xa5, 8 * (words + 1));
+                size_t kk = cuzk_msm_bitvec_compress(out, src, mask, n, threads[t]);
+                CHECK(kk == k);
+                CHECK(memcmp(out, ref, 8 * CUZK_MSM_BITVEC_WORDS(k)) == 0);
+            }
+            size_t ka = cuzk_msm_bitvec_and(out, src, mask, n), ka_ref = 0, bad = 0;
+            for (size_t i = 0; i < n; i++) {
+                ka_ref += (size_t)(bit_at(src, i) & bit_at(mask, i));
+                bad += (size_t)(bit_at(out, i) != (bit_at(src, i) & bit_at(mask, i)));
+            }
+            CHECK(ka == ka_ref && bad == 0);
+        }
+        CHECK(cuzk_msm_bitvec_compress(out, src, NULL, n, 2) == n);
+        CHECK(cuzk_msm_bitvec_count(out, n) == cuzk_msm_bitvec_count(src, n));
+        const size_t offs[] = {0, 1, 63, 64, 65, 328};
+        for (int o = 0; o < 6; o++) {
+            if (offs[o] >= n)
+                continue;
+            size_t m = n - offs[o], bad = 0;
+            memset(out, 0xa5, 8 * (words + 1));
+            cuzk_msm_bitvec_extract(out, src, offs[o], m);
+            for (size_t j = 0; j < m; j++)
+                bad += (size_t)(bit_at(out, j) != bit_at(src, offs[o] + j));
+            if (m % 64)
+                bad += (size_t)((out[m / 64] >> (m % 64)) != 0);
+            CHECK(bad == 0);
+        }
+        free(src), free(mask), free(out), free(ref);
+    }
+}
+
 int main(void)
 {
     test_init("test_msm");
+    test_bitvec_ops();
     test_g1_batch_add_cases();
     test_digits();
     test_errors();
