@@ -162,6 +162,22 @@ cuzk_err cuzk_gpu_g2_msm_split(cuzk_gpu_msm *m, cuzk_g2_jac *r, const void *scal
                                unsigned flags, const uint64_t *one_bits,
                                const uint64_t *sig_bits, size_t n, unsigned window) CUZK_WUR;
 
+/* ---- fixed-base multiplication of the generators (the vector points of a setup) ----
+ * out[i] = scalars[i] * G for i < n, G the standard generator of G1 (or G2), affine, the
+ * point at infinity (0, 0) for a zero scalar: the same points, bit for bit, as the CPU's
+ * cuzk_g1_generator_mul. Scalars are cuzk_fr (Montgomery form, converted on the device).
+ * A window table of G (8, 12 or 16-bit windows, by n; at most 2^20 points) is built on the
+ * device at each call; one thread per scalar adds one table point per nonzero window into
+ * an XYZZ sum; the sums are made affine with one inversion per 16 points. n is streamed
+ * in chunks (at most 2^22 scalars, fewer when device memory is short), so any n whose
+ * host arrays fit works; device copies of the scalars are zeroed before they are freed.
+ * VARIABLE TIME in the scalars: for development setups only (see cuzk/setup.h).
+ * n = 0 does nothing. CUZK_EINVAL for NULL arrays, CUZK_EGPU. */
+cuzk_err cuzk_gpu_fixed_base_g1(int device, cuzk_g1_affine *out, const cuzk_fr *scalars,
+                                size_t n) CUZK_WUR;
+cuzk_err cuzk_gpu_fixed_base_g2(int device, cuzk_g2_affine *out, const cuzk_fr *scalars,
+                                size_t n) CUZK_WUR;
+
 #ifdef __cplusplus
 }
 #endif

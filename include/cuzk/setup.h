@@ -25,7 +25,8 @@
  * window tables of the generators): their scalars derive from the toxic waste, so a timing
  * side channel on the machine that runs the setup could leak it; the vk points use the
  * constant-time cuzk_g1_mul_fr / cuzk_g2_mul_fr. Another reason these keys are for
- * development only.
+ * development only. The same holds for the device's fixed-base kernels (the GPU backend,
+ * below): variable time as well.
  */
 #ifndef CUZK_SETUP_H
 #define CUZK_SETUP_H
@@ -44,12 +45,24 @@ typedef struct {
     cuzk_fr tau, alpha, beta, gamma, delta;
 } cuzk_setup_toxic;
 
+/* Where the vector points (s_i G for the scalars of A, B1, B2, C or L, H, IC) are
+ * computed. CUZK_BACKEND_AUTO: the environment variable CUZK_BACKEND=cpu|gpu decides when
+ * set; else, in a build with CUDA and with a device that answers, every vector of at least
+ * CUZK_SETUP_GPU_MIN points runs on the device (cuzk_gpu_fixed_base_g1/_g2, cuzk/gpu.h)
+ * and the smaller ones on the CPU; a device failure there falls back to the CPU (with a
+ * progress line). CUZK_BACKEND_GPU: every vector on the device, and a device failure is
+ * returned (CUZK_EGPU; CUZK_EUNSUPPORTED in a build without CUDA). CUZK_BACKEND_CPU: the
+ * CPU's window tables on nthreads threads. The backends give bit-identical keys. */
+#define CUZK_SETUP_GPU_MIN ((size_t)1 << 16)
+
 typedef struct {
     unsigned nthreads;                 /* 0: cuzk_parallel_threads() */
     FILE *progress;                    /* NULL: silent; else one line per stage (timings) */
     const cuzk_setup_toxic *test_toxic; /* tests only: fixed toxic waste (never production).
                                           tau must not be a 2n-th root of unity and none of
                                           alpha..delta zero (CUZK_EINVAL otherwise). */
+    cuzk_backend backend;              /* fixed-base backend (above); 0 = AUTO */
+    int device;                        /* the CUDA device of the GPU backend (default 0) */
 } cuzk_setup_opts;
 
 /* Makes a snarkjs Groth16 proving key for the circuit r (see above). The key is owned by

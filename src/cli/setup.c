@@ -1,17 +1,19 @@
-/* cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params> */
+/* cuzk setup [-v] [--threads N] [--backend auto|cpu|gpu] [--device D] <circuit.r1cs> <out.zkey|out.params> */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cuzk/setup.h"
+#include "groth16/setup_bellman.h"
 #include "setup/setup_internal.h"
 #include "util/parallel.h"
 
 static void setup_usage(FILE *f)
 {
     fprintf(f,
-            "usage: cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>\n"
+            "usage: cuzk setup [-v] [--threads N] [--backend auto|cpu|gpu] [--device D]\n"
+            "                  <circuit.r1cs> <out.zkey|out.params>\n"
             "  Groth16 setup with fresh random toxic waste (tau, alpha, beta, gamma, delta from\n"
             "  getrandom), wiped when done. FOR DEVELOPMENT AND BENCHMARKS ONLY: whoever runs it\n"
             "  could forge proofs while it runs; production keys come from a multi-party\n"
@@ -19,7 +21,12 @@ static void setup_usage(FILE *f)
             "  .zkey: snarkjs's proving key (snarkjs groth16 prove accepts it; zkey verify does\n"
             "         not, as it has no ceremony transcript).\n"
             "  .params: bellman/bellperson (Filecoin) parameters for the same circuit.\n"
-            "  -v prints progress and timings per stage on stderr.\n");
+            "  -v prints progress and timings per stage on stderr.\n"
+            "  --backend: where the vector points are computed (fixed-base multiplication):\n"
+            "         auto (default; CUZK_BACKEND=cpu|gpu overrides it): the GPU for vectors\n"
+            "         of 2^16 points or more when a device answers, else the CPU; gpu: every\n"
+            "         vector on the device; cpu: the CPU. The keys are the same either way.\n"
+            "  --device D: the CUDA device of the GPU backend (default 0).\n");
 }
 
 static bool ends_with(const char *s, const char *suf)
@@ -41,6 +48,8 @@ int cuzk_cli_setup(int argc, char **argv)
     int npos = 0;
     bool verbose = false;
     unsigned threads = 0;
+    cuzk_backend backend = CUZK_BACKEND_AUTO;
+    int device = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) {
             verbose = true;
@@ -55,6 +64,26 @@ int cuzk_cli_setup(int argc, char **argv)
                 return 2;
             }
             threads = (unsigned)t;
+        } else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
+            const char *b = argv[++i];
+            if (!strcmp(b, "auto")) {
+                backend = CUZK_BACKEND_AUTO;
+            } else if (!strcmp(b, "cpu")) {
+                backend = CUZK_BACKEND_CPU;
+            } else if (!strcmp(b, "gpu")) {
+                backend = CUZK_BACKEND_GPU;
+            } else {
+                fprintf(stderr, "cuzk setup: --backend takes auto, cpu or gpu\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            char *end;
+            long d = strtol(argv[++i], &end, 10);
+            if (*end || d < 0 || d > 1023) {
+                fprintf(stderr, "cuzk setup: --device takes a device number\n");
+                return 2;
+            }
+            device = (int)d;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "cuzk setup: unknown option '%s'\n", argv[i]);
             setup_usage(stderr);
@@ -77,9 +106,23 @@ int cuzk_cli_setup(int argc, char **argv)
     }
     if (threads)
         cuzk_parallel_set_threads(threads);
-    cuzk_setup_opts opts = {.nthreads = threads, .progress = verbose ? stderr : NULL};
+    cuzk_setup_opts opts = {.nthreads = threads, .progress = verbose ? stderr : NULL,
+                            .backend = backend, .device = device};
     double t0 = setup_now_ms();
     cuzk_err e;
+    cuzk_setup_fb fb;
+    if ((e = cuzk_setup_fb_init(&fb, &opts)) != CUZK_OK)
+        return setup_fail(e);
+    if (verbose) {
+        if (fb.gpu == 2)
+            fprintf(stderr, "setup: fixed-base on the GPU (device %d) for every vector\n", device);
+        else if (fb.gpu == 1)
+            fprintf(stderr, "setup: fixed-base on the GPU (device %d) for vectors of %zu points "
+                            "or more, on the CPU (%u threads) below\n", device, CUZK_SETUP_GPU_MIN,
+                    setup_threads(&opts));
+        else
+            fprintf(stderr, "setup: fixed-base on the CPU (%u threads)\n", setup_threads(&opts));
+    }
     if (zkey) {
         cuzk_r1cs *r = NULL;
         cuzk_zkey *z = NULL;

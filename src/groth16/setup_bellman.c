@@ -3,7 +3,11 @@
 #include <string.h>
 
 #include "groth16/setup_bellman.h"
+#include "setup/setup_internal.h"
 #include "util/parallel.h"
+#ifdef CUZK_HAVE_CUDA
+#include "cuzk/gpu.h"
+#endif
 
 #define FB_WBITS 8                         /* fixed-base window: 8-bit digits */
 #define FB_DIGITS ((1 << FB_WBITS) - 1)    /* nonzero digits per window */
@@ -97,6 +101,119 @@ cuzk_err cuzk_toxic_waste_random(cuzk_toxic_waste *t)
 FIXED_BASE_(g1, cuzk_g1_affine, cuzk_g1_jac)
 FIXED_BASE_(g2, cuzk_g2_affine, cuzk_g2_jac)
 
+/* ---- the backend of the vector points: CPU tables or the device ---- */
+
+cuzk_err cuzk_setup_fb_init(cuzk_setup_fb *fb, const cuzk_setup_opts *opts)
+{
+    fb->gpu = 0;
+    fb->device = opts ? opts->device : 0;
+    fb->nthreads = opts ? opts->nthreads : 0;
+    cuzk_backend b = opts ? opts->backend : CUZK_BACKEND_AUTO;
+    if (b == CUZK_BACKEND_AUTO) {
+        const char *env = getenv("CUZK_BACKEND");
+        if (env && !strcmp(env, "cpu"))
+            b = CUZK_BACKEND_CPU;
+        else if (env && !strcmp(env, "gpu"))
+            b = CUZK_BACKEND_GPU;
+    }
+    if (b == CUZK_BACKEND_CPU)
+        return CUZK_OK;
+#ifdef CUZK_HAVE_CUDA
+    bool avail = cuzk_gpu_available();
+    if (b == CUZK_BACKEND_GPU) {
+        if (!avail) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", cuzk_error_detail());
+            return cuzk_error_set(CUZK_EGPU, "setup: the GPU backend was asked for: %s", why);
+        }
+        if (fb->device < 0 || fb->device >= cuzk_gpu_device_count())
+            return cuzk_error_set(CUZK_EINVAL, "setup: no CUDA device %d (%d visible)",
+                                  fb->device, cuzk_gpu_device_count());
+        fb->gpu = 2;
+    } else if (avail && fb->device >= 0 && fb->device < cuzk_gpu_device_count()) {
+        fb->gpu = 1;
+    }
+    return CUZK_OK;
+#else
+    if (b == CUZK_BACKEND_GPU)
+        return cuzk_error_set(CUZK_EUNSUPPORTED, "setup: the GPU backend was asked for, but "
+                                                 "this build has no CUDA backend");
+    return CUZK_OK;
+#endif
+}
+
+bool cuzk_setup_fb_wants_gpu(const cuzk_setup_fb *fb, size_t n)
+{
+    return n > 0 && (fb->gpu == 2 || (fb->gpu == 1 && n >= CUZK_SETUP_GPU_MIN));
+}
+
+const char *cuzk_setup_fb_name(const cuzk_setup_fb *fb, size_t n)
+{
+    return cuzk_setup_fb_wants_gpu(fb, n) ? "gpu" : "cpu";
+}
+
+#ifdef CUZK_HAVE_CUDA
+/* After a device failure: returned under the GPU backend, else the CPU takes over. */
+static cuzk_err fb_failed(cuzk_setup_fb *fb, cuzk_err e, const cuzk_setup_opts *opts)
+{
+    if (fb->gpu == 2)
+        return e;
+    if (opts && opts->progress) {
+        fprintf(opts->progress, "setup: the device failed (%s); the CPU takes over\n",
+                cuzk_error_detail());
+        fflush(opts->progress);
+    }
+    fb->gpu = 0;
+    return CUZK_OK;
+}
+#endif
+
+#define FB_GPU_(G, AFF)                                                                       \
+    cuzk_err cuzk_setup_fb_gpu_##G(cuzk_setup_fb *fb, AFF *out, const cuzk_fr *s, size_t n,   \
+                                   const cuzk_setup_opts *opts, bool *done)                   \
+    {                                                                                         \
+        *done = false;                                                                        \
+        (void)out;                                                                            \
+        (void)s;                                                                              \
+        (void)opts;                                                                           \
+        if (!cuzk_setup_fb_wants_gpu(fb, n))                                                  \
+            return CUZK_OK;                                                                   \
+        FB_GPU_CALL_(G)                                                                       \
+        return CUZK_OK;                                                                       \
+    }
+#ifdef CUZK_HAVE_CUDA
+#define FB_GPU_CALL_(G)                                                                       \
+    cuzk_err e = cuzk_gpu_fixed_base_##G(fb->device, out, s, n);                              \
+    if (e != CUZK_OK)                                                                         \
+        return fb_failed(fb, e, opts);                                                        \
+    *done = true;
+#else
+#define FB_GPU_CALL_(G)
+#endif
+FB_GPU_(g1, cuzk_g1_affine)
+FB_GPU_(g2, cuzk_g2_affine)
+
+/* out[i] = s[i] G on the backend fb picks for n points. */
+static cuzk_err fb_g1(cuzk_setup_fb *fb, const cuzk_setup_opts *opts, cuzk_g1_affine *out,
+                      const cuzk_fr *s, size_t n)
+{
+    bool done;
+    cuzk_err e = cuzk_setup_fb_gpu_g1(fb, out, s, n, opts, &done);
+    if (e != CUZK_OK || done)
+        return e;
+    return cuzk_setup_g1_batch_var(out, s, n, fb->nthreads);
+}
+
+static cuzk_err fb_g2(cuzk_setup_fb *fb, const cuzk_setup_opts *opts, cuzk_g2_affine *out,
+                      const cuzk_fr *s, size_t n)
+{
+    bool done;
+    cuzk_err e = cuzk_setup_fb_gpu_g2(fb, out, s, n, opts, &done);
+    if (e != CUZK_OK || done)
+        return e;
+    return cuzk_setup_g2_batch_var(out, s, n, fb->nthreads);
+}
+
 /* ---- scalars ---- */
 
 /* lag[j] = zn * omega^j / (tau - omega^j) for j < n_rows */
@@ -183,7 +300,20 @@ static bool bit(const uint64_t *bits, size_t i) { return (bits[i / 64] >> (i % 6
 cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
                             const cuzk_toxic_waste *t, unsigned nthreads)
 {
+    cuzk_setup_opts o = {.nthreads = nthreads, .backend = CUZK_BACKEND_CPU};
+    return cuzk_setup_bellman_opts(out, c, t, &o);
+}
+
+cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *c,
+                                 const cuzk_toxic_waste *t, const cuzk_setup_opts *opts)
+{
     *out = NULL;
+    cuzk_setup_fb fb;
+    cuzk_err e = cuzk_setup_fb_init(&fb, opts);
+    if (e != CUZK_OK)
+        return e;
+    const unsigned nthreads = fb.nthreads;
+    double t0 = setup_now_ms();
     if (!c || !t)
         return cuzk_error_set(CUZK_EINVAL, "setup: no circuit or no toxic waste");
     if (cuzk_fr_is_zero(&t->alpha) || cuzk_fr_is_zero(&t->beta) || cuzk_fr_is_zero(&t->gamma) ||
@@ -192,7 +322,7 @@ cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
     size_t n = (size_t)1 << c->log2_domain, rows = c->n_rows, nv = c->n_vars;
     size_t npub1 = (size_t)c->n_public + 1, naux = nv - npub1;
     cuzk_fr omega, tau_n, z, zn, one, ninv, gamma_inv, delta_inv, zd;
-    cuzk_err e = cuzk_fr_root_of_unity(&omega, c->log2_domain, CUZK_ROOTS_BELLMAN);
+    e = cuzk_fr_root_of_unity(&omega, c->log2_domain, CUZK_ROOTS_BELLMAN);
     if (e != CUZK_OK)
         return cuzk_error_set(e, "setup: no root of unity of order 2^%u", c->log2_domain);
     uint64_t nn = n;
@@ -225,6 +355,13 @@ cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
     qap_ctx q = {c, lag, {uvw, uvw + nv, uvw + 2 * nv}};
     cuzk_parallel_run(3, qap_worker, &q);
     const cuzk_fr *u = q.uvw[0], *v = q.uvw[1], *w = q.uvw[2];
+    /* the Lagrange values are done with: wiped and freed now (less held at once) */
+    memset(lag, 0, rows * sizeof *lag);
+    memset(scratch, 0, rows * sizeof *scratch);
+    free(lag);
+    free(scratch);
+    lag = scratch = NULL;
+    setup_log(opts, &t0, "Lagrange basis and wire polynomials at tau");
 
     /* ic and l: (beta u + alpha v + w) / gamma or / delta */
     for (size_t i = 0; i < nv; i++) {
@@ -248,9 +385,11 @@ cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
         e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory");
         goto done;
     }
-    if ((e = cuzk_setup_g1_batch_var(p->ic, sc, npub1, nthreads)) != CUZK_OK ||
-        (e = cuzk_setup_g1_batch_var(p->l, sc + npub1, naux, nthreads)) != CUZK_OK)
+    if ((e = fb_g1(&fb, opts, p->ic, sc, npub1)) != CUZK_OK ||
+        (e = fb_g1(&fb, opts, p->l, sc + npub1, naux)) != CUZK_OK)
         goto done;
+    setup_log(opts, &t0, "ic and l: %zu + %zu G1 points (%s)", npub1, naux,
+              cuzk_setup_fb_name(&fb, naux));
 
     /* a: u_i of the A-dense wires; b: v_i of the B-dense ones */
     for (int which = 0; which < 2; which++) {
@@ -273,8 +412,9 @@ cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
                 e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory");
                 goto done;
             }
-            if ((e = cuzk_setup_g1_batch_var(p->a, sc, k, nthreads)) != CUZK_OK)
+            if ((e = fb_g1(&fb, opts, p->a, sc, k)) != CUZK_OK)
                 goto done;
+            setup_log(opts, &t0, "a: %zu G1 points (%s)", k, cuzk_setup_fb_name(&fb, k));
         } else {
             p->n_b_g1 = p->n_b_g2 = (uint32_t)k;
             p->b_g1 = malloc((k ? k : 1) * sizeof *p->b_g1);
@@ -283,9 +423,12 @@ cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
                 e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory");
                 goto done;
             }
-            if ((e = cuzk_setup_g1_batch_var(p->b_g1, sc, k, nthreads)) != CUZK_OK ||
-                (e = cuzk_setup_g2_batch_var(p->b_g2, sc, k, nthreads)) != CUZK_OK)
+            if ((e = fb_g1(&fb, opts, p->b_g1, sc, k)) != CUZK_OK)
                 goto done;
+            setup_log(opts, &t0, "b_g1: %zu G1 points (%s)", k, cuzk_setup_fb_name(&fb, k));
+            if ((e = fb_g2(&fb, opts, p->b_g2, sc, k)) != CUZK_OK)
+                goto done;
+            setup_log(opts, &t0, "b_g2: %zu G2 points (%s)", k, cuzk_setup_fb_name(&fb, k));
         }
     }
 
@@ -297,8 +440,9 @@ cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
         e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory");
         goto done;
     }
-    if ((e = cuzk_setup_g1_batch_var(p->h, sc, n - 1, nthreads)) != CUZK_OK)
+    if ((e = fb_g1(&fb, opts, p->h, sc, n - 1)) != CUZK_OK)
         goto done;
+    setup_log(opts, &t0, "h: %zu G1 points (%s)", n - 1, cuzk_setup_fb_name(&fb, n - 1));
 
     /* the verifying key */
     cuzk_fr s1[3] = {t->alpha, t->beta, t->delta}, s2[3] = {t->beta, t->gamma, t->delta};

@@ -14,7 +14,10 @@
 #ifndef CUZK_GROTH16_SETUP_BELLMAN_H
 #define CUZK_GROTH16_SETUP_BELLMAN_H
 
+#include <stdio.h>
+
 #include "cuzk/params.h"
+#include "cuzk/setup.h"
 
 typedef struct {
     cuzk_fr tau, alpha, beta, gamma, delta;
@@ -29,6 +32,39 @@ cuzk_err cuzk_toxic_waste_random(cuzk_toxic_waste *t) CUZK_WUR;
  * tau), CUZK_ENOMEM. nthreads = 0: cuzk_parallel_threads(). */
 cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
                             const cuzk_toxic_waste *t, unsigned nthreads) CUZK_WUR;
+
+/* The same with setup options: opts->backend picks where the vector points are computed
+ * (cuzk_setup_fb below), opts->progress gets one line per vector (which backend, timing),
+ * opts->nthreads the CPU threads; opts->test_toxic is ignored (the toxic waste is t). opts
+ * may be NULL (AUTO, silent). */
+cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *c,
+                                 const cuzk_toxic_waste *t,
+                                 const cuzk_setup_opts *opts) CUZK_WUR;
+
+/* The fixed-base backend of one setup run (see cuzk_setup_opts in cuzk/setup.h). */
+typedef struct {
+    int gpu;            /* 0: CPU only; 1: the device for vectors of CUZK_SETUP_GPU_MIN points
+                           or more (AUTO), falling back to the CPU on a device failure;
+                           2: the device for every vector, failures returned (GPU) */
+    int device;
+    unsigned nthreads;  /* CPU threads (0: cuzk_parallel_threads()) */
+} cuzk_setup_fb;
+
+/* Resolves opts (NULL: AUTO) into fb. CUZK_EUNSUPPORTED for the GPU backend in a build
+ * without CUDA, CUZK_EGPU when it was asked for and no device answers. */
+cuzk_err cuzk_setup_fb_init(cuzk_setup_fb *fb, const cuzk_setup_opts *opts) CUZK_WUR;
+/* Whether a vector of n points goes to the device. */
+bool cuzk_setup_fb_wants_gpu(const cuzk_setup_fb *fb, size_t n);
+/* out[i] = s[i] G on the device when cuzk_setup_fb_wants_gpu(fb, n): *done is then set.
+ * Otherwise, or after a device failure under AUTO (fb then falls back to the CPU for the
+ * rest of the run, and the failure is reported on opts->progress), *done is false and the
+ * caller computes the points on the CPU. Errors only under the GPU backend. */
+cuzk_err cuzk_setup_fb_gpu_g1(cuzk_setup_fb *fb, cuzk_g1_affine *out, const cuzk_fr *s,
+                              size_t n, const cuzk_setup_opts *opts, bool *done) CUZK_WUR;
+cuzk_err cuzk_setup_fb_gpu_g2(cuzk_setup_fb *fb, cuzk_g2_affine *out, const cuzk_fr *s,
+                              size_t n, const cuzk_setup_opts *opts, bool *done) CUZK_WUR;
+/* "gpu" or "cpu": the backend a vector of n points uses. */
+const char *cuzk_setup_fb_name(const cuzk_setup_fb *fb, size_t n);
 
 /* out[i] = s[i] * G (standard generator) for i < n, affine, on nthreads threads, with a
  * fixed-base table of 8-bit windows (variable time: fine for a development setup whose

@@ -19,7 +19,9 @@ cuzk_err cuzk_setup_params(cuzk_params **out, const cuzk_bellman_circuit *c,
     setup_wipe(&tw, sizeof tw);
     setup_log(opts, &t0, "domain 2^%u, %u wires, %u public, %u rows: toxic waste drawn",
               c->log2_domain, c->n_vars, c->n_public, c->n_rows);
-    e = cuzk_setup_bellman(out, c, &bt, setup_threads(opts));
+    cuzk_setup_opts o = opts ? *opts : (cuzk_setup_opts){0};
+    o.nthreads = setup_threads(opts);
+    e = cuzk_setup_bellman_opts(out, c, &bt, &o);
     setup_wipe(&bt, sizeof bt);
     if (e == CUZK_OK)
         setup_log(opts, &t0, "bellman parameters: %u h, %u l, %u a, %u b points", (*out)->n_h,

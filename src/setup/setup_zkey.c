@@ -2,8 +2,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "groth16/setup_bellman.h"
 #include "setup/setup_internal.h"
 #include "util/parallel.h"
+
+/* The fixed-base step of one run: the device (cuzk_setup_fb) or the CPU window tables,
+ * built at their first use (none when every vector goes to the device). */
+typedef struct {
+    cuzk_setup_fb fb;
+    const cuzk_setup_opts *opts;
+    setup_g1_table t1;
+    setup_g2_table t2;
+    unsigned wb1, wb2, nth;
+} zk_fb;
+
+static cuzk_err zk_g1(zk_fb *f, cuzk_g1_affine *out, const cuzk_fr *k, size_t n)
+{
+    bool done;
+    if (n == 0)
+        return CUZK_OK;
+    cuzk_err e = cuzk_setup_fb_gpu_g1(&f->fb, out, k, n, f->opts, &done);
+    if (e != CUZK_OK || done)
+        return e;
+    if (!f->t1.t && (e = setup_g1_table_new(&f->t1, f->wb1, f->nth)) != CUZK_OK)
+        return e;
+    return setup_g1_mul_batch_var(out, k, n, &f->t1, f->nth);
+}
+
+static cuzk_err zk_g2(zk_fb *f, cuzk_g2_affine *out, const cuzk_fr *k, size_t n)
+{
+    bool done;
+    if (n == 0)
+        return CUZK_OK;
+    cuzk_err e = cuzk_setup_fb_gpu_g2(&f->fb, out, k, n, f->opts, &done);
+    if (e != CUZK_OK || done)
+        return e;
+    if (!f->t2.t && (e = setup_g2_table_new(&f->t2, f->wb2, f->nth)) != CUZK_OK)
+        return e;
+    return setup_g2_mul_batch_var(out, k, n, &f->t2, f->nth);
+}
 
 static unsigned floor_log2(uint64_t v)
 {
@@ -98,14 +135,18 @@ cuzk_err cuzk_setup_zkey(cuzk_zkey **out, const cuzk_r1cs *r, const cuzk_setup_o
     const size_t n = (size_t)1 << k, n_rows = nc + npub + 1, n_prv = nv - npub - 1;
     const unsigned nth = setup_threads(opts);
     double t0 = setup_now_ms(), t_start = t0;
+    zk_fb f = {.opts = opts, .nth = nth};
+    cuzk_err e = cuzk_setup_fb_init(&f.fb, opts);
+    if (e != CUZK_OK)
+        return e;
+    f.fb.nthreads = nth;
+    f.wb1 = setup_wbits_for(n > nv ? n : nv);
+    f.wb2 = setup_wbits_for(nv);
 
     cuzk_setup_toxic tw;
     cuzk_zkey *z = calloc(1, sizeof *z);
     cuzk_fr *lag = malloc(n * sizeof *lag);
     cuzk_fr *u = malloc(nv * sizeof *u), *v = malloc(nv * sizeof *v), *w = malloc(nv * sizeof *w);
-    setup_g1_table t1 = {NULL};
-    setup_g2_table t2 = {NULL};
-    cuzk_err e = CUZK_OK;
     if (!z || !lag || !u || !v || !w) {
         e = cuzk_error_set(CUZK_ENOMEM, "setup: out of memory (domain 2^%u, %zu wires)", k, nv);
         goto done;
@@ -129,13 +170,9 @@ cuzk_err cuzk_setup_zkey(cuzk_zkey **out, const cuzk_r1cs *r, const cuzk_setup_o
     if ((e = csr_extend(&z->a, &r->m[0], nc, npub + 1, true)) != CUZK_OK ||
         (e = csr_extend(&z->b, &r->m[1], nc, npub + 1, false)) != CUZK_OK)
         goto done;
-    const unsigned wb = setup_wbits_for(n > nv ? n : nv);
-    if ((e = setup_g1_table_new(&t1, wb, nth)) != CUZK_OK ||
-        (e = setup_g2_table_new(&t2, setup_wbits_for(nv), nth)) != CUZK_OK)
-        goto done;
     if ((e = setup_toxic_get(&tw, opts, k + 1)) != CUZK_OK)
         goto done;
-    setup_log(opts, &t0, "domain 2^%u, %zu wires, %zu public, %zu constraints: tables built, toxic waste drawn",
+    setup_log(opts, &t0, "domain 2^%u, %zu wires, %zu public, %zu constraints: toxic waste drawn",
               k, nv, npub, nc);
 
     /* u, v, w: the wires' polynomials at tau (the extra rows add L_(nc+s) to u_s) */
@@ -156,36 +193,43 @@ cuzk_err cuzk_setup_zkey(cuzk_zkey **out, const cuzk_r1cs *r, const cuzk_setup_o
     cuzk_g1_generator_mul(&z->delta1, &tw.delta);
     cuzk_g2_generator_mul(&z->delta2, &tw.delta);
 
-    if ((e = setup_g1_mul_batch_var(z->a_pts, u, nv, &t1, nth)) != CUZK_OK)
+    if ((e = zk_g1(&f, z->a_pts, u, nv)) != CUZK_OK)
         goto wipe;
-    setup_log(opts, &t0, "A: %zu G1 points", nv);
-    if ((e = setup_g1_mul_batch_var(z->b1_pts, v, nv, &t1, nth)) != CUZK_OK)
+    setup_log(opts, &t0, "A: %zu G1 points (%s)", nv, cuzk_setup_fb_name(&f.fb, nv));
+    if ((e = zk_g1(&f, z->b1_pts, v, nv)) != CUZK_OK)
         goto wipe;
-    setup_log(opts, &t0, "B1: %zu G1 points", nv);
-    if ((e = setup_g2_mul_batch_var(z->b2_pts, v, nv, &t2, nth)) != CUZK_OK)
+    setup_log(opts, &t0, "B1: %zu G1 points (%s)", nv, cuzk_setup_fb_name(&f.fb, nv));
+    if ((e = zk_g2(&f, z->b2_pts, v, nv)) != CUZK_OK)
         goto wipe;
-    setup_log(opts, &t0, "B2: %zu G2 points", nv);
+    setup_log(opts, &t0, "B2: %zu G2 points (%s)", nv, cuzk_setup_fb_name(&f.fb, nv));
 
     /* w_i <- (beta u_i + alpha v_i + w_i), then / gamma (public) or / delta (private) */
     comb_ctx cc = {w, u, v, &tw};
     cuzk_parallel_for(nv, 4096, nth, comb_range, &cc);
+    /* u and v are done with: wiped and freed now (less held at once) */
+    setup_wipe(u, nv * sizeof *u);
+    setup_wipe(v, nv * sizeof *v);
+    free(u);
+    free(v);
+    u = v = NULL;
     cuzk_fr gi, di;
     cuzk_fr_inv(&gi, &tw.gamma);
     cuzk_fr_inv(&di, &tw.delta);
     scale(w, npub + 1, &gi, nth);
     scale(w + npub + 1, n_prv, &di, nth);
-    if ((e = setup_g1_mul_batch_var(z->ic, w, npub + 1, &t1, nth)) != CUZK_OK ||
-        (e = setup_g1_mul_batch_var(z->c_pts, w + npub + 1, n_prv, &t1, nth)) != CUZK_OK)
+    if ((e = zk_g1(&f, z->ic, w, npub + 1)) != CUZK_OK ||
+        (e = zk_g1(&f, z->c_pts, w + npub + 1, n_prv)) != CUZK_OK)
         goto wipe2;
-    setup_log(opts, &t0, "IC and C: %zu G1 points", nv);
+    setup_log(opts, &t0, "IC and C: %zu G1 points (%s)", nv,
+              cuzk_setup_fb_name(&f.fb, n_prv));
 
     /* H_j = L'_(2j+1)(tau) / delta, L' the 2n-domain's basis */
     if ((e = setup_lagrange_at(lag, k + 1, CUZK_ROOTS_SNARKJS, &tw.tau, 1, 2, n, nth)) != CUZK_OK)
         goto wipe2;
     scale(lag, n, &di, nth);
-    if ((e = setup_g1_mul_batch_var(z->h_pts, lag, n, &t1, nth)) != CUZK_OK)
+    if ((e = zk_g1(&f, z->h_pts, lag, n)) != CUZK_OK)
         goto wipe2;
-    setup_log(opts, &t0, "H: %zu G1 points", n);
+    setup_log(opts, &t0, "H: %zu G1 points (%s)", n, cuzk_setup_fb_name(&f.fb, n));
     t0 = t_start;
     setup_log(opts, &t0, "done");
 
@@ -207,8 +251,8 @@ done:
     free(u);
     free(v);
     free(w);
-    setup_g1_table_free(&t1);
-    setup_g2_table_free(&t2);
+    setup_g1_table_free(&f.t1);
+    setup_g2_table_free(&f.t2);
     if (e != CUZK_OK) {
         cuzk_zkey_free(z);
         return e;
