@@ -9,16 +9,19 @@
  * CUZK_FR_MODULUS and set_one, and n0 = -p^-1 mod 2^32 is derived by Newton iteration, so the
  * device representation is the CPU's by construction (tests/gpu compares the two).
  *
- * Carry chains: each add.cc/addc/mad*.cc instruction is its own `asm volatile` statement.
- * Volatile asm statements keep their order, and the compiler emits no carry-using
- * instruction of its own between them in this straight-line unrolled code, so the carry
- * flag flows from one statement to the next (the way sppark's mont_t works).
+ * Carry chains: each add.cc/addc/mad*.cc instruction is its own `asm volatile` statement
+ * (the cc_* wrappers). Volatile asm statements keep their order, and the compiler emits no
+ * carry-using instruction of its own between them in this straight-line unrolled code, so
+ * the carry flag flows from one statement to the next. The field arithmetic is
+ * __host__ __device__: host code runs the same chains with an explicit carry flag, which
+ * tests/unit/test_gpu_arith.cu checks against the CPU library without a GPU.
  */
 #ifndef CUZK_GPU_COMMON_CUH
 #define CUZK_GPU_COMMON_CUH
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cuzk/error.h"
 #include "cuzk/ff.h"
@@ -54,8 +57,12 @@ static __constant__ uint32_t c_fp_n0;       /* -p^-1 mod 2^32 */
 static __constant__ uint32_t c_fr_p[8];     /* r */
 static __constant__ uint32_t c_fr_one[8];   /* 2^256 mod r */
 static __constant__ uint32_t c_fr_n0;       /* -r^-1 mod 2^32 */
+/* The same values for host code: the field arithmetic below is __host__ __device__ so that
+ * tests/unit/test_gpu_arith.cu can check it on a machine without a GPU. Filled by
+ * gpu_consts_host_init(). */
+static uint32_t h_fp_p[12], h_fp_one[12], h_fp_n0, h_fr_p[8], h_fr_one[8], h_fr_n0;
 
-static uint32_t gpu_neg_inv32(uint32_t p0)
+static inline uint32_t gpu_neg_inv32(uint32_t p0)
 {
     uint32_t inv = 1; /* Newton: inv = inv*(2 - p0*inv) doubles the correct low bits */
     for (int i = 0; i < 5; i++)
@@ -63,12 +70,43 @@ static uint32_t gpu_neg_inv32(uint32_t p0)
     return 0u - inv;
 }
 
-static void gpu_limbs32(uint32_t *out, const uint64_t *in, int n64)
+static inline void gpu_limbs32(uint32_t *out, const uint64_t *in, int n64)
 {
     for (int i = 0; i < n64; i++) {
         out[2 * i] = (uint32_t)in[i];
         out[2 * i + 1] = (uint32_t)(in[i] >> 32);
     }
+}
+
+struct gpu_consts {
+    uint32_t fp_p[12], fp_one[12], fr_p[8], fr_one[8], fp_n0, fr_n0;
+};
+
+static inline void gpu_consts_compute(gpu_consts *k)
+{
+    cuzk_fp one_p;
+    cuzk_fr one_r;
+    cuzk_fp_set_one(&one_p);
+    cuzk_fr_set_one(&one_r);
+    gpu_limbs32(k->fp_p, CUZK_FP_MODULUS.l, 6);
+    gpu_limbs32(k->fp_one, one_p.l, 6);
+    gpu_limbs32(k->fr_p, CUZK_FR_MODULUS.l, 4);
+    gpu_limbs32(k->fr_one, one_r.l, 4);
+    k->fp_n0 = gpu_neg_inv32(k->fp_p[0]);
+    k->fr_n0 = gpu_neg_inv32(k->fr_p[0]);
+}
+
+/* Host copies of the constants (tests only; not thread safe). */
+static inline void gpu_consts_host_init(void)
+{
+    gpu_consts k;
+    gpu_consts_compute(&k);
+    memcpy(h_fp_p, k.fp_p, sizeof h_fp_p);
+    memcpy(h_fp_one, k.fp_one, sizeof h_fp_one);
+    memcpy(h_fr_p, k.fr_p, sizeof h_fr_p);
+    memcpy(h_fr_one, k.fr_one, sizeof h_fr_one);
+    h_fp_n0 = k.fp_n0;
+    h_fr_n0 = k.fr_n0;
 }
 
 static unsigned gpu_consts_done_; /* bit d: device d holds this unit's constants */
@@ -77,40 +115,233 @@ static cuzk_err gpu_consts_upload(int device)
 {
     if (device < 32 && (__atomic_load_n(&gpu_consts_done_, __ATOMIC_ACQUIRE) >> device) & 1u)
         return CUZK_OK;
-    uint32_t fp_p[12], fp_one[12], fr_p[8], fr_one[8], fp_n0, fr_n0;
-    cuzk_fp one_p;
-    cuzk_fr one_r;
-    cuzk_fp_set_one(&one_p);
-    cuzk_fr_set_one(&one_r);
-    gpu_limbs32(fp_p, CUZK_FP_MODULUS.l, 6);
-    gpu_limbs32(fp_one, one_p.l, 6);
-    gpu_limbs32(fr_p, CUZK_FR_MODULUS.l, 4);
-    gpu_limbs32(fr_one, one_r.l, 4);
-    fp_n0 = gpu_neg_inv32(fp_p[0]);
-    fr_n0 = gpu_neg_inv32(fr_p[0]);
-    GPU_CHECK(cudaMemcpyToSymbol(c_fp_p, fp_p, sizeof fp_p));
-    GPU_CHECK(cudaMemcpyToSymbol(c_fp_one, fp_one, sizeof fp_one));
-    GPU_CHECK(cudaMemcpyToSymbol(c_fp_n0, &fp_n0, sizeof fp_n0));
-    GPU_CHECK(cudaMemcpyToSymbol(c_fr_p, fr_p, sizeof fr_p));
-    GPU_CHECK(cudaMemcpyToSymbol(c_fr_one, fr_one, sizeof fr_one));
-    GPU_CHECK(cudaMemcpyToSymbol(c_fr_n0, &fr_n0, sizeof fr_n0));
+    gpu_consts k;
+    gpu_consts_compute(&k);
+    GPU_CHECK(cudaMemcpyToSymbol(c_fp_p, k.fp_p, sizeof k.fp_p));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fp_one, k.fp_one, sizeof k.fp_one));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fp_n0, &k.fp_n0, sizeof k.fp_n0));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fr_p, k.fr_p, sizeof k.fr_p));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fr_one, k.fr_one, sizeof k.fr_one));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fr_n0, &k.fr_n0, sizeof k.fr_n0));
     if (device < 32)
         __atomic_fetch_or(&gpu_consts_done_, 1u << device, __ATOMIC_RELEASE);
     return CUZK_OK;
 }
 
+/* ---- carry-chain primitives ----
+ * On the device each is one PTX instruction and the carry is the hardware flag (the gpu_cc
+ * argument is unused and optimised away). In host code the same sequence runs with the flag
+ * in gpu_cc, so a wrong chain fails the host test. The *_end forms take the carry but do not
+ * produce one: on the host they record in gpu_cc_lost_ a carry that the code's bounds say
+ * cannot happen (cc_none checks a dropped carry flag the same way). */
+#define GPU_HD __host__ __device__ __forceinline__
+struct gpu_cc {
+    uint32_t f;
+};
+static int gpu_cc_lost_; /* host: a carry or borrow was lost where the bounds say none */
+#ifdef __CUDA_ARCH__
+#define GPU_CC2(op, a, b)                                                \
+    do {                                                                 \
+        (void)c;                                                         \
+        uint32_t r_;                                                     \
+        asm volatile(op " %0, %1, %2;" : "=r"(r_) : "r"(a), "r"(b));     \
+        return r_;                                                       \
+    } while (0)
+#define GPU_CC3(op, a, b, d)                                                     \
+    do {                                                                         \
+        (void)c;                                                                 \
+        uint32_t r_;                                                             \
+        asm volatile(op " %0, %1, %2, %3;" : "=r"(r_) : "r"(a), "r"(b), "r"(d)); \
+        return r_;                                                               \
+    } while (0)
+#endif
+
+GPU_HD uint32_t cc_add(gpu_cc &c, uint32_t a, uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC2("add.cc.u32", a, b);
+#else
+    const uint64_t s = (uint64_t)a + b;
+    c.f = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+#endif
+}
+GPU_HD uint32_t cc_addc(gpu_cc &c, uint32_t a, uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC2("addc.cc.u32", a, b);
+#else
+    const uint64_t s = (uint64_t)a + b + c.f;
+    c.f = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+#endif
+}
+GPU_HD uint32_t cc_addc_end(gpu_cc &c, uint32_t a, uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC2("addc.u32", a, b);
+#else
+    const uint64_t s = (uint64_t)a + b + c.f;
+    if (s >> 32)
+        gpu_cc_lost_ = 1;
+    return (uint32_t)s;
+#endif
+}
+GPU_HD uint32_t cc_sub(gpu_cc &c, uint32_t a, uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC2("sub.cc.u32", a, b);
+#else
+    const uint64_t d = (uint64_t)a - b;
+    c.f = (uint32_t)(d >> 32) & 1;
+    return (uint32_t)d;
+#endif
+}
+GPU_HD uint32_t cc_subc(gpu_cc &c, uint32_t a, uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC2("subc.cc.u32", a, b);
+#else
+    const uint64_t d = (uint64_t)a - b - c.f;
+    c.f = (uint32_t)(d >> 32) & 1;
+    return (uint32_t)d;
+#endif
+}
+/* a - b - borrow without a borrow out; wraps (subc(0, 0) is the borrow as a mask). */
+GPU_HD uint32_t cc_subc_end(gpu_cc &c, uint32_t a, uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC2("subc.u32", a, b);
+#else
+    return (uint32_t)((uint64_t)a - b - c.f);
+#endif
+}
+/* lo(a b) + d, hi(a b) + d, with or without the carry in (madc); all produce a carry. */
+GPU_HD uint32_t cc_mad_lo(gpu_cc &c, uint32_t a, uint32_t b, uint32_t d)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC3("mad.lo.cc.u32", a, b, d);
+#else
+    const uint64_t s = (uint64_t)(uint32_t)(a * b) + d;
+    c.f = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+#endif
+}
+GPU_HD uint32_t cc_madc_lo(gpu_cc &c, uint32_t a, uint32_t b, uint32_t d)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC3("madc.lo.cc.u32", a, b, d);
+#else
+    const uint64_t s = (uint64_t)(uint32_t)(a * b) + d + c.f;
+    c.f = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+#endif
+}
+GPU_HD uint32_t cc_mad_hi(gpu_cc &c, uint32_t a, uint32_t b, uint32_t d)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC3("mad.hi.cc.u32", a, b, d);
+#else
+    const uint64_t s = (((uint64_t)a * b) >> 32) + d;
+    c.f = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+#endif
+}
+GPU_HD uint32_t cc_madc_hi(gpu_cc &c, uint32_t a, uint32_t b, uint32_t d)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC3("madc.hi.cc.u32", a, b, d);
+#else
+    const uint64_t s = (((uint64_t)a * b) >> 32) + d + c.f;
+    c.f = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+#endif
+}
+GPU_HD uint32_t cc_madc_hi_end(gpu_cc &c, uint32_t a, uint32_t b, uint32_t d)
+{
+#ifdef __CUDA_ARCH__
+    GPU_CC3("madc.hi.u32", a, b, d);
+#else
+    const uint64_t s = (((uint64_t)a * b) >> 32) + d + c.f;
+    if (s >> 32)
+        gpu_cc_lost_ = 1;
+    return (uint32_t)s;
+#endif
+}
+/* The carry flag is dropped here; the bounds say it is 0 (checked on the host). */
+GPU_HD void cc_none(const gpu_cc &c)
+{
+#ifdef __CUDA_ARCH__
+    (void)c;
+#else
+    if (c.f)
+        gpu_cc_lost_ = 1;
+#endif
+}
+GPU_HD uint32_t mul_lo(uint32_t a, uint32_t b) { return a * b; }
+GPU_HD uint32_t mul_hi(uint32_t a, uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    return __umulhi(a, b);
+#else
+    return (uint32_t)(((uint64_t)a * b) >> 32);
+#endif
+}
+
 /* ---- fields ---- */
 struct FpP {
     static constexpr int N = 12;
-    static __device__ __forceinline__ uint32_t p(int j) { return c_fp_p[j]; }
-    static __device__ __forceinline__ uint32_t one(int j) { return c_fp_one[j]; }
-    static __device__ __forceinline__ uint32_t n0() { return c_fp_n0; }
+    static GPU_HD uint32_t p(int j)
+    {
+#ifdef __CUDA_ARCH__
+        return c_fp_p[j];
+#else
+        return h_fp_p[j];
+#endif
+    }
+    static GPU_HD uint32_t one(int j)
+    {
+#ifdef __CUDA_ARCH__
+        return c_fp_one[j];
+#else
+        return h_fp_one[j];
+#endif
+    }
+    static GPU_HD uint32_t n0()
+    {
+#ifdef __CUDA_ARCH__
+        return c_fp_n0;
+#else
+        return h_fp_n0;
+#endif
+    }
 };
 struct FrP {
     static constexpr int N = 8;
-    static __device__ __forceinline__ uint32_t p(int j) { return c_fr_p[j]; }
-    static __device__ __forceinline__ uint32_t one(int j) { return c_fr_one[j]; }
-    static __device__ __forceinline__ uint32_t n0() { return c_fr_n0; }
+    static GPU_HD uint32_t p(int j)
+    {
+#ifdef __CUDA_ARCH__
+        return c_fr_p[j];
+#else
+        return h_fr_p[j];
+#endif
+    }
+    static GPU_HD uint32_t one(int j)
+    {
+#ifdef __CUDA_ARCH__
+        return c_fr_one[j];
+#else
+        return h_fr_one[j];
+#endif
+    }
+    static GPU_HD uint32_t n0()
+    {
+#ifdef __CUDA_ARCH__
+        return c_fr_n0;
+#else
+        return h_fr_n0;
+#endif
+    }
 };
 
 template <class P> struct __align__(16) Fe {
@@ -119,7 +350,7 @@ template <class P> struct __align__(16) Fe {
 typedef Fe<FpP> fp_t;
 typedef Fe<FrP> fr_t;
 
-template <class P> __device__ __forceinline__ Fe<P> f_zero()
+template <class P> GPU_HD Fe<P> f_zero()
 {
     Fe<P> r;
 #pragma unroll
@@ -128,7 +359,7 @@ template <class P> __device__ __forceinline__ Fe<P> f_zero()
     return r;
 }
 
-template <class P> __device__ __forceinline__ Fe<P> f_one()
+template <class P> GPU_HD Fe<P> f_one()
 {
     Fe<P> r;
 #pragma unroll
@@ -137,7 +368,7 @@ template <class P> __device__ __forceinline__ Fe<P> f_one()
     return r;
 }
 
-template <class P> __device__ __forceinline__ bool f_is_zero(const Fe<P> &a)
+template <class P> GPU_HD bool f_is_zero(const Fe<P> &a)
 {
     uint32_t t = a.v[0];
 #pragma unroll
@@ -146,7 +377,7 @@ template <class P> __device__ __forceinline__ bool f_is_zero(const Fe<P> &a)
     return t == 0;
 }
 
-template <class P> __device__ __forceinline__ bool f_eq(const Fe<P> &a, const Fe<P> &b)
+template <class P> GPU_HD bool f_eq(const Fe<P> &a, const Fe<P> &b)
 {
     uint32_t t = 0;
 #pragma unroll
@@ -155,127 +386,183 @@ template <class P> __device__ __forceinline__ bool f_eq(const Fe<P> &a, const Fe
     return t == 0;
 }
 
-/* r = a + b mod p (inputs reduced; p < 2^(32N-1) so a + b fits in N limbs). */
-template <class P> __device__ __forceinline__ Fe<P> f_add(const Fe<P> &a, const Fe<P> &b)
+/* r = s - p if s >= p (s + hi 2^(32N) < 2p, hi the word above s), else s. */
+template <class P> GPU_HD Fe<P> f_reduce_once(const Fe<P> &s, uint32_t hi)
 {
     constexpr int N = P::N;
-    Fe<P> s, d;
-    uint32_t borrow;
-    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(s.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+    Fe<P> d;
+    gpu_cc c;
+    d.v[0] = cc_sub(c, s.v[0], P::p(0));
 #pragma unroll
     for (int j = 1; j < N; j++)
-        asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(s.v[j]) : "r"(a.v[j]), "r"(b.v[j]));
-    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d.v[0]) : "r"(s.v[0]), "r"(P::p(0)));
-#pragma unroll
-    for (int j = 1; j < N; j++)
-        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d.v[j]) : "r"(s.v[j]), "r"(P::p(j)));
-    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+        d.v[j] = cc_subc(c, s.v[j], P::p(j));
+    const uint32_t borrow = cc_subc_end(c, hi, 0); /* 0 or all ones: s < p */
 #pragma unroll
     for (int j = 0; j < N; j++)
         d.v[j] = borrow ? s.v[j] : d.v[j];
     return d;
 }
 
+/* r = a + b mod p (inputs reduced; p < 2^(32N-1) so a + b fits in N limbs). */
+template <class P> GPU_HD Fe<P> f_add(const Fe<P> &a, const Fe<P> &b)
+{
+    constexpr int N = P::N;
+    Fe<P> s;
+    gpu_cc c;
+    s.v[0] = cc_add(c, a.v[0], b.v[0]);
+#pragma unroll
+    for (int j = 1; j < N; j++)
+        s.v[j] = cc_addc(c, a.v[j], b.v[j]);
+    cc_none(c);
+    return f_reduce_once<P>(s, 0);
+}
+
 /* r = a - b mod p. */
-template <class P> __device__ __forceinline__ Fe<P> f_sub(const Fe<P> &a, const Fe<P> &b)
+template <class P> GPU_HD Fe<P> f_sub(const Fe<P> &a, const Fe<P> &b)
 {
     constexpr int N = P::N;
     Fe<P> d;
-    uint32_t borrow;
-    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+    gpu_cc c;
+    d.v[0] = cc_sub(c, a.v[0], b.v[0]);
 #pragma unroll
     for (int j = 1; j < N; j++)
-        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d.v[j]) : "r"(a.v[j]), "r"(b.v[j]));
-    asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
-    asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(d.v[0]) : "r"(P::p(0) & borrow));
+        d.v[j] = cc_subc(c, a.v[j], b.v[j]);
+    const uint32_t borrow = cc_subc_end(c, 0, 0);
+    d.v[0] = cc_add(c, d.v[0], P::p(0) & borrow);
 #pragma unroll
     for (int j = 1; j < N; j++)
-        asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(d.v[j]) : "r"(P::p(j) & borrow));
-    return d;
+        d.v[j] = cc_addc(c, d.v[j], P::p(j) & borrow);
+    return d; /* the carry out is the borrow: dropped */
 }
 
-template <class P> __device__ __forceinline__ Fe<P> f_neg(const Fe<P> &a)
+template <class P> GPU_HD Fe<P> f_neg(const Fe<P> &a)
 {
     return f_sub<P>(f_zero<P>(), a);
 }
 
-template <class P> __device__ __forceinline__ Fe<P> f_dbl(const Fe<P> &a)
+template <class P> GPU_HD Fe<P> f_dbl(const Fe<P> &a)
 {
     return f_add<P>(a, a);
 }
 
-/* Montgomery product a*b*2^(-32N) mod p, CIOS with four carry chains per row:
- *   t += a*b_i (low halves into t[0..N-1], high halves into t[1..N]),
- *   m = t[0]*n0, t += m*p (the same two chains), t >>= 32.
- * t stays below 2p < 2^(32N), so t[N+1] only absorbs carries inside a row. */
-template <class P> __device__ __forceinline__ Fe<P> f_mul(const Fe<P> &a, const Fe<P> &b)
+/* Montgomery product, t = a b 2^(-32N) mod p. Needs a + p <= 2^(32N) (the row sums below
+ * t + a b_i + m p < 2^32 (a + p) then fit in N + 1 words) and a b < p 2^(32N) (then t < 2p
+ * before the final subtraction): reduced inputs, or for Fp any a, b < 2p (4p < 2^384).
+ *
+ * Word-serial (one row per b_i: t = (t + a b_i + m p) / 2^32, m = t_0 n0) like CIOS, but
+ * each row keeps the running sum in two arrays so that the products pair up:
+ *   ev: words at weights 0..N-1, taking lo/hi of a_j b_i and m p_j for even j,
+ *   od: od[k] at weight k+1, taking lo/hi of a_j b_i and m p_j for odd j.
+ * A product's lo and hi then land in adjacent words of one carry chain (mad.lo.cc,
+ * madc.hi.cc), which ptxas can issue as one wide multiply-add, and the two chains of a row
+ * are independent (twice the instruction-level parallelism of one long chain).
+ * After the row, ev[0] = 0 and the division by 2^32 is a renaming: od becomes the next ev
+ * (od[k] moves to weight k); ev[1] moves to weight 0 and is added into the new ev[0], and
+ * ev[2..N-1] move to weights 1..N-2, i.e. they are the next od shifted down by two
+ * positions, which the next row's odd chain does as it adds (mont_row). The roles of the
+ * two arrays alternate from row to row.
+ * Carries: the even chain's carry out (weight N) is added into od[N-1] (weight N); the odd
+ * chain's carry out at weight N+1 is 0 because the row total t + a b_i + m p < 2^(32N+32)
+ * and ev >= 0 bound od below 2^(32N). */
+template <class P> GPU_HD void mont_row_reduce(uint32_t *ev, uint32_t *od)
 {
     constexpr int N = P::N;
-    uint32_t t[N + 2];
+    gpu_cc c;
+    const uint32_t m = ev[0] * P::n0();
+    od[0] = cc_mad_lo(c, m, P::p(1), od[0]);
+    od[1] = cc_madc_hi(c, m, P::p(1), od[1]);
 #pragma unroll
-    for (int j = 0; j < N + 2; j++)
-        t[j] = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-        const uint32_t bi = b.v[i];
-        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
-#pragma unroll
-        for (int j = 1; j < N; j++)
-            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
-        asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-        asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
-#pragma unroll
-        for (int j = 1; j < N; j++)
-            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;"
-                         : "+r"(t[j + 1])
-                         : "r"(a.v[j]), "r"(bi));
-        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-
-        const uint32_t m = t[0] * P::n0();
-        asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(m), "r"(P::p(0)));
-#pragma unroll
-        for (int j = 1; j < N; j++)
-            asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(m), "r"(P::p(j)));
-        asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-        asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(m), "r"(P::p(0)));
-#pragma unroll
-        for (int j = 1; j < N; j++)
-            asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;"
-                         : "+r"(t[j + 1])
-                         : "r"(m), "r"(P::p(j)));
-        asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-        /* t[0] is now 0: shift down one limb */
-#pragma unroll
-        for (int j = 0; j < N + 1; j++)
-            t[j] = t[j + 1];
-        t[N + 1] = 0;
+    for (int j = 2; j < N; j += 2) {
+        od[j] = cc_madc_lo(c, m, P::p(j + 1), od[j]);
+        od[j + 1] = cc_madc_hi(c, m, P::p(j + 1), od[j + 1]);
     }
-    /* t < 2p: subtract p once if t >= p */
-    Fe<P> s, d;
+    cc_none(c);
+    ev[0] = cc_mad_lo(c, m, P::p(0), ev[0]);
+    ev[1] = cc_madc_hi(c, m, P::p(0), ev[1]);
 #pragma unroll
-    for (int j = 0; j < N; j++)
-        s.v[j] = t[j];
-    uint32_t borrow;
-    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d.v[0]) : "r"(s.v[0]), "r"(P::p(0)));
-#pragma unroll
-    for (int j = 1; j < N; j++)
-        asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d.v[j]) : "r"(s.v[j]), "r"(P::p(j)));
-    asm volatile("subc.u32 %0, %1, 0;" : "=r"(borrow) : "r"(t[N]));
-#pragma unroll
-    for (int j = 0; j < N; j++)
-        d.v[j] = borrow ? s.v[j] : d.v[j];
-    return d;
+    for (int j = 2; j < N; j += 2) {
+        ev[j] = cc_madc_lo(c, m, P::p(j), ev[j]);
+        ev[j + 1] = cc_madc_hi(c, m, P::p(j), ev[j + 1]);
+    }
+    od[N - 1] = cc_addc_end(c, od[N - 1], 0);
 }
 
-template <class P> __device__ __forceinline__ Fe<P> f_sqr(const Fe<P> &a)
+/* Row 0: ev, od = the products a b_0 (no sums yet), then the reduction. */
+template <class P> GPU_HD void mont_row0(uint32_t *ev, uint32_t *od, const uint32_t *a, uint32_t bi)
+{
+    constexpr int N = P::N;
+#pragma unroll
+    for (int j = 0; j < N; j += 2) {
+        ev[j] = mul_lo(a[j], bi);
+        ev[j + 1] = mul_hi(a[j], bi);
+        od[j] = mul_lo(a[j + 1], bi);
+        od[j + 1] = mul_hi(a[j + 1], bi);
+    }
+    mont_row_reduce<P>(ev, od);
+}
+
+/* Row i > 0: ev is the previous row's od (in place), od the previous row's ev (its word 0 is
+ * 0, word 1 goes into ev[0], words 2.. shift down by two while the odd products are added). */
+template <class P> GPU_HD void mont_row(uint32_t *ev, uint32_t *od, const uint32_t *a, uint32_t bi)
+{
+    constexpr int N = P::N;
+    gpu_cc c;
+    ev[0] = cc_add(c, ev[0], od[1]); /* its carry is at weight 1: the odd chain's first word */
+#pragma unroll
+    for (int j = 0; j < N - 2; j += 2) {
+        od[j] = cc_madc_lo(c, a[j + 1], bi, od[j + 2]);
+        od[j + 1] = cc_madc_hi(c, a[j + 1], bi, od[j + 3]);
+    }
+    od[N - 2] = cc_madc_lo(c, a[N - 1], bi, 0);
+    od[N - 1] = cc_madc_hi_end(c, a[N - 1], bi, 0); /* hi(a b) + 1 < 2^32 */
+    ev[0] = cc_mad_lo(c, a[0], bi, ev[0]);
+    ev[1] = cc_madc_hi(c, a[0], bi, ev[1]);
+#pragma unroll
+    for (int j = 2; j < N; j += 2) {
+        ev[j] = cc_madc_lo(c, a[j], bi, ev[j]);
+        ev[j + 1] = cc_madc_hi(c, a[j], bi, ev[j + 1]);
+    }
+    od[N - 1] = cc_addc_end(c, od[N - 1], 0);
+    mont_row_reduce<P>(ev, od);
+}
+
+/* The product before the final subtraction: t < 2p (bounds as above). */
+template <class P> GPU_HD Fe<P> f_mul_raw(const Fe<P> &a, const Fe<P> &b)
+{
+    constexpr int N = P::N;
+    static_assert(N % 2 == 0, "even limb count");
+    uint32_t x[N], y[N];
+    mont_row0<P>(x, y, a.v, b.v[0]);
+#pragma unroll
+    for (int i = 1; i < N; i += 2) {
+        mont_row<P>(y, x, a.v, b.v[i]);
+        if (i + 1 < N)
+            mont_row<P>(x, y, a.v, b.v[i + 1]);
+    }
+    /* after row N-1 (odd): ev = y, od = x; t = x + (y[1..N-1] at weights 0..N-2) */
+    Fe<P> r;
+    gpu_cc c;
+    r.v[0] = cc_add(c, x[0], y[1]);
+#pragma unroll
+    for (int k = 1; k < N - 1; k++)
+        r.v[k] = cc_addc(c, x[k], y[k + 1]);
+    r.v[N - 1] = cc_addc_end(c, x[N - 1], 0); /* t < 2p < 2^(32N) */
+    return r;
+}
+
+/* a b 2^(-32N) mod p, reduced (bounds as for f_mul_raw). */
+template <class P> GPU_HD Fe<P> f_mul(const Fe<P> &a, const Fe<P> &b)
+{
+    return f_reduce_once<P>(f_mul_raw<P>(a, b), 0);
+}
+
+template <class P> GPU_HD Fe<P> f_sqr(const Fe<P> &a)
 {
     return f_mul<P>(a, a);
 }
 
 /* Montgomery -> canonical: a * 1 * 2^(-32N). */
-template <class P> __device__ __forceinline__ Fe<P> f_from_mont(const Fe<P> &a)
+template <class P> GPU_HD Fe<P> f_from_mont(const Fe<P> &a)
 {
     Fe<P> one_raw = f_zero<P>();
     one_raw.v[0] = 1;
