@@ -36,6 +36,7 @@ typedef enum { CUZK_BACKEND_AUTO = 0, CUZK_BACKEND_CPU = 1, CUZK_BACKEND_GPU = 2
 /* A proving key made resident on one GPU: its MSM bases uploaded once, its NTT domain and
  * work buffers allocated once, so proofs allocate nothing on the device in steady state. */
 typedef struct cuzk_gpu_key cuzk_gpu_key;
+#define CUZK_MAX_GPUS 16 /* devices one batch spreads over */
 
 typedef struct {
     unsigned nthreads;        /* 0: cuzk_parallel_threads() */
@@ -44,6 +45,13 @@ typedef struct {
     /* GPU backend: held around the device work of each partition, so that several workers
      * share one device (NULL: the resident key's own lock). */
     pthread_mutex_t *device_lock;
+    /* GPU backend, several devices: the partitions of the batch are spread over these
+     * resident keys (one per device, each under its own lock), each device taking the next
+     * partition as it frees up. When n_gpu_keys > 0, gpu_key and device_lock are ignored.
+     * With neither, a batch of several partitions uses every visible device (at most
+     * CUZK_MAX_GPUS), with resident keys made for the call. */
+    cuzk_gpu_key *const *gpu_keys;
+    unsigned n_gpu_keys;
     const cuzk_fr *test_r;    /* tests only: fixed r for every proof of the batch */
     const cuzk_fr *test_s;    /* tests only: fixed s */
     /* Optional: the constraint vectors computed outside (as bellperson does before it calls

@@ -211,6 +211,12 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
     return e;
 }
 
+unsigned cuzk_gpu_prover_devices(void)
+{
+    int n = cuzk_gpu_device_count();
+    return n > 0 ? (unsigned)n : 1;
+}
+
 cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int device)
 {
     cuzk_pk_view v;
@@ -229,6 +235,8 @@ cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int d
 }
 
 void cuzk_groth16_gpu_key_free(cuzk_gpu_key *k) { (void)k; }
+
+unsigned cuzk_gpu_prover_devices(void) { return 1; }
 
 cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device)
 {

@@ -49,5 +49,7 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
  * was made, or its G2 bases did not fit on the device). */
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);
 bool cuzk_gpu_b_g2_on_device(void);
+/* Visible devices (CUDA builds; 1 otherwise, where making a key reports the missing GPU). */
+unsigned cuzk_gpu_prover_devices(void);
 
 #endif

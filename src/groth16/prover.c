@@ -1,5 +1,6 @@
 /* Groth16 prover, CPU backend: the stages of DESIGN.md section 2 for a batch of witnesses. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,21 +284,31 @@ static cuzk_err prove_cpu(cuzk_pending *p, const cuzk_domain *dom, cuzk_fr *abc,
     return e;
 }
 
-/* ---- GPU backend: synthesis of partition j+1 on a CPU thread while the device works on
- * partition j (two buffer sets from the resident key, handed over through `ready`). ---- */
+/* ---- GPU backend: per device, a pipeline whose CPU thread prepares the next partition
+ * (synthesis or the given a, b, c, and the split MSMs' bit vectors and gathered scalars)
+ * while the device works on the current one; two buffer sets from the resident key handed
+ * over through `ready`. With several devices, each pipeline claims the batch's partitions
+ * from a shared counter as it frees up, so a faster or less loaded device takes more. ---- */
 typedef struct {
     cuzk_pending *p;
+    cuzk_gpu_key *gk;
+    pthread_mutex_t *lock;
+    atomic_size_t *next;       /* the next unclaimed partition of the batch */
     cuzk_gpu_bufs *slot[2];
+    size_t job[2];             /* the partition in each slot; n_wit: none left */
     bool ready[2];
     bool abort;
-    cuzk_err err[2];   /* the CPU side's result for the partition in each slot */
-    char why[2][256];  /* and its detail (error details are per thread) */
+    cuzk_err err[2];           /* the CPU side's result for the partition in each slot */
+    char why[2][256];          /* and its detail (error details are per thread) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     double synth_ms;
+    cuzk_prove_timings t;      /* this device's figures, merged after the join */
+    cuzk_err result;
+    char result_why[256];
 } gpu_pipe;
 
-/* The CPU side of partition j into slot s: a, b, c (synthesis or given) and the prepared
+/* The CPU side of partition j into slot: a, b, c (synthesis or given) and the prepared
  * splits of the MSMs. */
 static cuzk_err gpu_cpu_side(cuzk_pending *p, size_t j, cuzk_gpu_bufs *slot)
 {
@@ -305,86 +316,150 @@ static cuzk_err gpu_cpu_side(cuzk_pending *p, size_t j, cuzk_gpu_bufs *slot)
     return cuzk_gpu_prep_splits(p->pk, wit(p, j), slot, p->nthreads);
 }
 
+static size_t gpu_claim(gpu_pipe *g)
+{
+    size_t j = atomic_fetch_add(g->next, 1);
+    return j < g->p->n_wit ? j : g->p->n_wit;
+}
+
 static void *gpu_synth_main(void *arg)
 {
     gpu_pipe *g = arg;
     cuzk_pending *p = g->p;
-    for (size_t j = 0; j < p->n_wit; j++) {
-        unsigned s = j & 1;
+    for (unsigned s = 0;; s ^= 1) {
         pthread_mutex_lock(&g->mu);
         while (g->ready[s] && !g->abort)
             pthread_cond_wait(&g->cv, &g->mu);
         bool stop = g->abort;
         pthread_mutex_unlock(&g->mu);
-        if (stop)
-            break;
+        size_t j = stop ? p->n_wit : gpu_claim(g);
         double t0 = cuzk_now_ms();
-        cuzk_err e = gpu_cpu_side(p, j, g->slot[s]);
+        cuzk_err e = j < p->n_wit ? gpu_cpu_side(p, j, g->slot[s]) : CUZK_OK;
         pthread_mutex_lock(&g->mu);
         g->synth_ms += cuzk_now_ms() - t0;
+        g->job[s] = j;
         g->err[s] = e;
         if (e != CUZK_OK)
             snprintf(g->why[s], sizeof g->why[s], "%s", cuzk_error_detail());
         g->ready[s] = true;
         pthread_cond_broadcast(&g->cv);
         pthread_mutex_unlock(&g->mu);
+        if (j >= p->n_wit)
+            return NULL;
     }
-    return NULL;
 }
 
-static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *gk, pthread_mutex_t *lock)
+/* One device's share of the batch; the result and its detail land in g. */
+static void *gpu_device_main(void *arg)
 {
-    const cuzk_pk_view *pk = p->pk;
-    size_t n = (size_t)1 << pk->log2_domain;
-    gpu_pipe g = {.p = p};
-    cuzk_err e = cuzk_gpu_bufs_get(gk, &g.slot[0]);
-    if (e == CUZK_OK)
-        e = p->n_wit > 1 ? cuzk_gpu_bufs_get(gk, &g.slot[1]) : CUZK_OK;
+    gpu_pipe *g = arg;
+    cuzk_pending *p = g->p;
+    size_t n = (size_t)1 << p->pk->log2_domain;
+    cuzk_err e = cuzk_gpu_bufs_get(g->gk, &g->slot[0]);
+    if (e == CUZK_OK && p->n_wit > 1 && (e = cuzk_gpu_bufs_get(g->gk, &g->slot[1])) != CUZK_OK)
+        cuzk_gpu_bufs_put(g->gk, g->slot[0]);
     if (e != CUZK_OK) {
-        cuzk_gpu_bufs_put(gk, g.slot[0]);
-        return e;
+        atomic_store(g->next, p->n_wit);
+        g->result = e;
+        snprintf(g->result_why, sizeof g->result_why, "%s", cuzk_error_detail());
+        return NULL;
     }
-    if (!g.slot[1])
-        g.slot[1] = g.slot[0]; /* one partition: one set */
-    pthread_mutex_init(&g.mu, NULL);
-    pthread_cond_init(&g.cv, NULL);
+    if (!g->slot[1])
+        g->slot[1] = g->slot[0]; /* one partition: one set (the second slot only ends it) */
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
     pthread_t th;
-    bool threaded = pthread_create(&th, NULL, gpu_synth_main, &g) == 0;
-    for (size_t j = 0; j < p->n_wit && e == CUZK_OK; j++) {
-        unsigned s = j & 1;
-        if (!threaded) { /* no thread to be had: synthesise here */
+    bool threaded = pthread_create(&th, NULL, gpu_synth_main, g) == 0;
+    for (unsigned s = 0; e == CUZK_OK; s ^= 1) {
+        size_t j;
+        if (!threaded) { /* no thread to be had: prepare here */
+            if ((j = gpu_claim(g)) >= p->n_wit)
+                break;
             double t0 = cuzk_now_ms();
-            e = gpu_cpu_side(p, j, g.slot[s]);
-            g.synth_ms += cuzk_now_ms() - t0;
+            e = gpu_cpu_side(p, j, g->slot[s]);
+            g->synth_ms += cuzk_now_ms() - t0;
         } else {
-            pthread_mutex_lock(&g.mu);
-            while (!g.ready[s])
-                pthread_cond_wait(&g.cv, &g.mu);
-            e = g.err[s];
+            pthread_mutex_lock(&g->mu);
+            while (!g->ready[s])
+                pthread_cond_wait(&g->cv, &g->mu);
+            j = g->job[s];
+            e = g->err[s];
             if (e != CUZK_OK)
-                cuzk_error_set(e, "%s", g.why[s]);
-            pthread_mutex_unlock(&g.mu);
+                cuzk_error_set(e, "%s", g->why[s]);
+            pthread_mutex_unlock(&g->mu);
+            if (j >= p->n_wit)
+                break;
         }
-        cuzk_fr *abc = g.slot[s]->abc;
+        cuzk_fr *abc = g->slot[s]->abc;
         if (e == CUZK_OK)
-            e = cuzk_gpu_prove_one(gk, lock, pk, abc, abc + n, abc + 2 * n, g.slot[s], &p->h[j],
-                                   &p->a[j], &p->b1[j], &p->l[j],
-                                   p->b2_on_gpu ? &p->b2[j] : NULL, &p->t);
-        pthread_mutex_lock(&g.mu);
-        g.ready[s] = false;
+            e = cuzk_gpu_prove_one(g->gk, g->lock, p->pk, abc, abc + n, abc + 2 * n, g->slot[s],
+                                   &p->h[j], &p->a[j], &p->b1[j], &p->l[j],
+                                   p->b2_on_gpu ? &p->b2[j] : NULL, &g->t);
+        pthread_mutex_lock(&g->mu);
+        g->ready[s] = false;
         if (e != CUZK_OK)
-            g.abort = true;
-        pthread_cond_broadcast(&g.cv);
-        pthread_mutex_unlock(&g.mu);
+            g->abort = true;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+    }
+    if (e != CUZK_OK) {
+        atomic_store(g->next, p->n_wit); /* the other devices stop claiming */
+        snprintf(g->result_why, sizeof g->result_why, "%s", cuzk_error_detail());
     }
     if (threaded)
         pthread_join(th, NULL);
-    p->t.prep_ms += g.synth_ms;
-    pthread_mutex_destroy(&g.mu);
-    pthread_cond_destroy(&g.cv);
-    if (g.slot[1] != g.slot[0])
-        cuzk_gpu_bufs_put(gk, g.slot[1]);
-    cuzk_gpu_bufs_put(gk, g.slot[0]);
+    g->result = e;
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->cv);
+    if (g->slot[1] != g->slot[0])
+        cuzk_gpu_bufs_put(g->gk, g->slot[1]);
+    cuzk_gpu_bufs_put(g->gk, g->slot[0]);
+    return NULL;
+}
+
+/* The batch over nk resident keys (one per device; lock: the device lock when nk == 1). */
+static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *const *gks, unsigned nk,
+                          pthread_mutex_t *lock)
+{
+    atomic_size_t next;
+    atomic_init(&next, 0);
+    if (nk > p->n_wit)
+        nk = p->n_wit ? (unsigned)p->n_wit : 1;
+    gpu_pipe *g = calloc(nk, sizeof *g);
+    pthread_t *th = calloc(nk, sizeof *th);
+    bool *started = calloc(nk, sizeof *started);
+    if (!g || !th || !started) {
+        free(g), free(th), free(started);
+        return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory");
+    }
+    for (unsigned d = 0; d < nk; d++) {
+        g[d] = (gpu_pipe){.p = p, .gk = gks[d], .lock = nk == 1 ? lock : NULL, .next = &next};
+        /* device 0 runs on this thread, the others on their own */
+        if (d > 0)
+            started[d] = pthread_create(&th[d], NULL, gpu_device_main, &g[d]) == 0;
+    }
+    gpu_device_main(&g[0]);
+    cuzk_err e = CUZK_OK;
+    for (unsigned d = 0; d < nk; d++) {
+        if (d > 0 && started[d])
+            pthread_join(th[d], NULL);
+        else if (d > 0)
+            gpu_device_main(&g[d]); /* no thread: runs after the others (claims what is left) */
+        cuzk_prove_timings *t = &g[d].t;
+        p->t.h_ms += t->h_ms;
+        p->t.msm_ms += t->msm_ms;
+        p->t.device_ms += t->device_ms;
+        if (t->device_first_ms && (!p->t.device_first_ms || t->device_first_ms < p->t.device_first_ms))
+            p->t.device_first_ms = t->device_first_ms;
+        if (t->device_last_ms > p->t.device_last_ms)
+            p->t.device_last_ms = t->device_last_ms;
+        p->t.prep_ms += g[d].synth_ms;
+        if (e == CUZK_OK && g[d].result != CUZK_OK) {
+            e = g[d].result;
+            cuzk_error_set(e, "%s", g[d].result_why);
+        }
+    }
+    free(g), free(th), free(started);
     return e;
 }
 
@@ -425,7 +500,10 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
     p->h = calloc(n_wit + 1, sizeof(cuzk_g1_jac));
     p->b2 = calloc(n_wit + 1, sizeof(cuzk_g2_jac));
     cuzk_domain *dom = NULL;
-    cuzk_gpu_key *gk_owned = NULL, *gk = opts ? opts->gpu_key : NULL;
+    /* GPU: the caller's resident keys (one per device), or one made here per device used */
+    cuzk_gpu_key *gk_owned[CUZK_MAX_GPUS] = {NULL}, *gk_one = opts ? opts->gpu_key : NULL;
+    cuzk_gpu_key *const *gks = opts && opts->n_gpu_keys ? opts->gpu_keys : &gk_one;
+    unsigned nk = opts && opts->n_gpu_keys ? opts->n_gpu_keys : 1;
     bool gpu = cuzk_groth16_backend(opts) == CUZK_BACKEND_GPU;
     /* The GPU path takes its buffers from the resident key; the CPU path allocates them. */
     cuzk_fr *abc = gpu ? NULL : malloc(sizeof(cuzk_fr) * 3 * n);
@@ -437,10 +515,24 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
                            n_wit, pk->log2_domain);
         goto fail;
     }
-    if (gpu && !gk) {
-        if ((e = cuzk_gpu_key_from_view(&gk_owned, pk, 0)) != CUZK_OK)
-            goto fail;
-        gk = gk_owned;
+    if (gpu && !gks[0]) {
+        /* one-shot: a resident key on each device the batch can use */
+        nk = cuzk_gpu_prover_devices();
+        if (nk > n_wit)
+            nk = n_wit ? (unsigned)n_wit : 1;
+        if (nk > CUZK_MAX_GPUS)
+            nk = CUZK_MAX_GPUS;
+        nk = nk ? nk : 1;
+        for (unsigned d = 0; d < nk; d++) {
+            if ((e = cuzk_gpu_key_from_view(&gk_owned[d], pk, (int)d)) == CUZK_OK)
+                continue;
+            if (d == 0)
+                goto fail;
+            nk = d; /* a device that cannot hold the key: the others share the batch */
+            e = CUZK_OK;
+            cuzk_error_clear();
+        }
+        gks = gk_owned;
     }
     cuzk_roots family = pk->conv == CUZK_CONV_SNARKJS ? CUZK_ROOTS_SNARKJS : CUZK_ROOTS_BELLMAN;
     if (!gpu && (e = cuzk_domain_new(&dom, pk->log2_domain, family)) != CUZK_OK) {
@@ -453,7 +545,9 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
     }
     /* B_G2 runs beside everything else on its own CPU thread (overlapping the device work on
      * the GPU backend), unless the resident key does it on the device. */
-    p->b2_on_gpu = gpu && cuzk_gpu_key_b_g2(gk);
+    p->b2_on_gpu = gpu;
+    for (unsigned d = 0; gpu && d < nk; d++)
+        p->b2_on_gpu = p->b2_on_gpu && cuzk_gpu_key_b_g2(gks[d]);
     if (p->b2_on_gpu) {
         p->wsrc = witnesses; /* nothing reads them after start: no copy */
     } else {
@@ -474,14 +568,16 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
         b2_main(p);
     p->t.prep_ms += cuzk_now_ms() - t0;
 
-    e = gpu ? prove_gpu(p, gk, opts ? opts->device_lock : NULL) : prove_cpu(p, dom, abc, scratch);
+    e = gpu ? prove_gpu(p, gks, nk, opts ? opts->device_lock : NULL)
+            : prove_cpu(p, dom, abc, scratch);
     if (e != CUZK_OK && cuzk_error_detail()[0] == 0)
         cuzk_error_set(e, "prove: %s", cuzk_strerror(e));
 fail:
     free(abc);
     free(scratch);
     cuzk_domain_free(dom);
-    cuzk_groth16_gpu_key_free(gk_owned);
+    for (unsigned d = 0; d < CUZK_MAX_GPUS; d++)
+        cuzk_groth16_gpu_key_free(gk_owned[d]);
     if (e != CUZK_OK) {
         cuzk_groth16_pending_free(p);
         return e;

@@ -38,6 +38,20 @@ static void fixture(const char *name)
     cuzk_proof pc[2], pg[2];
     cuzk_prove_opts oc = {.backend = CUZK_BACKEND_CPU, .test_r = &r, .test_s = &s};
     cuzk_prove_opts og = {.backend = CUZK_BACKEND_GPU, .test_r = &r, .test_s = &s};
+    cuzk_gpu_key *keys[4] = {NULL};
+    unsigned ndev = cuzk_gpu_prover_devices();
+    for (unsigned d = 0; d < nkeys && d < 4; d++) {
+        if (mixed_b2 && d == 0)
+            setenv("CUZK_B_G2", "cpu", 1);
+        CHECK_EQ_ERR(cuzk_gpu_key_from_view(&keys[d], cuzk_porep_view(w), (int)(d % ndev)),
+                     CUZK_OK);
+        if (mixed_b2 && d == 0)
+            unsetenv("CUZK_B_G2");
+    }
+    if (nkeys) {
+        og.gpu_keys = keys;
+        og.n_gpu_keys = nkeys;
+    }
     CHECK_EQ_ERR(cuzk_groth16_prove(pc, NULL, zk, ws, 2, wt->n, &oc), CUZK_OK);
     CHECK_EQ_ERR(cuzk_groth16_prove(pg, NULL, zk, ws, 2, wt->n, &og), CUZK_OK);
     CHECK(proof_eq(&pc[0], &pg[0]) && proof_eq(&pc[1], &pg[1]));
@@ -58,7 +72,10 @@ out:
     cuzk_zkey_free(zk);
 }
 
-static void porep(unsigned k, size_t parts)
+/* nkeys > 0: the batch spread over that many resident keys (cuzk_prove_opts.gpu_keys), on
+ * the visible devices in turn (several on one device when there are fewer devices: the
+ * multi-device path with one GPU); mixed_b2: the first key keeps B_G2 on the CPU. */
+static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2)
 {
     cuzk_porep *w = NULL;
     CHECK_EQ_ERR(cuzk_porep_new(&w, k, parts, test_rand64(), NULL), CUZK_OK);
@@ -84,11 +101,16 @@ static void porep(unsigned k, size_t parts)
     cuzk_groth16_pending_free(p);
     for (size_t j = 0; j < parts; j++)
         CHECK(proof_eq(&pc[j], &pg[j]));
-    printf("porep-%u x%zu: gpu == cpu\n", k, parts);
+    printf("porep-%u x%zu%s: gpu == cpu\n", k, parts,
+           nkeys ? (mixed_b2 ? " on several keys, B_G2 mixed" : " on several keys") : "");
+    for (unsigned d = 0; d < 4; d++)
+        cuzk_groth16_gpu_key_free(keys[d]);
     free(pc);
     free(pg);
     cuzk_porep_free(w);
 }
+
+static void porep(unsigned k, size_t parts) { porep_keys(k, parts, 0, false); }
 
 int main(void)
 {
@@ -116,5 +138,9 @@ int main(void)
     fixture("chain");
     porep(12, 2);
     porep(16, 1);
+    /* one batch over several resident keys (devices) */
+    porep_keys(13, 5, 2, false);
+    porep_keys(12, 3, 3, true);
+    porep_keys(10, 1, 2, false);
     return test_finish();
 }
