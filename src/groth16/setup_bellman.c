@@ -9,11 +9,6 @@
 #include "cuzk/gpu.h"
 #endif
 
-#define FB_WBITS 8                         /* fixed-base window: 8-bit digits */
-#define FB_DIGITS ((1 << FB_WBITS) - 1)    /* nonzero digits per window */
-#define FB_WINDOWS (256 / FB_WBITS)        /* windows covering a 256-bit scalar */
-#define FB_CHUNK 256                       /* points per batch affine conversion */
-
 cuzk_err cuzk_toxic_waste_random(cuzk_toxic_waste *t)
 {
     cuzk_fr *v[5] = {&t->tau, &t->alpha, &t->beta, &t->gamma, &t->delta};
@@ -25,81 +20,25 @@ cuzk_err cuzk_toxic_waste_random(cuzk_toxic_waste *t)
     return CUZK_OK;
 }
 
-/* ---- fixed-base multiplication: table[w][d-1] = d 2^(8w) G ---- */
-#define FIXED_BASE_(G, AFF, JAC)                                                              \
-    typedef struct {                                                                          \
-        const AFF *table;                                                                     \
-        AFF *out;                                                                             \
-        const cuzk_fr *s;                                                                     \
-    } G##_fb_ctx;                                                                             \
-                                                                                              \
-    static void G##_fb_range(void *vc, size_t b, size_t e, unsigned w)                        \
-    {                                                                                         \
-        (void)w;                                                                              \
-        G##_fb_ctx *c = vc;                                                                   \
-        JAC acc[FB_CHUNK];                                                                    \
-        for (size_t at = b; at < e; at += FB_CHUNK) {                                         \
-            size_t k = e - at < FB_CHUNK ? e - at : FB_CHUNK;                                 \
-            for (size_t i = 0; i < k; i++) {                                                  \
-                uint64_t l[CUZK_FR_LIMBS];                                                    \
-                cuzk_fr_to_limbs(l, &c->s[at + i]);                                           \
-                cuzk_##G##_jac_set_inf(&acc[i]);                                              \
-                for (int win = 0; win < FB_WINDOWS; win++) {                                  \
-                    unsigned d = (unsigned)(l[win / 8] >> (8 * (win % 8))) & FB_DIGITS;       \
-                    if (d)                                                                    \
-                        cuzk_##G##_jac_add_affine_var(&acc[i], &acc[i],                       \
-                                                      &c->table[win * FB_DIGITS + d - 1]);    \
-                }                                                                             \
-            }                                                                                 \
-            cuzk_##G##_batch_to_affine(c->out + at, acc, k);                                  \
-        }                                                                                     \
-    }                                                                                         \
-                                                                                              \
-    static cuzk_err G##_fb_table(AFF **out)                                                   \
-    {                                                                                         \
-        size_t n = (size_t)FB_WINDOWS * FB_DIGITS;                                            \
-        JAC *j = malloc(n * sizeof *j);                                                       \
-        AFF *t = malloc(n * sizeof *t);                                                       \
-        if (!j || !t) {                                                                       \
-            free(j);                                                                          \
-            free(t);                                                                          \
-            return cuzk_error_set(CUZK_ENOMEM, "setup: out of memory for the base table");   \
-        }                                                                                     \
-        AFF g;                                                                                \
-        JAC base;                                                                             \
-        cuzk_##G##_generator(&g);                                                             \
-        cuzk_##G##_jac_from_affine(&base, &g);                                                \
-        for (int win = 0; win < FB_WINDOWS; win++) {                                          \
-            JAC *row = j + (size_t)win * FB_DIGITS;                                           \
-            row[0] = base;                                                                    \
-            for (int d = 1; d < FB_DIGITS; d++)                                               \
-                cuzk_##G##_jac_add_var(&row[d], &row[d - 1], &base);                          \
-            /* next window base: 256 base = 255 base + base */                              \
-            cuzk_##G##_jac_add_var(&base, &row[FB_DIGITS - 1], &base);                        \
-        }                                                                                     \
-        cuzk_##G##_batch_to_affine(t, j, n);                                                  \
-        free(j);                                                                              \
-        *out = t;                                                                             \
-        return CUZK_OK;                                                                       \
-    }                                                                                         \
-                                                                                              \
+/* ---- fixed-base multiplication on the CPU: src/setup/fixed_base.c's window tables (8 or
+ * 12-bit windows by n, affine accumulators with one inversion per window per 1024
+ * scalars), built for each call ---- */
+#define FIXED_BASE_(G, AFF)                                                                   \
     cuzk_err cuzk_setup_##G##_batch_var(AFF *out, const cuzk_fr *s, size_t n,                 \
                                         unsigned nthreads)                                    \
     {                                                                                         \
         if (n == 0)                                                                           \
             return CUZK_OK;                                                                   \
-        AFF *table = NULL;                                                                    \
-        cuzk_err e = G##_fb_table(&table);                                                    \
-        if (e != CUZK_OK)                                                                     \
-            return e;                                                                         \
-        G##_fb_ctx c = {table, out, s};                                                       \
-        cuzk_parallel_for(n, FB_CHUNK, nthreads, G##_fb_range, &c);                           \
-        free(table);                                                                          \
-        return CUZK_OK;                                                                       \
+        setup_##G##_table tab;                                                                \
+        cuzk_err e = setup_##G##_table_new(&tab, setup_wbits_for(n), nthreads);               \
+        if (e == CUZK_OK)                                                                     \
+            e = setup_##G##_mul_batch_var(out, s, n, &tab, nthreads);                         \
+        setup_##G##_table_free(&tab);                                                         \
+        return e;                                                                             \
     }
 
-FIXED_BASE_(g1, cuzk_g1_affine, cuzk_g1_jac)
-FIXED_BASE_(g2, cuzk_g2_affine, cuzk_g2_jac)
+FIXED_BASE_(g1, cuzk_g1_affine)
+FIXED_BASE_(g2, cuzk_g2_affine)
 
 /* ---- the backend of the vector points: CPU tables or the device ---- */
 

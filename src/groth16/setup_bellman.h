@@ -66,10 +66,11 @@ cuzk_err cuzk_setup_fb_gpu_g2(cuzk_setup_fb *fb, cuzk_g2_affine *out, const cuzk
 /* "gpu" or "cpu": the backend a vector of n points uses. */
 const char *cuzk_setup_fb_name(const cuzk_setup_fb *fb, size_t n);
 
-/* out[i] = s[i] * G (standard generator) for i < n, affine, on nthreads threads, with a
- * fixed-base table of 8-bit windows (variable time: fine for a development setup whose
- * toxic waste is discarded, not for a ceremony). The
- * fixed-base step of the setup, exposed for the setup command and its benchmarks. */
+/* out[i] = s[i] * G (standard generator) for i < n, affine, on the CPU on nthreads threads,
+ * with a fixed-base window table built for the call (src/setup/fixed_base.c: 8-bit windows,
+ * 12-bit from 2^16 points; variable time: fine for a development setup whose toxic waste
+ * is discarded, not for a ceremony). The CPU fixed-base step of the setup (the reference
+ * of the device's), exposed for the setup command, the tests and the benchmarks. */
 cuzk_err cuzk_setup_g1_batch_var(cuzk_g1_affine *out, const cuzk_fr *s, size_t n, unsigned nthreads) CUZK_WUR;
 cuzk_err cuzk_setup_g2_batch_var(cuzk_g2_affine *out, const cuzk_fr *s, size_t n, unsigned nthreads) CUZK_WUR;
 
