@@ -19,28 +19,39 @@ static void progress(const char *phase) { fprintf(stderr, "porep: %s...\n", phas
 typedef struct {
     const char *name;
     double total[MAX_RUNS], prep[MAX_RUNS], h[MAX_RUNS], msm[MAX_RUNS], b2[MAX_RUNS], epi[MAX_RUNS];
+    double dev[MAX_RUNS]; /* device time (locks held), summed over the devices */
     double key_ms;
     int runs;
     cuzk_proof *proofs;
 } backend_result;
 
+static void free_keys(cuzk_gpu_key **gk, unsigned n)
+{
+    for (unsigned d = 0; d < n; d++)
+        cuzk_groth16_gpu_key_free(gk[d]);
+}
+
 static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w, size_t parts, int runs,
-                       unsigned threads, const cuzk_fr *const *abc)
+                       unsigned threads, const cuzk_fr *const *abc, unsigned ndev)
 {
     const cuzk_pk_view *v = cuzk_porep_view(w);
     cuzk_fr r, s;
     cuzk_fr_set_u64(&r, 1234567);
     cuzk_fr_set_u64(&s, 7654321);
     cuzk_prove_opts o = {.nthreads = threads, .backend = be, .test_r = &r, .test_s = &s, .abc = abc};
-    cuzk_gpu_key *gk = NULL;
+    cuzk_gpu_key *gk[CUZK_MAX_GPUS] = {NULL};
     if (be == CUZK_BACKEND_GPU) {
+        /* a resident key per device; the batch spreads over them */
         double t0 = cuzk_now_ms();
-        if (cuzk_gpu_key_from_view(&gk, v, 0) != CUZK_OK) {
-            fprintf(stderr, "porep: gpu key: %s\n", cuzk_error_detail());
-            return 1;
-        }
+        for (unsigned d = 0; d < ndev; d++)
+            if (cuzk_gpu_key_from_view(&gk[d], v, (int)d) != CUZK_OK) {
+                fprintf(stderr, "porep: gpu key on device %u: %s\n", d, cuzk_error_detail());
+                free_keys(gk, ndev);
+                return 1;
+            }
         res->key_ms = cuzk_now_ms() - t0;
-        o.gpu_key = gk;
+        o.gpu_keys = gk;
+        o.n_gpu_keys = ndev;
     }
     res->proofs = calloc(parts, sizeof(cuzk_proof));
     for (int i = -1; i < runs; i++) { /* run -1 is the warm-up */
@@ -55,7 +66,7 @@ static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w
         double dt = cuzk_now_ms() - t0;
         if (e != CUZK_OK) {
             fprintf(stderr, "porep: prove (%s): %s\n", res->name, cuzk_error_detail());
-            cuzk_groth16_gpu_key_free(gk);
+            free_keys(gk, ndev);
             return 1;
         }
         fprintf(stderr, "porep: %s run %d: %.1f ms\n", res->name, i, dt);
@@ -67,15 +78,16 @@ static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w
         res->msm[i] = t.msm_ms;
         res->b2[i] = t.b_g2_ms;
         res->epi[i] = t.epilogue_ms;
+        res->dev[i] = t.device_ms;
         res->runs = i + 1;
     }
-    cuzk_groth16_gpu_key_free(gk);
+    free_keys(gk, ndev);
     return 0;
 }
 
 int cuzk_bench_porep(int argc, char **argv)
 {
-    unsigned k = 16, threads = 0;
+    unsigned k = 16, threads = 0, ndev = 0;
     size_t parts = 1;
     int runs = 3, json = 0, given_abc = 0;
     uint64_t seed = 1;
@@ -93,6 +105,8 @@ int cuzk_bench_porep(int argc, char **argv)
             threads = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
             backend = argv[++i];
+        else if (!strcmp(argv[i], "--devices") && i + 1 < argc)
+            ndev = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--json"))
             json = 1;
         else if (!strcmp(argv[i], "--abc"))
@@ -101,7 +115,9 @@ int cuzk_bench_porep(int argc, char **argv)
             setenv("CUZK_B_G2", argv[++i], 1); /* read when the resident key is made */
         else {
             fprintf(stderr, "usage: cuzk-bench porep [-k K] [-p PARTITIONS] [--runs N] [--seed S]\n"
-                            "         [--threads N] [--backend cpu|gpu|both|auto] [--b-g2 cpu|gpu] [--abc] [--json]\n"
+                            "         [--threads N] [--backend cpu|gpu|both|auto] [--b-g2 cpu|gpu] [--abc]\n"
+                            "         [--devices N] [--json]\n"
+                            "  --devices: GPUs the batch spreads over (default: every visible one)\n"
                             "  --abc: a, b, c uniformly random and handed to the prover (WORKLOADS.md's\n"
                             "         definition, as bellperson hands them to SupraSeal): no synthesis\n");
             return 2;
@@ -113,6 +129,11 @@ int cuzk_bench_porep(int argc, char **argv)
     }
     if (threads)
         cuzk_parallel_set_threads(threads);
+    unsigned vis = cuzk_gpu_prover_devices();
+    if (ndev == 0 || ndev > vis)
+        ndev = vis;
+    if (ndev > CUZK_MAX_GPUS)
+        ndev = CUZK_MAX_GPUS;
     double t0 = cuzk_now_ms();
     cuzk_porep *w;
     if (cuzk_porep_new(&w, k, parts, seed, progress) != CUZK_OK) {
@@ -149,11 +170,11 @@ int cuzk_bench_porep(int argc, char **argv)
     int rc = 0;
     if (want_gpu) {
         res[nb].name = "gpu";
-        rc |= run_backend(&res[nb++], CUZK_BACKEND_GPU, w, parts, runs, threads, (const cuzk_fr *const *)abc);
+        rc |= run_backend(&res[nb++], CUZK_BACKEND_GPU, w, parts, runs, threads, (const cuzk_fr *const *)abc, ndev);
     }
     if (want_cpu && rc == 0) {
         res[nb].name = "cpu";
-        rc |= run_backend(&res[nb++], CUZK_BACKEND_CPU, w, parts, runs, threads, (const cuzk_fr *const *)abc);
+        rc |= run_backend(&res[nb++], CUZK_BACKEND_CPU, w, parts, runs, threads, (const cuzk_fr *const *)abc, ndev);
     }
     int same = -1;
     if (rc == 0 && nb == 2) {
@@ -166,29 +187,32 @@ int cuzk_bench_porep(int argc, char **argv)
     }
     if (rc == 0) {
         printf("porep-%u x%zu (synthetic: random key, proofs do not verify%s), seed %llu, %u threads\n"
-               "  constraints %u, wires %u, A-dense %zu, B-dense %zu, key %.1f MiB, workload built in %.1f s\n",
+               "  constraints %u, wires %u, A-dense %zu, B-dense %zu, key %.1f MiB, workload built in %.1f s,"
+               " %u device(s) for the gpu backend\n",
                k, parts, given_abc ? "; a, b, c given, no synthesis" : "", (unsigned long long)seed,
                threads ? threads : cuzk_parallel_threads(), (unsigned)v->n_rows, v->n_vars, cuzk_porep_a_count(w), cuzk_porep_b_count(w),
-               (double)cuzk_porep_key_bytes(w) / (1 << 20), gen_ms / 1e3);
-        printf("%-8s %10s %10s %10s %10s %10s %10s %10s\n", "backend", "total_ms", "prep_ms", "h_ms",
-               "msm_ms", "b_g2_ms", "epi_ms", "key_ms");
+               (double)cuzk_porep_key_bytes(w) / (1 << 20), gen_ms / 1e3, ndev);
+        printf("%-8s %10s %10s %10s %10s %10s %10s %10s %10s\n", "backend", "total_ms", "prep_ms", "h_ms",
+               "msm_ms", "b_g2_ms", "epi_ms", "device_ms", "key_ms");
         for (int b = 0; b < nb; b++) {
             backend_result *r = &res[b];
-            printf("%-8s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", r->name,
+            printf("%-8s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", r->name,
                    cuzk_median(r->total, (size_t)r->runs), cuzk_median(r->prep, (size_t)r->runs), cuzk_median(r->h, (size_t)r->runs),
-                   cuzk_median(r->msm, (size_t)r->runs), cuzk_median(r->b2, (size_t)r->runs), cuzk_median(r->epi, (size_t)r->runs), r->key_ms);
+                   cuzk_median(r->msm, (size_t)r->runs), cuzk_median(r->b2, (size_t)r->runs), cuzk_median(r->epi, (size_t)r->runs),
+                   cuzk_median(r->dev, (size_t)r->runs), r->key_ms);
         }
         if (same >= 0)
             printf("gpu and cpu proofs (fixed r, s): %s\n", same ? "identical" : "DIFFERENT");
         if (json) {
-            printf("{\"workload\":\"porep-%u\",\"partitions\":%zu,\"seed\":%llu,\"runs\":%d", k, parts,
-                   (unsigned long long)seed, runs);
+            printf("{\"workload\":\"porep-%u\",\"partitions\":%zu,\"seed\":%llu,\"runs\":%d,\"devices\":%u", k, parts,
+                   (unsigned long long)seed, runs, ndev);
             for (int b = 0; b < nb; b++) {
                 backend_result *r = &res[b];
                 printf(",\"%s\":{\"total_ms\":%.1f,\"prep_ms\":%.1f,\"h_ms\":%.1f,\"msm_ms\":%.1f,"
-                       "\"b_g2_ms\":%.1f,\"epilogue_ms\":%.1f,\"key_ms\":%.1f}",
+                       "\"b_g2_ms\":%.1f,\"epilogue_ms\":%.1f,\"device_ms\":%.1f,\"key_ms\":%.1f}",
                        r->name, cuzk_median(r->total, (size_t)r->runs), cuzk_median(r->prep, (size_t)r->runs), cuzk_median(r->h, (size_t)r->runs),
-                       cuzk_median(r->msm, (size_t)r->runs), cuzk_median(r->b2, (size_t)r->runs), cuzk_median(r->epi, (size_t)r->runs), r->key_ms);
+                       cuzk_median(r->msm, (size_t)r->runs), cuzk_median(r->b2, (size_t)r->runs), cuzk_median(r->epi, (size_t)r->runs),
+                       cuzk_median(r->dev, (size_t)r->runs), r->key_ms);
             }
             if (same >= 0)
                 printf(",\"identical\":%s", same ? "true" : "false");
