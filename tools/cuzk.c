@@ -36,6 +36,9 @@ static void usage(FILE *f)
             "  cuzk prove [--threads N] [-v] [--trusted] [--cache] [--filecoin proof.bin]\n"
             "             --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>\n"
             "      the same with bellman/bellperson (Filecoin) parameters for a circom circuit.\n"
+            "  cuzk prove [options] [--r1cs <circuit.r1cs>] <key> --batch DIR <w0.wtns> [w1.wtns ...]\n"
+            "      one proof per witness as one batch (the key loaded once; on a GPU the partitions\n"
+            "      pipeline and spread over the devices): DIR/proof-<i>.json, DIR/public-<i>.json.\n"
             "      --trusted skips the subgroup checks of the key's vectors; --cache keeps the\n"
             "      decoded key in key.params.cuzkcache; --filecoin also writes the 192-byte proof.\n"
             "  cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>\n"
@@ -53,48 +56,79 @@ static void usage(FILE *f)
             "  CUZK_BACKEND=cpu|gpu (default: the GPU when one answers), CUZK_B_G2=cpu (B_G2 on the CPU)\n");
 }
 
-/* cuzk prove --r1cs: pos = key.params, witness.wtns, proof.json, public.json. */
-static int prove_params(const char *r1cs, const char *const pos[4], unsigned pflags,
-                        const char *filecoin, const cuzk_prove_opts *opts, int verbose)
+static double mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* One proof per witness, as one batch through the prover (the key loaded once; on the GPU
+ * the partitions pipeline and spread over the devices). proofs[i] / publics[i]: the output
+ * paths of witness i. r1cs: a bellman .params key with its circuit, else a .zkey. */
+static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const char *filecoin,
+                       size_t nw, const char *const *wpaths, char *const *proofs,
+                       char *const *publics, const cuzk_prove_opts *opts, int verbose)
 {
     cuzk_params *p = NULL;
     cuzk_bellman_circuit *c = NULL;
-    cuzk_wtns *wt = NULL;
-    cuzk_proof proof;
+    cuzk_zkey *zk = NULL;
+    cuzk_wtns **wt = calloc(nw, sizeof *wt);
+    const cuzk_fr **ws = calloc(nw, sizeof *ws);
+    cuzk_proof *proof = calloc(nw, sizeof *proof);
     cuzk_prove_timings t;
-    struct timespec t0, t1;
     memset(&t, 0, sizeof t);
-    cuzk_err e = cuzk_bellman_circuit_load(&c, r1cs);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!wt || !ws || !proof) {
+        free(wt), free(ws), free(proof);
+        return fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
+    }
+    double t0 = mono_ms();
+    cuzk_err e = r1cs ? cuzk_bellman_circuit_load(&c, r1cs) : CUZK_OK;
     if (e == CUZK_OK)
-        e = cuzk_params_load(&p, pos[0], pflags);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double load_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    if (e == CUZK_OK)
-        e = cuzk_wtns_load(&wt, pos[1]);
+        e = r1cs ? cuzk_params_load(&p, key, pflags) : cuzk_zkey_load(&zk, key);
+    double load_ms = mono_ms() - t0;
+    size_t n_public = r1cs ? (c ? c->n_public : 0) : (zk ? zk->n_public : 0);
+    for (size_t i = 0; e == CUZK_OK && i < nw; i++)
+        if ((e = cuzk_wtns_load(&wt[i], wpaths[i])) == CUZK_OK)
+            ws[i] = wt[i]->w;
+    /* one length for the batch: a witness of another circuit is named here */
+    for (size_t i = 1; e == CUZK_OK && i < nw; i++)
+        if (wt[i]->n != wt[0]->n)
+            e = cuzk_error_set(CUZK_ESIZE, "%s: %zu values, but %s has %zu: not witnesses of one circuit",
+                               wpaths[i], (size_t)wt[i]->n, wpaths[0], (size_t)wt[0]->n);
     if (e == CUZK_OK) {
-        const cuzk_fr *w = wt->w;
-        e = cuzk_params_prove(&proof, &t, p, c, &w, 1, wt->n, opts);
+        e = r1cs ? cuzk_params_prove(proof, &t, p, c, ws, nw, wt[0]->n, opts)
+                 : cuzk_groth16_prove(proof, &t, zk, ws, nw, wt[0]->n, opts);
         if (e != CUZK_OK) {
             char why[600];
             snprintf(why, sizeof why, "%s", cuzk_error_detail());
-            if (!strncmp(why, "witness", 7)) /* name the witness file */
-                cuzk_error_set(e, "%s: %s", pos[1], why);
+            unsigned long wi = 0;
+            if (nw == 1 && !strncmp(why, "witness", 7)) /* name the witness file */
+                cuzk_error_set(e, "%s: %s", wpaths[0], why);
+            else if (sscanf(why, "witness %lu of", &wi) == 1 && wi < nw)
+                cuzk_error_set(e, "%s: %s", wpaths[wi], why);
         }
     }
-    if (e == CUZK_OK)
-        e = cuzk_proof_write_json(pos[2], &proof);
-    if (e == CUZK_OK)
-        e = cuzk_public_write_json(pos[3], wt->w + 1, c->n_public);
+    for (size_t i = 0; e == CUZK_OK && i < nw; i++) {
+        e = cuzk_proof_write_json(proofs[i], &proof[i]);
+        if (e == CUZK_OK)
+            e = cuzk_public_write_json(publics[i], ws[i] + 1, n_public);
+    }
     if (e == CUZK_OK && filecoin)
-        e = cuzk_proof_write_filecoin(filecoin, &proof);
+        e = cuzk_proof_write_filecoin(filecoin, &proof[0]);
     if (e == CUZK_OK && verbose)
         fprintf(stderr,
-                "cuzk prove: key load %.1f ms; total %.1f ms (prep %.1f, H %.1f, msm %.1f, b_g2 "
-                "%.1f overlapped, epilogue %.1f) bellman domain 2^%u, %u vars, %u threads\n",
-                load_ms, t.total_ms, t.prep_ms, t.h_ms, t.msm_ms, t.b_g2_ms, t.epilogue_ms,
-                c->log2_domain, c->n_vars, opts->nthreads ? opts->nthreads : cuzk_parallel_threads());
-    cuzk_wtns_free(wt);
+                "cuzk prove: key load %.1f ms; %zu proof%s in %.1f ms (prep %.1f, H %.1f, msm %.1f, "
+                "b_g2 %.1f overlapped, epilogue %.1f; device held %.1f ms) %s domain 2^%u, %u vars, "
+                "%u threads\n",
+                load_ms, nw, nw == 1 ? "" : "s", t.total_ms, t.prep_ms, t.h_ms, t.msm_ms, t.b_g2_ms,
+                t.epilogue_ms, t.device_ms, r1cs ? "bellman" : "snarkjs",
+                r1cs ? c->log2_domain : zk->log2_domain, r1cs ? c->n_vars : zk->n_vars,
+                opts->nthreads ? opts->nthreads : cuzk_parallel_threads());
+    for (size_t i = 0; i < nw; i++)
+        cuzk_wtns_free(wt[i]);
+    free(wt), free(ws), free(proof);
+    cuzk_zkey_free(zk);
     cuzk_params_free(p);
     cuzk_bellman_circuit_free(c);
     return e == CUZK_OK ? 0 : fail("prove", e);
@@ -108,12 +142,14 @@ static bool ends_with(const char *s, const char *suffix)
 
 static int cmd_prove(int argc, char **argv)
 {
-    const char *pos[4];
+    const char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int npos = 0, verbose = 0;
     unsigned threads = 0;
     const char *test_rs[2] = {NULL, NULL};
-    const char *r1cs = NULL, *filecoin = NULL;
+    const char *r1cs = NULL, *filecoin = NULL, *batch = NULL;
     unsigned pflags = 0;
+    if (!pos)
+        return fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) {
             verbose = 1;
@@ -121,6 +157,8 @@ static int cmd_prove(int argc, char **argv)
             r1cs = argv[++i];
         } else if (!strcmp(argv[i], "--filecoin") && i + 1 < argc) {
             filecoin = argv[++i];
+        } else if (!strcmp(argv[i], "--batch") && i + 1 < argc) {
+            batch = argv[++i];
         } else if (!strcmp(argv[i], "--trusted")) {
             pflags |= CUZK_PARAMS_TRUSTED;
         } else if (!strcmp(argv[i], "--cache")) {
@@ -129,6 +167,7 @@ static int cmd_prove(int argc, char **argv)
             long t = strtol(argv[++i], NULL, 10);
             if (t < 1 || t > 4096) {
                 fprintf(stderr, "cuzk prove: --threads takes a number from 1 to 4096\n");
+                free(pos);
                 return 2;
             }
             threads = (unsigned)t;
@@ -138,15 +177,17 @@ static int cmd_prove(int argc, char **argv)
             test_rs[1] = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "cuzk prove: unknown option '%s'\n", argv[i]);
+            free(pos);
             return 2;
-        } else if (npos < 4) {
-            pos[npos++] = argv[i];
         } else {
-            npos++;
+            pos[npos++] = argv[i];
         }
     }
-    if (npos != 4) {
+    if (batch ? (npos < 2 || filecoin) : npos != 4) {
+        if (batch && filecoin)
+            fprintf(stderr, "cuzk prove: --filecoin writes one proof; not with --batch\n");
         usage(stderr);
+        free(pos);
         return 2;
     }
     if (threads)
@@ -157,49 +198,42 @@ static int cmd_prove(int argc, char **argv)
     if (test_rs[0]) {
         if (cuzk_fr_from_dec(&tr, test_rs[0]) != CUZK_OK || cuzk_fr_from_dec(&ts, test_rs[1]) != CUZK_OK) {
             fprintf(stderr, "cuzk prove: --test-fixed-rs takes two decimal values below r\n");
+            free(pos);
             return 2;
         }
         opts.test_r = &tr;
         opts.test_s = &ts;
     }
-    if (r1cs)
-        return prove_params(r1cs, pos, pflags, filecoin, &opts, verbose);
-
-    cuzk_zkey *zk = NULL;
-    cuzk_wtns *wt = NULL;
-    cuzk_err e = cuzk_zkey_load(&zk, pos[0]);
-    if (e != CUZK_OK)
-        return fail("prove", e);
-    e = cuzk_wtns_load(&wt, pos[1]);
-    if (e != CUZK_OK) {
-        cuzk_zkey_free(zk);
-        return fail("prove", e);
+    size_t nw = batch ? (size_t)npos - 1 : 1;
+    char **proofs = calloc(nw, sizeof *proofs), **publics = calloc(nw, sizeof *publics);
+    int rc = 2;
+    bool ok = proofs && publics;
+    for (size_t i = 0; ok && i < nw; i++) {
+        if (batch) {
+            size_t len = strlen(batch) + 32;
+            proofs[i] = malloc(len);
+            publics[i] = malloc(len);
+            ok = proofs[i] && publics[i];
+            if (ok) {
+                snprintf(proofs[i], len, "%s/proof-%zu.json", batch, i);
+                snprintf(publics[i], len, "%s/public-%zu.json", batch, i);
+            }
+        } else {
+            proofs[i] = strdup(pos[2]);
+            publics[i] = strdup(pos[3]);
+            ok = proofs[i] && publics[i];
+        }
     }
-    cuzk_proof proof;
-    cuzk_prove_timings t;
-    const cuzk_fr *w = wt->w;
-    e = cuzk_groth16_prove(&proof, &t, zk, &w, 1, wt->n, &opts);
-    if (e != CUZK_OK) {
-        char why[600];
-        snprintf(why, sizeof why, "%s", cuzk_error_detail());
-        if (!strncmp(why, "witness", 7)) /* name the witness file */
-            cuzk_error_set(e, "%s: %s", pos[1], why);
-        goto out;
+    if (ok)
+        rc = prove_batch(pos[0], r1cs, pflags, filecoin, nw, pos + 1, proofs, publics, &opts, verbose);
+    else
+        rc = fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
+    for (size_t i = 0; i < nw; i++) {
+        free(proofs ? proofs[i] : NULL);
+        free(publics ? publics[i] : NULL);
     }
-    if ((e = cuzk_proof_write_json(pos[2], &proof)) != CUZK_OK)
-        goto out;
-    if ((e = cuzk_public_write_json(pos[3], cuzk_groth16_public(zk, w), zk->n_public)) != CUZK_OK)
-        goto out;
-    if (verbose)
-        fprintf(stderr,
-                "cuzk prove: total %.1f ms (prep %.1f, H %.1f, msm %.1f, b_g2 %.1f overlapped, "
-                "epilogue %.1f) domain 2^%u, %u vars, %u threads\n",
-                t.total_ms, t.prep_ms, t.h_ms, t.msm_ms, t.b_g2_ms, t.epilogue_ms, zk->log2_domain,
-                zk->n_vars, threads ? threads : cuzk_parallel_threads());
-out:
-    cuzk_wtns_free(wt);
-    cuzk_zkey_free(zk);
-    return e == CUZK_OK ? 0 : fail("prove", e);
+    free(proofs), free(publics), free(pos);
+    return rc;
 }
 
 static int cmd_verify(int argc, char **argv)
