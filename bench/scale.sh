@@ -1,10 +1,16 @@
 #!/bin/bash
 # Real keys and proofs at scale, end to end, with the time and peak host memory of each step:
-#   cuzk gen (porep profile, domain 2^K, P partitions) -> cuzk setup (.zkey and .params)
-#   -> cuzk prove of every partition with each key -> cuzk verify, and snarkjs groth16 verify
-#   when snarkjs is installed (tests/js). Prints a table last.
+#   cuzk gen (porep profile, domain 2^K, P partitions) -> cuzk setup (.zkey and/or .params)
+#   -> cuzk prove --batch of the P partitions with each key -> cuzk verify of every proof, and
+#   snarkjs groth16 verify when snarkjs is installed (tests/js). Prints a table last.
 #   K=20 P=1 FORMATS="zkey params" BUILD=build WORK=/tmp/cuzk-scale bash bench/scale.sh
+#   PARAMS_FLAGS="--trusted"  flags for proving with the .params key (skip subgroup checks
+#                             of a key made by this script, or --cache)
+#   KEEP=DIR                  copy the verification keys, proofs and public inputs there
+#                             (to check them with snarkjs on another machine)
+#   CLEAN=1                   delete each key after its proofs (disk: 2^26 keys are tens of GB)
 # Extra environment reaches the programs (CUZK_BACKEND, CUZK_THREADS, CUZK_B_G2, ...).
+# With nvidia-smi present, the peak device memory in use during each step is shown too.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 K=${K:-20}; P=${P:-1}; FORMATS=${FORMATS:-zkey params}
@@ -14,44 +20,59 @@ SNARKJS=$ROOT/tests/js/node_modules/.bin/snarkjs
 mkdir -p "$W"
 rows=()
 fail=0
-# step NAME cmd...: runs it under /usr/bin/time, records wall seconds and peak RSS
+have_smi=0; command -v nvidia-smi >/dev/null && have_smi=1
+# step NAME cmd...: runs it under /usr/bin/time, records wall seconds, peak RSS and (with a
+# GPU) the peak device memory in use
 step() {
     local name=$1; shift
-    local t0 t1
+    local t0 t1 smi_pid=""
     t0=$(date +%s.%N)
+    if [ $have_smi = 1 ]; then
+        nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$W/smi" 2>/dev/null &
+        smi_pid=$!
+    fi
     /usr/bin/time -f "%M" -o "$W/rss" "$@" >"$W/$name.log" 2>&1
     local rc=$?
     t1=$(date +%s.%N)
+    local dev="-"
+    if [ -n "$smi_pid" ]; then
+        kill "$smi_pid" 2>/dev/null; wait "$smi_pid" 2>/dev/null
+        dev=$(sort -n "$W/smi" | tail -1); dev=$(echo "scale=2; ${dev:-0} / 1024" | bc)
+    fi
     local rss; rss=$(tail -1 "$W/rss")
-    rows+=("$(printf '%-28s %6s %10.2f %10.2f' "$name" "$rc" "$(echo "$t1 - $t0" | bc)" "$(echo "$rss / 1048576" | bc -l)")")
+    rows+=("$(printf '%-24s %4s %10.2f %10.2f %10s' "$name" "$rc" "$(echo "$t1 - $t0" | bc)" "$(echo "$rss / 1048576" | bc -l)" "$dev")")
     [ $rc -eq 0 ] || { fail=1; echo "step $name failed (rc $rc):"; tail -5 "$W/$name.log"; }
     return $rc
 }
 
 step gen "$B/cuzk" gen --domain "$K" --partitions "$P" --profile porep -o "$W/circuit"
+wits=(); for ((p = 0; p < P; p++)); do wits+=("$W/circuit/witness-$p.wtns"); done
+[ -n "${KEEP:-}" ] && mkdir -p "$KEEP"
 for f in $FORMATS; do
     key=$W/key.$f
-    step "setup.$f" "$B/cuzk" setup "$W/circuit/circuit.r1cs" "$key" || continue
+    step "setup.$f" "$B/cuzk" setup -v "$W/circuit/circuit.r1cs" "$key" || continue
+    grep -E "setup: (backend|total|H|A|B|L|C|IC)" "$W/setup.$f.log" | head -12
     step "export-vk.$f" "$B/cuzk" export vk "$key" "$W/vk.$f.json" || continue
+    mkdir -p "$W/out.$f"
+    extra=(); [ "$f" = params ] && extra=(--r1cs "$W/circuit/circuit.r1cs" ${PARAMS_FLAGS:-})
+    step "prove-batch.$f" "$B/cuzk" prove -v "${extra[@]}" "$key" --batch "$W/out.$f" "${wits[@]}" || continue
+    grep -h "cuzk prove:" "$W/prove-batch.$f.log" | tail -2
     for ((p = 0; p < P; p++)); do
-        wt=$W/circuit/witness-$p.wtns
-        if [ "$f" = zkey ]; then
-            step "prove.$f.$p" "$B/cuzk" prove -v "$key" "$wt" "$W/proof.$f.$p.json" "$W/public.$f.$p.json"
-        else
-            step "prove.$f.$p" "$B/cuzk" prove -v --r1cs "$W/circuit/circuit.r1cs" "$key" "$wt" \
-                "$W/proof.$f.$p.json" "$W/public.$f.$p.json"
-        fi || continue
-        grep -h "cuzk prove:" "$W/prove.$f.$p.log" | tail -2
-        step "verify.$f.$p" "$B/cuzk" verify "$W/vk.$f.json" "$W/public.$f.$p.json" "$W/proof.$f.$p.json"
+        step "verify.$f.$p" "$B/cuzk" verify "$W/vk.$f.json" "$W/out.$f/public-$p.json" "$W/out.$f/proof-$p.json"
         if [ -x "$SNARKJS" ]; then
-            step "snarkjs-verify.$f.$p" "$SNARKJS" groth16 verify "$W/vk.$f.json" "$W/public.$f.$p.json" \
-                "$W/proof.$f.$p.json"
-            grep -q "OK" "$W/snarkjs-verify.$f.$p.log" || { fail=1; echo "snarkjs rejected proof.$f.$p"; }
+            step "snarkjs-verify.$f.$p" "$SNARKJS" groth16 verify "$W/vk.$f.json" "$W/out.$f/public-$p.json" \
+                "$W/out.$f/proof-$p.json"
+            grep -q "OK" "$W/snarkjs-verify.$f.$p.log" || { fail=1; echo "snarkjs rejected proof $p ($f)"; }
         fi
+        [ -n "${KEEP:-}" ] && cp "$W/out.$f/public-$p.json" "$KEEP/public.$f.$p.json" && cp "$W/out.$f/proof-$p.json" "$KEEP/proof.$f.$p.json"
     done
+    [ -n "${KEEP:-}" ] && cp "$W/vk.$f.json" "$KEEP/"
+    ls -la "$key" | awk '{print $5, $9}' >> "$W/sizes.txt"
+    [ -n "${CLEAN:-}" ] && rm -f "$key"
 done
-ls -la "$W/circuit" "$W"/key.* 2>/dev/null | awk '{print $5, $9}' | grep -v "^ *$" > "$W/sizes.txt"
+ls -la "$W/circuit" | awk '$9 != "." && $9 != ".." && NF >= 9 {print $5, $9}' >> "$W/sizes.txt"
 echo "== scale K=$K P=$P ($(nproc) CPUs) in $W"
-printf '%-28s %6s %10s %10s\n' step rc seconds peak_GiB
+cat "$W/sizes.txt"
+printf '%-24s %4s %10s %10s %10s\n' step rc seconds peak_GiB device_GiB
 printf '%s\n' "${rows[@]}"
 exit $fail
