@@ -38,20 +38,6 @@ static void fixture(const char *name)
     cuzk_proof pc[2], pg[2];
     cuzk_prove_opts oc = {.backend = CUZK_BACKEND_CPU, .test_r = &r, .test_s = &s};
     cuzk_prove_opts og = {.backend = CUZK_BACKEND_GPU, .test_r = &r, .test_s = &s};
-    cuzk_gpu_key *keys[4] = {NULL};
-    unsigned ndev = cuzk_gpu_prover_devices();
-    for (unsigned d = 0; d < nkeys && d < 4; d++) {
-        if (mixed_b2 && d == 0)
-            setenv("CUZK_B_G2", "cpu", 1);
-        CHECK_EQ_ERR(cuzk_gpu_key_from_view(&keys[d], cuzk_porep_view(w), (int)(d % ndev)),
-                     CUZK_OK);
-        if (mixed_b2 && d == 0)
-            unsetenv("CUZK_B_G2");
-    }
-    if (nkeys) {
-        og.gpu_keys = keys;
-        og.n_gpu_keys = nkeys;
-    }
     CHECK_EQ_ERR(cuzk_groth16_prove(pc, NULL, zk, ws, 2, wt->n, &oc), CUZK_OK);
     CHECK_EQ_ERR(cuzk_groth16_prove(pg, NULL, zk, ws, 2, wt->n, &og), CUZK_OK);
     CHECK(proof_eq(&pc[0], &pg[0]) && proof_eq(&pc[1], &pg[1]));
@@ -87,6 +73,20 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2)
     cuzk_proof *pc = calloc(parts, sizeof *pc), *pg = calloc(parts, sizeof *pg);
     cuzk_prove_opts oc = {.backend = CUZK_BACKEND_CPU, .test_r = &r, .test_s = &s};
     cuzk_prove_opts og = {.backend = CUZK_BACKEND_GPU, .test_r = &r, .test_s = &s};
+    cuzk_gpu_key *keys[4] = {NULL};
+    unsigned ndev = cuzk_gpu_prover_devices();
+    for (unsigned k2 = 0; k2 < nkeys && k2 < 4; k2++) {
+        if (mixed_b2 && k2 == 0)
+            setenv("CUZK_B_G2", "cpu", 1);
+        CHECK_EQ_ERR(cuzk_gpu_key_from_view(&keys[k2], cuzk_porep_view(w), (int)(k2 % ndev)),
+                     CUZK_OK);
+        if (mixed_b2 && k2 == 0)
+            unsetenv("CUZK_B_G2");
+    }
+    if (nkeys) {
+        og.gpu_keys = keys;
+        og.n_gpu_keys = nkeys;
+    }
     cuzk_pending *p = NULL;
     CHECK_EQ_ERR(cuzk_groth16_prove_start_view(&p, cuzk_porep_view(w), cuzk_porep_witnesses(w), parts,
                                                cuzk_porep_witness_len(w), &oc), CUZK_OK);
@@ -103,8 +103,8 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2)
         CHECK(proof_eq(&pc[j], &pg[j]));
     printf("porep-%u x%zu%s: gpu == cpu\n", k, parts,
            nkeys ? (mixed_b2 ? " on several keys, B_G2 mixed" : " on several keys") : "");
-    for (unsigned d = 0; d < 4; d++)
-        cuzk_groth16_gpu_key_free(keys[d]);
+    for (unsigned k2 = 0; k2 < 4; k2++)
+        cuzk_groth16_gpu_key_free(keys[k2]);
     free(pc);
     free(pg);
     cuzk_porep_free(w);
