@@ -8,7 +8,11 @@ BUILD=${BUILD:-$ROOT/build-cuda}
 D=$ROOT/.gpu-deps
 mkdir -p "$D/bin" "$D/lib"
 grep -qx '/.gpu-deps/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.gpu-deps/' >> "$ROOT/.git/info/exclude"
-for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD/cuzk-bench" "$BUILD/cuzk" "$BUILD/cuzk-daemon"; do
+rm -rf "$D/bin" "$D/lib" "$D/pack.tgz"
+mkdir -p "$D/bin" "$D/lib"
+for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD/tests/gpu/test_gpu_setup" \
+         "$BUILD/cuzk-bench" "$BUILD/cuzk" "$BUILD/cuzk-daemon"; do
+    [ -x "$b" ] || { echo "device_pack.sh: $b is not built" >&2; exit 1; }
     cp "$b" "$D/bin/"
     ldd "$b" | awk '/=> \// {print $3}' | while read -r lib; do
         case "$(basename "$lib")" in
@@ -17,4 +21,6 @@ for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD
         esac
     done
 done
+# the carry limit is 64 MiB: ship one compressed archive (device_round.sh unpacks it)
+tar czf "$D.pack.tgz" -C "$D" bin lib && rm -rf "$D/bin" "$D/lib" && mv "$D.pack.tgz" "$D/pack.tgz"
 du -sh "$D"

@@ -12,6 +12,9 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 D=${GPU_DEPS:-$ROOT/.gpu-deps}
+if [ -f "$D/pack.tgz" ]; then # bench/device_pack.sh's archive
+    mkdir -p /tmp/gpu-deps && tar xzf "$D/pack.tgz" -C /tmp/gpu-deps && D=/tmp/gpu-deps
+fi
 OUT=${OUT:-/tmp/round-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -97,5 +100,27 @@ if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
         >"$OUT/sanitizer.log" 2>&1; rc=$?
     summary+=("compute-sanitizer memcheck test_gpu_groth16 rc=$rc: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
 fi
+if [ -n "${ROUND_SETUP:-}" ]; then
+    # GPU fixed-base setup against the CPU (points, whole keys, proofs from GPU-made keys)
+    t0=$(date +%s)
+    timeout ${SETUP_TIMEOUT:-240} "$D/bin/test_gpu_setup" >"$OUT/test_gpu_setup.log" 2>&1; rc=$?
+    summary+=("test_gpu_setup rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_setup.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+    grep -iE "fail|ms" "$OUT/test_gpu_setup.log" | head -20
+fi
+
+if [ -n "${ROUND_SCALE_K:-}" ]; then
+    # issue 6: real setup + proofs at scale (bench/scale.sh), proofs kept for snarkjs here
+    for k in $ROUND_SCALE_K; do
+        t0=$(date +%s)
+        K=$k P=${ROUND_SCALE_P:-1} FORMATS="${ROUND_SCALE_FORMATS:-zkey}" BUILD=$D/bin WORK=/tmp/scale-$k \
+            KEEP=$OUT/scale-$k CLEAN=1 PARAMS_FLAGS="${ROUND_SCALE_PARAMS_FLAGS:---trusted}" CUZK_BACKEND=gpu \
+            timeout ${SCALE_TIMEOUT:-400} bash "$ROOT/bench/scale.sh" >"$OUT/scale-$k.log" 2>&1; rc=$?
+        summary+=("scale K=$k P=${ROUND_SCALE_P:-1}: rc=$rc ($(( $(date +%s) - t0 )) s)")
+        sed -n '/^== scale/,$p' "$OUT/scale-$k.log"
+        grep -h "cuzk prove:\|setup: " "$OUT/scale-$k.log" | head -20
+        rm -rf /tmp/scale-$k
+    done
+fi
+
 echo "== summary"
 printf '%s\n' "${summary[@]}"
