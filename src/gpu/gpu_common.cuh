@@ -752,7 +752,10 @@ template <class F> __device__ __forceinline__ void xyzz_dbl(xyzz_t<F> &r, const 
 /* acc += (x, y), an affine point that is not infinity (madd-2008-s):
  * U2 = x ZZ, S2 = y ZZZ, P = U2 - X, R = S2 - Y, PP = P^2, PPP = P PP, Q = X PP,
  * X3 = R^2 - PPP - 2Q, Y3 = R(Q - X3) - Y PPP, ZZ3 = ZZ PP, ZZZ3 = ZZZ PPP.
- * P = 0: the same x, so doubling (R = 0) or infinity (R != 0, the negative). */
+ * P = 0: the same x, so doubling (R = 0) or infinity (R != 0, the negative). The order
+ * keeps few values live (ZZ and ZZZ are updated as soon as PP and PPP exist, Y PPP is
+ * formed before X3): registers bound the MSM kernels (msm_accumulate_kernel<fp_t> then fits
+ * 168 registers without spills). */
 template <class F>
 __device__ __forceinline__ void xyzz_add_affine(xyzz_t<F> &acc, const F &x, const F &y)
 {
@@ -763,10 +766,8 @@ __device__ __forceinline__ void xyzz_add_affine(xyzz_t<F> &acc, const F &x, cons
         acc.zzz = acc.zz;
         return;
     }
-    F u2 = fe_mul(x, acc.zz);
-    F s2 = fe_mul(y, acc.zzz);
-    F p = fe_sub(u2, acc.x);
-    F r = fe_sub(s2, acc.y);
+    const F p = fe_sub(fe_mul(x, acc.zz), acc.x);
+    const F r = fe_sub(fe_mul(y, acc.zzz), acc.y);
     if (fe_is_zero(p)) {
         if (fe_is_zero(r))
             xyzz_dbl_affine(acc, x, y);
@@ -774,15 +775,14 @@ __device__ __forceinline__ void xyzz_add_affine(xyzz_t<F> &acc, const F &x, cons
             xyzz_set_inf(acc);
         return;
     }
-    F pp = fe_sqr(p);
-    F ppp = fe_mul(p, pp);
-    F q = fe_mul(acc.x, pp);
-    F x3 = fe_sub(fe_sub(fe_sqr(r), ppp), fe_dbl(q));
-    F y3 = fe_sub(fe_mul(r, fe_sub(q, x3)), fe_mul(acc.y, ppp));
+    const F pp = fe_sqr(p);
     acc.zz = fe_mul(acc.zz, pp);
+    const F ppp = fe_mul(p, pp);
     acc.zzz = fe_mul(acc.zzz, ppp);
-    acc.x = x3;
-    acc.y = y3;
+    const F q = fe_mul(acc.x, pp);
+    const F yppp = fe_mul(acc.y, ppp);
+    acc.x = fe_sub(fe_sub(fe_sqr(r), ppp), fe_dbl(q));
+    acc.y = fe_sub(fe_mul(r, fe_sub(q, acc.x)), yppp);
 }
 
 /* acc += b (add-2008-s): U1 = X1 ZZ2, U2 = X2 ZZ1, S1 = Y1 ZZZ2, S2 = Y2 ZZZ1, P = U2 - U1,
@@ -796,12 +796,10 @@ template <class F> __device__ __forceinline__ void xyzz_add(xyzz_t<F> &acc, cons
         acc = b;
         return;
     }
-    F u1 = fe_mul(acc.x, b.zz);
-    F u2 = fe_mul(b.x, acc.zz);
-    F s1 = fe_mul(acc.y, b.zzz);
-    F s2 = fe_mul(b.y, acc.zzz);
-    F p = fe_sub(u2, u1);
-    F r = fe_sub(s2, s1);
+    const F u1 = fe_mul(acc.x, b.zz);
+    const F s1 = fe_mul(acc.y, b.zzz);
+    const F p = fe_sub(fe_mul(b.x, acc.zz), u1);
+    const F r = fe_sub(fe_mul(b.y, acc.zzz), s1);
     if (fe_is_zero(p)) {
         if (fe_is_zero(r))
             xyzz_dbl(acc, acc);
@@ -809,15 +807,15 @@ template <class F> __device__ __forceinline__ void xyzz_add(xyzz_t<F> &acc, cons
             xyzz_set_inf(acc);
         return;
     }
-    F pp = fe_sqr(p);
-    F ppp = fe_mul(p, pp);
-    F q = fe_mul(u1, pp);
-    F x3 = fe_sub(fe_sub(fe_sqr(r), ppp), fe_dbl(q));
-    F y3 = fe_sub(fe_mul(r, fe_sub(q, x3)), fe_mul(s1, ppp));
+    /* the same order as xyzz_add_affine: few live values */
+    const F pp = fe_sqr(p);
     acc.zz = fe_mul(fe_mul(acc.zz, b.zz), pp);
+    const F ppp = fe_mul(p, pp);
     acc.zzz = fe_mul(fe_mul(acc.zzz, b.zzz), ppp);
-    acc.x = x3;
-    acc.y = y3;
+    const F q = fe_mul(u1, pp);
+    const F s1ppp = fe_mul(s1, ppp);
+    acc.x = fe_sub(fe_sub(fe_sqr(r), ppp), fe_dbl(q));
+    acc.y = fe_sub(fe_mul(r, fe_sub(q, acc.x)), s1ppp);
 }
 
 /* ---- device selection helper ---- */

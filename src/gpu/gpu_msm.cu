@@ -171,8 +171,12 @@ __device__ __forceinline__ void msm_add_base(xyzz_t<F> &acc, const aff_t<F> *__r
     xyzz_add_affine(acc, p.x, (v & MSM_SIGN) ? fe_neg(p.y) : p.y);
 }
 
-template <class F>
-__global__ void __launch_bounds__(MSM_ACC_THREADS)
+/* MINB: blocks per SM that the register allocation must allow (__launch_bounds__). For G1,
+ * 3 gives 168 registers without spills (12 warps per SM); 1 leaves ptxas free (about 190
+ * registers, 8 warps), 4 forces 128 registers with some spills (16 warps).
+ * CUZK_GPU_MSM_ACC_MINB=1|3|4 picks one at run time (tuning aid; default 3; msm_acc). */
+template <class F, int MINB>
+__global__ void __launch_bounds__(MSM_ACC_THREADS, MINB)
 msm_accumulate_kernel(xyzz_t<F> *buckets, xyzz_t<F> *partials, uint32_t *pkeys,
                       const uint32_t *__restrict__ keys, const uint32_t *__restrict__ vals,
                       const aff_t<F> *__restrict__ bases, size_t npairs, size_t L,
@@ -483,6 +487,52 @@ static cuzk_err msm_reduce_all(cuzk_gpu_msm *m, xyzz_t<F> *out, const xyzz_t<F> 
     return CUZK_OK;
 }
 
+/* Launches msm_accumulate_kernel. G1 picks its blocks-per-SM bound from
+ * CUZK_GPU_MSM_ACC_MINB (1, 3 or 4; default 3); G2 always uses 1 (its points need all the
+ * registers), so only G1 has the three instantiations. */
+static int msm_acc_minb_g1(void)
+{
+    static int v = -1;
+    if (__atomic_load_n(&v, __ATOMIC_RELAXED) < 0) {
+        const char *e = getenv("CUZK_GPU_MSM_ACC_MINB");
+        int x = e ? atoi(e) : 3;
+        if (x != 1 && x != 4)
+            x = 3;
+        __atomic_store_n(&v, x, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(&v, __ATOMIC_RELAXED);
+}
+
+#define MSM_ACC_ARGS                                                                      \
+    xyzz_t<F> *buckets, xyzz_t<F> *partials, uint32_t *pkeys, const uint32_t *keys,       \
+        const uint32_t *vals, const aff_t<F> *bases, size_t npairs, size_t L, size_t nseg, \
+        uint32_t sentinel
+#define MSM_ACC_PASS buckets, partials, pkeys, keys, vals, bases, npairs, L, nseg, sentinel
+template <class F> struct msm_acc {
+    static void launch(unsigned blocks, cudaStream_t st, MSM_ACC_ARGS)
+    {
+        msm_accumulate_kernel<F, 1><<<blocks, MSM_ACC_THREADS, 0, st>>>(MSM_ACC_PASS);
+    }
+};
+template <> struct msm_acc<fp_t> {
+    typedef fp_t F;
+    static void launch(unsigned blocks, cudaStream_t st, MSM_ACC_ARGS)
+    {
+        switch (msm_acc_minb_g1()) {
+        case 1:
+            msm_accumulate_kernel<F, 1><<<blocks, MSM_ACC_THREADS, 0, st>>>(MSM_ACC_PASS);
+            break;
+        case 4:
+            msm_accumulate_kernel<F, 4><<<blocks, MSM_ACC_THREADS, 0, st>>>(MSM_ACC_PASS);
+            break;
+        default:
+            msm_accumulate_kernel<F, 3><<<blocks, MSM_ACC_THREADS, 0, st>>>(MSM_ACC_PASS);
+        }
+    }
+};
+#undef MSM_ACC_ARGS
+#undef MSM_ACC_PASS
+
 /* Pippenger over nt terms whose pairs the digit pass builds from the scalars already on the
  * device in m->scal (idx: device index list or NULL, see msm_digits_kernel); *res gets
  * sum_w 2^(c w) R_w. The scalar copy is done by the caller (recorded in the profile as
@@ -568,8 +618,8 @@ static cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, co
     }
     xyzz_t<F> *partials = reinterpret_cast<xyzz_t<F> *>(m->partials);
     const aff_t<F> *bases = reinterpret_cast<const aff_t<F> *>(m->bases);
-    msm_accumulate_kernel<F><<<gpu_blocks(nseg, MSM_ACC_THREADS), MSM_ACC_THREADS, 0, st>>>(
-        buckets, partials, m->pkeys, skeys, svals, bases, npairs, L, nseg, sentinel);
+    msm_acc<F>::launch(gpu_blocks(nseg, MSM_ACC_THREADS), st, buckets, partials, m->pkeys, skeys,
+                       svals, bases, npairs, L, nseg, sentinel);
     GPU_CHECK_LAUNCH(msm_accumulate_kernel);
     MSM_MARK();
     msm_partials_kernel<F><<<gpu_blocks(2 * nseg, 128), 128, 0, st>>>(buckets, partials, m->pkeys,
