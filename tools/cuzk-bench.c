@@ -3,6 +3,8 @@
  *   cuzk-bench micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing ops
  *   cuzk-bench porep ...   the synthetic porep-k workload (src/bench/porep_cli.c)
  *   cuzk-bench kernels ... CPU and GPU NTT and MSM side by side (src/bench/kernels_cli.c)
+ *   cuzk-bench scale ...   real setup in memory + real proofs that verify, per stage, with
+ *                          peak host memory (src/bench/scale_cli.c)
  *   cuzk-bench single|batch|status|metrics|health|preload|evict ...   a cuzk-daemon's client, or
  *       the library in this process (--in-process); see tools/bench/ and --help
  */
@@ -21,6 +23,8 @@
 int cuzk_bench_porep(int argc, char **argv);
 /* cuzk-bench kernels (src/bench/kernels_cli.c): CPU and GPU NTT and MSM side by side. */
 int cuzk_bench_kernels(int argc, char **argv);
+/* cuzk-bench scale (src/bench/scale_cli.c): setup in memory, batch proof, verification. */
+int cuzk_bench_scale(int argc, char **argv);
 
 static double now_ns(void)
 {
@@ -183,7 +187,10 @@ static void usage(FILE *f)
                "  porep [-k K] [-p PARTITIONS] [--runs N] [--backend cpu|gpu|both|auto] [--json]\n"
                "                                   whole proofs on the synthetic porep-k workload, per stage\n"
                "  kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]\n"
-               "                                   Fr NTT and G1 MSM of 2^K, CPU and GPU side by side\n");
+               "                                   Fr NTT and G1 MSM of 2^K, CPU and GPU side by side\n"
+               "  scale --r1cs C.r1cs --witness W.wtns... [--format params|zkey] [--out DIR] [--runs N] [--json]\n"
+               "                                   setup in memory (key never written), one batch proof,\n"
+               "                                   verification; time and peak RSS per stage (scale -h)\n");
     bench_usage_cmds(f);
 }
 
@@ -199,6 +206,8 @@ int main(int argc, char **argv)
         return cuzk_bench_porep(argc - 2, argv + 2);
     if (!strcmp(argv[1], "kernels"))
         return cuzk_bench_kernels(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "scale"))
+        return cuzk_bench_scale(argc - 2, argv + 2);
     static const struct {
         const char *name;
         int (*fn)(int, char **);
