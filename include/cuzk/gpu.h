@@ -25,6 +25,7 @@
 #include "cuzk/ec.h"
 #include "cuzk/error.h"
 #include "cuzk/ff.h"
+#include "cuzk/io.h"
 #include "cuzk/msm.h"
 
 #ifdef __cplusplus
@@ -102,6 +103,26 @@ cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool inverse) CU
 cuzk_err cuzk_gpu_domain_h_snarkjs(cuzk_gpu_domain *d) CUZK_WUR;
 /* The same for bellman: reads slots 0, 1, 2, result in slot 0 (1 and 2 overwritten). */
 cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d) CUZK_WUR;
+/* The device address of a slot (n values, allocated on first use) and the domain size, for
+ * the library's other kernels; the domain's pending work on it is finished first. */
+cuzk_err cuzk_gpu_domain_slot_dev(cuzk_gpu_domain *d, unsigned slot, void **ptr,
+                                  size_t *n) CUZK_WUR;
+
+/* ---- synthesis on the device ----
+ * A constraint system's matrices resident on a device (rows 0 .. n_rows-1 of A, B and C in
+ * cuzk_csr form; c NULL: the snarkjs convention, c = a o b) and a witness buffer of n_vars
+ * values. cuzk_gpu_synthesize uploads w (n_vars Montgomery values; page-locked memory
+ * uploads fastest) and writes a = A.w, b = B.w, c into slots 0, 1, 2 of d, zero from n_rows
+ * to the domain size: the values the CPU's synthesis gives. cuzk_gpu_r1cs_bytes: the device
+ * memory cuzk_gpu_r1cs_new will take. Errors: CUZK_EINVAL (a column outside the witness,
+ * matrices shorter than n_rows), CUZK_ESIZE (more rows than the domain), CUZK_EGPU. */
+typedef struct cuzk_gpu_r1cs cuzk_gpu_r1cs;
+size_t cuzk_gpu_r1cs_bytes(const cuzk_csr *a, const cuzk_csr *b, const cuzk_csr *c, size_t n_rows,
+                           size_t n_vars);
+cuzk_err cuzk_gpu_r1cs_new(cuzk_gpu_r1cs **out, int device, const cuzk_csr *a, const cuzk_csr *b,
+                           const cuzk_csr *c, size_t n_rows, size_t n_vars) CUZK_WUR;
+void cuzk_gpu_r1cs_free(cuzk_gpu_r1cs *s);
+cuzk_err cuzk_gpu_synthesize(cuzk_gpu_r1cs *s, cuzk_gpu_domain *d, const cuzk_fr *w) CUZK_WUR;
 
 /* ---- G1 MSM and batch add ----
  * A context holding n_max affine bases resident in device memory (uploaded once, infinity
@@ -121,6 +142,10 @@ cuzk_err cuzk_gpu_g1_msm(cuzk_gpu_msm *m, cuzk_g1_jac *r, const cuzk_msm_scalar 
                          size_t n, unsigned window) CUZK_WUR;
 cuzk_err cuzk_gpu_g1_msm_fr(cuzk_gpu_msm *m, cuzk_g1_jac *r, const cuzk_fr *scalars,
                             size_t n, unsigned window) CUZK_WUR;
+/* The same with the n Montgomery scalars already in device memory on the context's device
+ * (e.g. a domain slot, cuzk_gpu_domain_slot_dev): no upload. */
+cuzk_err cuzk_gpu_g1_msm_fr_dev(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars, size_t n,
+                                unsigned window) CUZK_WUR;
 /* r = sum of the first n bases whose bit is set (bit i of word i/64; bits past n ignored). */
 cuzk_err cuzk_gpu_g1_batch_add(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t *bits,
                                size_t n) CUZK_WUR;

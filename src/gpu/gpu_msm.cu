@@ -539,7 +539,8 @@ template <> struct msm_acc<fp_t> {
  * "upload" when ev_upload is set). */
 template <class H>
 static cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uint32_t *idx,
-                              unsigned window, int mont, int gathered, cudaEvent_t *ev0)
+                              unsigned window, int mont, int gathered, cudaEvent_t *ev0,
+                              const void *dscal = NULL)
 {
     typedef typename H::F F;
     H::set_inf(res);
@@ -582,7 +583,8 @@ static cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, co
     }
 
     MSM_MARK();
-    msm_digits_kernel<<<gpu_blocks(nt, 256), 256, 0, st>>>(m->keys[0], m->vals[0], m->scal, idx,
+    const uint32_t *scal = dscal ? (const uint32_t *)dscal : m->scal;
+    msm_digits_kernel<<<gpu_blocks(nt, 256), 256, 0, st>>>(m->keys[0], m->vals[0], scal, idx,
                                                             nt, c, W, mont, gathered, m->flag);
     GPU_CHECK_LAUNCH(msm_digits_kernel);
 
@@ -746,6 +748,33 @@ extern "C" cuzk_err cuzk_gpu_g1_msm_fr(cuzk_gpu_msm *m, cuzk_g1_jac *r, const cu
                                        size_t n, unsigned window)
 {
     return msm_entry<G1Host>(m, r, scalars, n, window, 1, "cuzk_gpu_g1_msm_fr");
+}
+
+extern "C" cuzk_err cuzk_gpu_g1_msm_fr_dev(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars,
+                                           size_t n, unsigned window)
+{
+    const char *fn = "cuzk_gpu_g1_msm_fr_dev";
+    if (!r)
+        return cuzk_error_set(CUZK_EINVAL, "%s: r is NULL", fn);
+    G1Host::jac_inf(r);
+    GPU_TRY(msm_check(m, 1, n, !n || scalars, window, fn));
+    G1Host::X res;
+    G1Host::set_inf(&res);
+    if (n) {
+        GPU_TRY(gpu_use_device(m->device));
+        cudaEvent_t ev0;
+        const bool prof = getenv("CUZK_GPU_MSM_PROFILE") != NULL;
+        if (prof) {
+            GPU_CHECK(cudaEventCreate(&ev0));
+            GPU_CHECK(cudaEventRecord(ev0, m->stream));
+        }
+        cuzk_err e = msm_pippenger<G1Host>(m, &res, n, NULL, window, 1, 0, prof ? &ev0 : NULL, scalars);
+        if (prof)
+            (void)cudaEventDestroy(ev0);
+        GPU_TRY(e);
+    }
+    G1Host::to_jac(r, &res);
+    return CUZK_OK;
 }
 
 extern "C" cuzk_err cuzk_gpu_g2_msm(cuzk_gpu_msm *m, cuzk_g2_jac *r,

@@ -422,6 +422,20 @@ extern "C" cuzk_err cuzk_gpu_domain_store(cuzk_gpu_domain *d, unsigned slot, cuz
     return CUZK_OK;
 }
 
+extern "C" cuzk_err cuzk_gpu_domain_slot_dev(cuzk_gpu_domain *d, unsigned slot, void **ptr,
+                                             size_t *n)
+{
+    GPU_TRY(domain_check(d, ptr, "cuzk_gpu_domain_slot_dev"));
+    GPU_CHECK(cudaSetDevice(d->device));
+    GPU_TRY(domain_slot(d, slot));
+    /* the domain's own work on the slot is finished before anyone else touches it */
+    GPU_CHECK(cudaStreamSynchronize(d->stream));
+    *ptr = d->slot[slot];
+    if (n)
+        *n = d->n;
+    return CUZK_OK;
+}
+
 extern "C" cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool inverse)
 {
     GPU_TRY(domain_check(d, d, "cuzk_gpu_domain_ntt"));

@@ -17,6 +17,7 @@ struct cuzk_gpu_key {
     cuzk_gpu_domain *dom;         /* H on the device, in the key's root family */
     cuzk_gpu_msm *h, *a, *b1, *l; /* resident G1 bases */
     cuzk_gpu_msm *b2;             /* resident G2 bases when B_G2 runs on the device */
+    cuzk_gpu_r1cs *synth;         /* resident matrices when a, b, c are synthesised there */
     size_t n_a, n_b, n_l, n_h;
     size_t n, n_vars;              /* domain size and witness length, for the buffers */
     pthread_mutex_t bufs_mu;
@@ -55,7 +56,10 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
     }
     pthread_mutex_unlock(&gk->bufs_mu);
     if (!b) {
-        size_t bytes = sizeof(cuzk_fr) * 3 * gk->n;
+        /* a, b, c synthesised on the host (3n values), or with synthesis on the device only
+         * the witness on its way up */
+        size_t vals = gk->synth ? gk->n_vars : 3 * gk->n;
+        size_t bytes = sizeof(cuzk_fr) * vals;
         b = calloc(1, sizeof *b);
         if (b && cuzk_gpu_host_alloc((void **)&b->abc, bytes) == CUZK_OK) {
             b->pinned = true;
@@ -107,6 +111,7 @@ void cuzk_groth16_gpu_key_free(cuzk_gpu_key *k)
     if (!k)
         return;
     cuzk_gpu_domain_free(k->dom);
+    cuzk_gpu_r1cs_free(k->synth);
     cuzk_gpu_msm_free(k->b2);
     cuzk_gpu_msm_free(k->h);
     cuzk_gpu_msm_free(k->a);
@@ -121,6 +126,32 @@ void cuzk_groth16_gpu_key_free(cuzk_gpu_key *k)
     pthread_mutex_destroy(&k->lock);
     free(k);
 }
+
+/* Synthesis on the device (unless CUZK_GPU_SYNTH=cpu): the key's matrices go resident when
+ * they fit beside what the proofs need there (the domain's three slots and the MSMs' sort
+ * and bucket buffers, about 384 bytes per domain element with room to spare); else the
+ * CPU synthesises as before. */
+static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
+{
+    const char *v = getenv("CUZK_GPU_SYNTH");
+    if ((v && !strcmp(v, "cpu")) || !pk->ma || !pk->mb)
+        return;
+    cuzk_gpu_device_info info;
+    if (cuzk_gpu_device_query(&info, k->device) != CUZK_OK) {
+        cuzk_error_clear();
+        return;
+    }
+    size_t need = cuzk_gpu_r1cs_bytes(pk->ma, pk->mb, pk->mc, pk->n_rows, pk->n_vars);
+    if (need + (size_t)384 * k->n > info.free_mem)
+        return;
+    if (cuzk_gpu_r1cs_new(&k->synth, k->device, pk->ma, pk->mb, pk->mc, pk->n_rows,
+                          pk->n_vars) != CUZK_OK) {
+        k->synth = NULL;
+        cuzk_error_clear();
+    }
+}
+
+bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk) { return gk && gk->synth; }
 
 cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device)
 {
@@ -156,6 +187,8 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
         k->b2 = NULL;
         cuzk_error_clear();
     }
+    if (e == CUZK_OK)
+        synth_resident(k, pk);
     if (e != CUZK_OK) {
         cuzk_groth16_gpu_key_free(k);
         return e;
@@ -177,19 +210,36 @@ static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const cuzk_gpu_spli
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk) { return gk && gk->b2; }
 
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            cuzk_fr *a, cuzk_fr *b, cuzk_fr *c, const cuzk_gpu_bufs *bufs,
-                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
-                            cuzk_g2_jac *rb2, cuzk_prove_timings *t)
+                            const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, cuzk_fr *buf,
+                            const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
+                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
+                            cuzk_prove_timings *t)
 {
-    cuzk_err e;
+    cuzk_err e = CUZK_OK;
     if (!lock)
         lock = &gk->lock;
     pthread_mutex_lock(lock);
     double t0 = cuzk_now_ms(); /* the device is ours from here */
-    e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_gpu_h_snarkjs(gk->dom, a, b, c)
-                                      : cuzk_gpu_h_bellman(gk->dom, a, b, c);
+    if (a) {
+        e = cuzk_gpu_domain_load(gk->dom, 0, a);
+        if (e == CUZK_OK)
+            e = cuzk_gpu_domain_load(gk->dom, 1, b);
+        if (e == CUZK_OK)
+            e = cuzk_gpu_domain_load(gk->dom, 2, c);
+    } else if (gk->synth) {
+        e = cuzk_gpu_synthesize(gk->synth, gk->dom, buf); /* buf: the witness */
+    } else {
+        e = cuzk_error_set(CUZK_EINVAL, "prove: no a, b, c and no synthesis on the device");
+    }
     if (e == CUZK_OK)
-        e = cuzk_gpu_g1_msm_fr(gk->h, h, a, gk->n_h, 0);
+        e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_gpu_domain_h_snarkjs(gk->dom)
+                                          : cuzk_gpu_domain_h_bellman(gk->dom);
+    /* the H MSM reads H's coefficients where the H step left them */
+    void *hd = NULL;
+    if (e == CUZK_OK)
+        e = cuzk_gpu_domain_slot_dev(gk->dom, 0, &hd, NULL);
+    if (e == CUZK_OK)
+        e = cuzk_gpu_g1_msm_fr_dev(gk->h, h, hd, gk->n_h, 0);
     double t1 = cuzk_now_ms();
     if (e == CUZK_OK)
         e = msm_split(gk->a, false, ra, &bufs->sp[0]);
@@ -252,12 +302,19 @@ bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk)
     return false;
 }
 
-cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            cuzk_fr *a, cuzk_fr *b, cuzk_fr *c, const cuzk_gpu_bufs *bufs,
-                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
-                            cuzk_g2_jac *rb2, cuzk_prove_timings *t)
+bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk)
 {
-    (void)gk, (void)lock, (void)pk, (void)a, (void)b, (void)c, (void)bufs;
+    (void)gk;
+    return false;
+}
+
+cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
+                            const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, cuzk_fr *buf,
+                            const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
+                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
+                            cuzk_prove_timings *t)
+{
+    (void)gk, (void)lock, (void)pk, (void)a, (void)b, (void)c, (void)buf, (void)bufs;
     (void)h, (void)ra, (void)rb1, (void)rl, (void)rb2, (void)t;
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }

@@ -18,7 +18,7 @@ typedef struct {
 } cuzk_gpu_split_in;
 
 /* Host work buffers of one in-flight partition: a, b, c (3n values, page-locked when
- * possible), the witness classified (ones, significant) and the prepared splits of A, B
+ * possible; with synthesis on the device n_vars values: the witness going up), the witness classified (ones, significant) and the prepared splits of A, B
  * (B1 and B2 share their density) and L. A resident key keeps up to two sets for reuse, so
  * steady-state proofs allocate and fault in nothing. */
 typedef struct cuzk_gpu_bufs {
@@ -37,14 +37,21 @@ void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b);
 cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu_bufs *bufs,
                               unsigned nthreads) CUZK_WUR;
 
-/* The device part of one partition, under `lock` (NULL: the key's own lock): H from a, b, c
- * (the n values of the constraint vectors; clobbered), then the G1 MSMs H, A, B1, L from
- * the splits cuzk_gpu_prep_splits prepared in bufs; B2 too when rb2 is not NULL and the key
- * holds its G2 bases on the device. Adds to t's h_ms, msm_ms and device_* figures. */
+/* The device part of one partition, under `lock` (NULL: the key's own lock): a, b, c
+ * loaded from the host (n values each), or when a is NULL synthesised on the device from
+ * the witness in buf (the key must hold its matrices there: cuzk_gpu_key_synth); then H
+ * and the H MSM over its coefficients where they lie on the device, then the G1 MSMs A,
+ * B1, L from the splits cuzk_gpu_prep_splits prepared in bufs; B2 too when rb2 is not NULL
+ * and the key holds its G2 bases on the device. Adds to t's h_ms, msm_ms and device_*
+ * figures. */
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            cuzk_fr *a, cuzk_fr *b, cuzk_fr *c, const cuzk_gpu_bufs *bufs,
-                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
-                            cuzk_g2_jac *rb2, cuzk_prove_timings *t) CUZK_WUR;
+                            const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, cuzk_fr *buf,
+                            const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
+                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
+                            cuzk_prove_timings *t) CUZK_WUR;
+/* True when the key synthesises a, b, c on the device (the default when its matrices fit
+ * there; CUZK_GPU_SYNTH=cpu when the key is made keeps synthesis on the CPU). */
+bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk);
 /* True when the key computes B_G2 on the device (the default unless CUZK_B_G2=cpu when it
  * was made, or its G2 bases did not fit on the device). */
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);

@@ -294,6 +294,7 @@ typedef struct {
     cuzk_gpu_key *gk;
     pthread_mutex_t *lock;
     atomic_size_t *next;       /* the next unclaimed partition of the batch */
+    bool dev_synth;            /* a, b, c synthesised on the device */
     cuzk_gpu_bufs *slot[2];
     size_t job[2];             /* the partition in each slot; n_wit: none left */
     bool ready[2];
@@ -308,11 +309,29 @@ typedef struct {
     char result_why[256];
 } gpu_pipe;
 
-/* The CPU side of partition j into slot: a, b, c (synthesis or given) and the prepared
- * splits of the MSMs. */
-static cuzk_err gpu_cpu_side(cuzk_pending *p, size_t j, cuzk_gpu_bufs *slot)
+/* Copies n values on all threads (the witness into page-locked memory). */
+typedef struct {
+    cuzk_fr *dst;
+    const cuzk_fr *src;
+} copy_ctx;
+static void copy_range(void *vc, size_t b, size_t e, unsigned w)
 {
-    fill_abc(p, j, slot->abc);
+    (void)w;
+    copy_ctx *c = vc;
+    memcpy(c->dst + b, c->src + b, sizeof(cuzk_fr) * (e - b));
+}
+
+/* The CPU side of partition j into slot: a, b, c (synthesis here, or nothing when they are
+ * given or synthesised on the device, which takes the witness from the slot's page-locked
+ * buffer) and the prepared splits of the MSMs. */
+static cuzk_err gpu_cpu_side(cuzk_pending *p, size_t j, cuzk_gpu_bufs *slot, bool dev_synth)
+{
+    if (dev_synth) {
+        copy_ctx cc = {slot->abc, wit(p, j)};
+        cuzk_parallel_for(p->pk->n_vars, 1 << 16, p->nthreads, copy_range, &cc);
+    } else if (!p->abc_in) {
+        fill_abc(p, j, slot->abc);
+    }
     return cuzk_gpu_prep_splits(p->pk, wit(p, j), slot, p->nthreads);
 }
 
@@ -334,7 +353,7 @@ static void *gpu_synth_main(void *arg)
         pthread_mutex_unlock(&g->mu);
         size_t j = stop ? p->n_wit : gpu_claim(g);
         double t0 = cuzk_now_ms();
-        cuzk_err e = j < p->n_wit ? gpu_cpu_side(p, j, g->slot[s]) : CUZK_OK;
+        cuzk_err e = j < p->n_wit ? gpu_cpu_side(p, j, g->slot[s], g->dev_synth) : CUZK_OK;
         pthread_mutex_lock(&g->mu);
         g->synth_ms += cuzk_now_ms() - t0;
         g->job[s] = j;
@@ -376,7 +395,7 @@ static void *gpu_device_main(void *arg)
             if ((j = gpu_claim(g)) >= p->n_wit)
                 break;
             double t0 = cuzk_now_ms();
-            e = gpu_cpu_side(p, j, g->slot[s]);
+            e = gpu_cpu_side(p, j, g->slot[s], g->dev_synth);
             g->synth_ms += cuzk_now_ms() - t0;
         } else {
             pthread_mutex_lock(&g->mu);
@@ -390,10 +409,12 @@ static void *gpu_device_main(void *arg)
             if (j >= p->n_wit)
                 break;
         }
-        cuzk_fr *abc = g->slot[s]->abc;
+        /* a, b, c: given, synthesised here into the slot, or (NULL) on the device */
+        cuzk_fr *buf = g->slot[s]->abc;
+        const cuzk_fr *a = p->abc_in ? p->abc_in[j] : g->dev_synth ? NULL : buf;
         if (e == CUZK_OK)
-            e = cuzk_gpu_prove_one(g->gk, g->lock, p->pk, abc, abc + n, abc + 2 * n, g->slot[s],
-                                   &p->h[j], &p->a[j], &p->b1[j], &p->l[j],
+            e = cuzk_gpu_prove_one(g->gk, g->lock, p->pk, a, a ? a + n : NULL, a ? a + 2 * n : NULL,
+                                   buf, g->slot[s], &p->h[j], &p->a[j], &p->b1[j], &p->l[j],
                                    p->b2_on_gpu ? &p->b2[j] : NULL, &g->t);
         pthread_mutex_lock(&g->mu);
         g->ready[s] = false;
@@ -433,7 +454,8 @@ static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *const *gks, unsigned nk
         return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory");
     }
     for (unsigned d = 0; d < nk; d++) {
-        g[d] = (gpu_pipe){.p = p, .gk = gks[d], .lock = nk == 1 ? lock : NULL, .next = &next};
+        g[d] = (gpu_pipe){.p = p, .gk = gks[d], .lock = nk == 1 ? lock : NULL, .next = &next,
+                          .dev_synth = !p->abc_in && cuzk_gpu_key_synth(gks[d])};
         /* device 0 runs on this thread, the others on their own */
         if (d > 0)
             started[d] = pthread_create(&th[d], NULL, gpu_device_main, &g[d]) == 0;

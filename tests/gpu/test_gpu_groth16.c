@@ -1,5 +1,5 @@
 /* Whole proofs on the GPU backend equal the CPU backend's byte for byte (fixed r, s) and
- * verify: the circom fixtures (snarkjs convention) and small porep-k workloads (bellman
+ * verify, with a, b, c synthesised on the device (the default), on the CPU, or given: the circom fixtures (snarkjs convention) and small porep-k workloads (bellman
  * convention, density-filtered vectors). Exits 77 when no GPU is usable. */
 #include "test.h"
 
@@ -61,7 +61,7 @@ out:
 /* nkeys > 0: the batch spread over that many resident keys (cuzk_prove_opts.gpu_keys), on
  * the visible devices in turn (several on one device when there are fewer devices: the
  * multi-device path with one GPU); mixed_b2: the first key keeps B_G2 on the CPU. */
-static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2)
+static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, bool given_abc)
 {
     cuzk_porep *w = NULL;
     CHECK_EQ_ERR(cuzk_porep_new(&w, k, parts, test_rand64(), NULL), CUZK_OK);
@@ -73,6 +73,13 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2)
     cuzk_proof *pc = calloc(parts, sizeof *pc), *pg = calloc(parts, sizeof *pg);
     cuzk_prove_opts oc = {.backend = CUZK_BACKEND_CPU, .test_r = &r, .test_s = &s};
     cuzk_prove_opts og = {.backend = CUZK_BACKEND_GPU, .test_r = &r, .test_s = &s};
+    /* given a, b, c (random: the proofs do not verify, but both backends must agree) */
+    cuzk_fr **abc = given_abc ? calloc(parts, sizeof *abc) : NULL;
+    for (size_t j = 0; abc && j < parts; j++) {
+        abc[j] = malloc(sizeof(cuzk_fr) * ((size_t)3 << k));
+        cuzk_bench_random_fr(abc[j], (size_t)3 << k, test_rand64() + j);
+    }
+    oc.abc = og.abc = (const cuzk_fr *const *)abc;
     cuzk_gpu_key *keys[4] = {NULL};
     unsigned ndev = cuzk_gpu_prover_devices();
     for (unsigned k2 = 0; k2 < nkeys && k2 < 4; k2++) {
@@ -101,8 +108,12 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2)
     cuzk_groth16_pending_free(p);
     for (size_t j = 0; j < parts; j++)
         CHECK(proof_eq(&pc[j], &pg[j]));
-    printf("porep-%u x%zu%s: gpu == cpu\n", k, parts,
-           nkeys ? (mixed_b2 ? " on several keys, B_G2 mixed" : " on several keys") : "");
+    printf("porep-%u x%zu%s%s: gpu == cpu\n", k, parts,
+           nkeys ? (mixed_b2 ? " on several keys, B_G2 mixed" : " on several keys") : "",
+           given_abc ? ", a, b, c given" : "");
+    for (size_t j = 0; abc && j < parts; j++)
+        free(abc[j]);
+    free(abc);
     for (unsigned k2 = 0; k2 < 4; k2++)
         cuzk_groth16_gpu_key_free(keys[k2]);
     free(pc);
@@ -110,7 +121,7 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2)
     cuzk_porep_free(w);
 }
 
-static void porep(unsigned k, size_t parts) { porep_keys(k, parts, 0, false); }
+static void porep(unsigned k, size_t parts) { porep_keys(k, parts, 0, false, false); }
 
 int main(void)
 {
@@ -139,8 +150,17 @@ int main(void)
     porep(12, 2);
     porep(16, 1);
     /* one batch over several resident keys (devices) */
-    porep_keys(13, 5, 2, false);
-    porep_keys(12, 3, 3, true);
-    porep_keys(10, 1, 2, false);
+    porep_keys(13, 5, 2, false, false);
+    porep_keys(12, 3, 3, true, false);
+    porep_keys(10, 1, 2, false, false);
+    /* a, b, c given (no synthesis) */
+    porep_keys(12, 2, 0, false, true);
+    /* synthesis on the CPU (read when a resident key is made; the default is the device) */
+    setenv("CUZK_GPU_SYNTH", "cpu", 1);
+    printf("with synthesis on the CPU:\n");
+    fixture("chain");
+    porep(13, 2);
+    porep_keys(12, 2, 0, false, true);
+    unsetenv("CUZK_GPU_SYNTH");
     return test_finish();
 }

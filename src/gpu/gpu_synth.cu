@@ -1,0 +1,184 @@
+/*
+ * Synthesis on the device (cuzk/gpu.h): a = A.w, b = B.w, c = C.w (or a o b) over the rows
+ * of a constraint system whose matrices stay resident, written straight into the NTT
+ * domain's slots 0, 1, 2 so the H step starts from them without a trip through the host.
+ *
+ * One thread per row: the rows of the circuits this serves hold a few terms each (a row
+ * with hundreds, such as a bit-packing constraint, costs its thread proportionally more,
+ * which the others hide). The term rule is the CPU's (src/groth16/prover.c): a wire worth 0
+ * adds nothing, one worth 1 adds its coefficient, others a product. The witness values are
+ * mostly bits, so most terms cost a load and an addition.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuzk/gpu.h"
+#include "gpu/gpu_common.cuh"
+
+#define SYNTH_THREADS 256
+
+struct gpu_csr_dev {
+    uint64_t *row;
+    uint32_t *col;
+    fr_t *val;
+};
+
+struct cuzk_gpu_r1cs {
+    int device;
+    size_t n_rows, n_vars;
+    bool has_c;
+    gpu_csr_dev m[3];
+    fr_t *w;
+    cudaStream_t stream;
+};
+
+__device__ __forceinline__ fr_t synth_row(const gpu_csr_dev &m, size_t i, const fr_t *__restrict__ w)
+{
+    fr_t acc = f_zero<FrP>();
+    const fr_t one = f_one<FrP>();
+    for (uint64_t k = m.row[i], e = m.row[i + 1]; k < e; k++) {
+        const fr_t x = ld_vec(w + m.col[k]);
+        if (f_is_zero<FrP>(x))
+            continue;
+        const fr_t v = ld_vec(m.val + k);
+        acc = f_add<FrP>(acc, f_eq<FrP>(x, one) ? v : f_mul<FrP>(v, x));
+    }
+    return acc;
+}
+
+__global__ void synth_kernel(fr_t *a, fr_t *b, fr_t *c, gpu_csr_dev ma, gpu_csr_dev mb,
+                             gpu_csr_dev mc, int has_c, const fr_t *__restrict__ w,
+                             size_t n_rows, size_t n)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    if (i >= n_rows) {
+        const fr_t z = f_zero<FrP>();
+        st_vec(a + i, z);
+        st_vec(b + i, z);
+        st_vec(c + i, z);
+        return;
+    }
+    const fr_t x = synth_row(ma, i, w), y = synth_row(mb, i, w);
+    st_vec(a + i, x);
+    st_vec(b + i, y);
+    st_vec(c + i, has_c ? synth_row(mc, i, w) : f_mul<FrP>(x, y));
+}
+
+static size_t csr_bytes(const cuzk_csr *m, size_t n_rows)
+{
+    const size_t nnz = m->row[n_rows];
+    return (n_rows + 1) * sizeof(uint64_t) + nnz * (sizeof(uint32_t) + sizeof(fr_t));
+}
+
+extern "C" size_t cuzk_gpu_r1cs_bytes(const cuzk_csr *a, const cuzk_csr *b, const cuzk_csr *c,
+                                      size_t n_rows, size_t n_vars)
+{
+    if (!a || !b)
+        return 0;
+    return csr_bytes(a, n_rows) + csr_bytes(b, n_rows) + (c ? csr_bytes(c, n_rows) : 0) +
+           n_vars * sizeof(fr_t);
+}
+
+extern "C" void cuzk_gpu_r1cs_free(cuzk_gpu_r1cs *s)
+{
+    if (!s)
+        return;
+    (void)cudaSetDevice(s->device);
+    for (int k = 0; k < 3; k++) {
+        (void)cudaFree(s->m[k].row);
+        (void)cudaFree(s->m[k].col);
+        (void)cudaFree(s->m[k].val);
+    }
+    (void)cudaFree(s->w);
+    if (s->stream)
+        (void)cudaStreamDestroy(s->stream);
+    free(s);
+}
+
+static cuzk_err csr_upload(gpu_csr_dev *d, const cuzk_csr *m, size_t n_rows)
+{
+    const size_t nnz = m->row[n_rows];
+    GPU_CHECK(cudaMalloc(&d->row, (n_rows + 1) * sizeof(uint64_t)));
+    GPU_CHECK(cudaMalloc(&d->col, (nnz ? nnz : 1) * sizeof(uint32_t)));
+    GPU_CHECK(cudaMalloc(&d->val, (nnz ? nnz : 1) * sizeof(fr_t)));
+    GPU_CHECK(cudaMemcpy(d->row, m->row, (n_rows + 1) * sizeof(uint64_t), cudaMemcpyHostToDevice));
+    if (nnz) {
+        GPU_CHECK(cudaMemcpy(d->col, m->col, nnz * sizeof(uint32_t), cudaMemcpyHostToDevice));
+        GPU_CHECK(cudaMemcpy(d->val, m->val, nnz * sizeof(fr_t), cudaMemcpyHostToDevice));
+    }
+    return CUZK_OK;
+}
+
+static cuzk_err r1cs_init(cuzk_gpu_r1cs *s, const cuzk_csr *a, const cuzk_csr *b,
+                          const cuzk_csr *c)
+{
+    GPU_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+    GPU_TRY(csr_upload(&s->m[0], a, s->n_rows));
+    GPU_TRY(csr_upload(&s->m[1], b, s->n_rows));
+    if (c)
+        GPU_TRY(csr_upload(&s->m[2], c, s->n_rows));
+    GPU_CHECK(cudaMalloc(&s->w, (s->n_vars ? s->n_vars : 1) * sizeof(fr_t)));
+    return CUZK_OK;
+}
+
+extern "C" cuzk_err cuzk_gpu_r1cs_new(cuzk_gpu_r1cs **out, int device, const cuzk_csr *a,
+                                      const cuzk_csr *b, const cuzk_csr *c, size_t n_rows,
+                                      size_t n_vars)
+{
+    static_assert(sizeof(cuzk_fr) == sizeof(fr_t), "Fr layout");
+    if (!out)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_r1cs_new: out is NULL");
+    *out = NULL;
+    if (!a || !b || n_rows > a->n_rows || n_rows > b->n_rows || (c && n_rows > c->n_rows))
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_r1cs_new: matrices missing or shorter "
+                                           "than %zu rows", n_rows);
+    /* every column must name a wire of the witness: the kernel does not check */
+    const cuzk_csr *ms[3] = {a, b, c};
+    for (int k = 0; k < 3; k++) {
+        if (!ms[k])
+            continue;
+        for (uint64_t t = 0; t < ms[k]->row[n_rows]; t++)
+            if (ms[k]->col[t] >= n_vars)
+                return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_r1cs_new: term %llu names wire %u of %zu",
+                                      (unsigned long long)t, ms[k]->col[t], n_vars);
+    }
+    GPU_TRY(gpu_use_device(device));
+    cuzk_gpu_r1cs *s = (cuzk_gpu_r1cs *)calloc(1, sizeof *s);
+    if (!s)
+        return cuzk_error_set(CUZK_ENOMEM, "cuzk_gpu_r1cs_new");
+    s->device = device;
+    s->n_rows = n_rows;
+    s->n_vars = n_vars;
+    s->has_c = c != NULL;
+    cuzk_err e = r1cs_init(s, a, b, c);
+    if (e != CUZK_OK) {
+        cuzk_gpu_r1cs_free(s);
+        return e;
+    }
+    *out = s;
+    return CUZK_OK;
+}
+
+extern "C" cuzk_err cuzk_gpu_synthesize(cuzk_gpu_r1cs *s, cuzk_gpu_domain *d, const cuzk_fr *w)
+{
+    if (!s || !d || !w)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_synthesize: NULL argument");
+    void *slot[3];
+    size_t n = 0;
+    for (unsigned k = 0; k < 3; k++)
+        GPU_TRY(cuzk_gpu_domain_slot_dev(d, k, &slot[k], &n));
+    if (s->n_rows > n)
+        return cuzk_error_set(CUZK_ESIZE, "cuzk_gpu_synthesize: %zu rows for a domain of %zu",
+                              s->n_rows, n);
+    GPU_TRY(gpu_use_device(s->device));
+    GPU_CHECK(cudaMemcpyAsync(s->w, w, s->n_vars * sizeof(fr_t), cudaMemcpyHostToDevice, s->stream));
+    synth_kernel<<<gpu_blocks(n, SYNTH_THREADS), SYNTH_THREADS, 0, s->stream>>>(
+        (fr_t *)slot[0], (fr_t *)slot[1], (fr_t *)slot[2], s->m[0], s->m[1], s->m[2],
+        s->has_c ? 1 : 0, s->w, s->n_rows, n);
+    GPU_CHECK_LAUNCH(synth_kernel);
+    GPU_CHECK(cudaStreamSynchronize(s->stream));
+    return CUZK_OK;
+}
