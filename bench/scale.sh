@@ -9,6 +9,12 @@
 #   KEEP=DIR                  copy the verification keys, proofs and public inputs there
 #                             (to check them with snarkjs on another machine)
 #   CLEAN=1                   delete each key after its proofs (disk: 2^26 keys are tens of GB)
+#   MEM=1                     no key file: one `cuzk-bench scale` step per format does the setup in
+#                             memory, the batch proof of the P witnesses and their verification
+#                             (per-stage times and peak RSS in its log, printed below); for 2^27,
+#                             whose key does not fit on the disk next to the .r1cs:
+#                               K=27 P=1 MEM=1 FORMATS=params bash bench/scale.sh
+#   SCALE_FLAGS="--runs 2"    extra flags of cuzk-bench scale (--runs, --threads, --devices)
 # Extra environment reaches the programs (CUZK_BACKEND, CUZK_THREADS, CUZK_B_G2, ...).
 # With nvidia-smi present, the peak device memory in use during each step is shown too.
 set -u
@@ -48,6 +54,33 @@ step() {
 step gen "$B/cuzk" gen --domain "$K" --partitions "$P" --profile porep -o "$W/circuit"
 wits=(); for ((p = 0; p < P; p++)); do wits+=("$W/circuit/witness-$p.wtns"); done
 [ -n "${KEEP:-}" ] && mkdir -p "$KEEP"
+# check_proofs FORMAT VK: cuzk verify (and snarkjs) of $W/out.FORMAT/proof-<p>.json; KEEP copies
+check_proofs() {
+    local f=$1 vk=$2 p
+    for ((p = 0; p < P; p++)); do
+        step "verify.$f.$p" "$B/cuzk" verify "$vk" "$W/out.$f/public-$p.json" "$W/out.$f/proof-$p.json"
+        if [ -x "$SNARKJS" ]; then
+            step "snarkjs-verify.$f.$p" "$SNARKJS" groth16 verify "$vk" "$W/out.$f/public-$p.json" \
+                "$W/out.$f/proof-$p.json"
+            grep -q "OK" "$W/snarkjs-verify.$f.$p.log" || { fail=1; echo "snarkjs rejected proof $p ($f)"; }
+        fi
+        [ -n "${KEEP:-}" ] && cp "$W/out.$f/public-$p.json" "$KEEP/public.$f.$p.json" && cp "$W/out.$f/proof-$p.json" "$KEEP/proof.$f.$p.json"
+    done
+    [ -n "${KEEP:-}" ] && cp "$vk" "$KEEP/vk.$f.json"
+}
+if [ "${MEM:-0}" != 0 ]; then
+    wargs=(); for w in "${wits[@]}"; do wargs+=(--witness "$w"); done
+    for f in $FORMATS; do
+        rm -rf "$W/out.$f"
+        # shellcheck disable=SC2086
+        step "scale.$f" "$B/cuzk-bench" scale --format "$f" --r1cs "$W/circuit/circuit.r1cs" "${wargs[@]}" \
+            --out "$W/out.$f" ${SCALE_FLAGS:-}
+        rc=$?
+        sed -n '/^cuzk-bench scale: /,$p' "$W/scale.$f.log"
+        [ $rc -eq 0 ] || continue
+        check_proofs "$f" "$W/out.$f/vk.json"
+    done
+else
 for f in $FORMATS; do
     key=$W/key.$f
     step "setup.$f" "$B/cuzk" setup -v "$W/circuit/circuit.r1cs" "$key" || continue
@@ -57,19 +90,11 @@ for f in $FORMATS; do
     extra=(); [ "$f" = params ] && extra=(--r1cs "$W/circuit/circuit.r1cs" ${PARAMS_FLAGS:-})
     step "prove-batch.$f" "$B/cuzk" prove -v "${extra[@]}" "$key" --batch "$W/out.$f" "${wits[@]}" || continue
     grep -h "cuzk prove:" "$W/prove-batch.$f.log" | tail -2
-    for ((p = 0; p < P; p++)); do
-        step "verify.$f.$p" "$B/cuzk" verify "$W/vk.$f.json" "$W/out.$f/public-$p.json" "$W/out.$f/proof-$p.json"
-        if [ -x "$SNARKJS" ]; then
-            step "snarkjs-verify.$f.$p" "$SNARKJS" groth16 verify "$W/vk.$f.json" "$W/out.$f/public-$p.json" \
-                "$W/out.$f/proof-$p.json"
-            grep -q "OK" "$W/snarkjs-verify.$f.$p.log" || { fail=1; echo "snarkjs rejected proof $p ($f)"; }
-        fi
-        [ -n "${KEEP:-}" ] && cp "$W/out.$f/public-$p.json" "$KEEP/public.$f.$p.json" && cp "$W/out.$f/proof-$p.json" "$KEEP/proof.$f.$p.json"
-    done
-    [ -n "${KEEP:-}" ] && cp "$W/vk.$f.json" "$KEEP/"
+    check_proofs "$f" "$W/vk.$f.json"
     ls -la "$key" | awk '{print $5, $9}' >> "$W/sizes.txt"
     [ -n "${CLEAN:-}" ] && rm -f "$key"
 done
+fi
 ls -la "$W/circuit" | awk '$9 != "." && $9 != ".." && NF >= 9 {print $5, $9}' >> "$W/sizes.txt"
 echo "== scale K=$K P=$P ($(nproc) CPUs) in $W"
 cat "$W/sizes.txt"
