@@ -87,7 +87,9 @@ for f in $FORMATS; do
     grep -E "setup: (backend|total|H|A|B|L|C|IC)" "$W/setup.$f.log" | head -12
     step "export-vk.$f" "$B/cuzk" export vk "$key" "$W/vk.$f.json" || continue
     mkdir -p "$W/out.$f"
-    extra=(); [ "$f" = params ] && extra=(--r1cs "$W/circuit/circuit.r1cs" ${PARAMS_FLAGS:-})
+    extra=()
+    # shellcheck disable=SC2206
+    [ "$f" = params ] && extra=(--r1cs "$W/circuit/circuit.r1cs" ${PARAMS_FLAGS:-})
     step "prove-batch.$f" "$B/cuzk" prove -v "${extra[@]}" "$key" --batch "$W/out.$f" "${wits[@]}" || continue
     grep -h "cuzk prove:" "$W/prove-batch.$f.log" | tail -2
     check_proofs "$f" "$W/vk.$f.json"
