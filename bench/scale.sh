@@ -15,6 +15,8 @@
 #                             whose key does not fit on the disk next to the .r1cs:
 #                               K=27 P=1 MEM=1 FORMATS=params bash bench/scale.sh
 #   SCALE_FLAGS="--runs 2"    extra flags of cuzk-bench scale (--runs, --threads, --devices)
+#   REUSE=1                   skip cuzk gen when WORK already holds the circuit and P witnesses
+#                             (same K; e.g. gen in one call, the proving steps in the next)
 # Extra environment reaches the programs (CUZK_BACKEND, CUZK_THREADS, CUZK_B_G2, ...).
 # With nvidia-smi present, the peak device memory in use during each step is shown too.
 set -u
@@ -51,8 +53,16 @@ step() {
     return $rc
 }
 
-step gen "$B/cuzk" gen --domain "$K" --partitions "$P" --profile porep -o "$W/circuit"
 wits=(); for ((p = 0; p < P; p++)); do wits+=("$W/circuit/witness-$p.wtns"); done
+have_all=0
+if [ -n "${REUSE:-}" ] && [ -s "$W/circuit/circuit.r1cs" ]; then
+    have_all=1; for w in "${wits[@]}"; do [ -s "$w" ] || have_all=0; done
+fi
+if [ $have_all = 1 ]; then
+    echo "reusing $W/circuit (REUSE=1)"
+else
+    step gen "$B/cuzk" gen --domain "$K" --partitions "$P" --profile porep -o "$W/circuit"
+fi
 [ -n "${KEEP:-}" ] && mkdir -p "$KEEP"
 # check_proofs FORMAT VK: cuzk verify (and snarkjs) of $W/out.FORMAT/proof-<p>.json; KEEP copies
 check_proofs() {
