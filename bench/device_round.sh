@@ -66,14 +66,17 @@ if [ -n "${ROUND_D10_K:-}" ]; then
     done
 fi
 
-for k in ${ROUND_K-24 26}; do
+# ROUND_K entries: K, or K:P, or K:P:FLAG (e.g. "24:4 27:1:--abc"), else ROUND_P / ROUND_PORE_ARGS
+for spec in ${ROUND_K-24 26}; do
+    IFS=: read -r k kp kargs_ <<<"$spec"
+    kp=${kp:-${ROUND_P:-2}}; kargs_=${kargs_:-${ROUND_PORE_ARGS:-}}
     for g2 in ${ROUND_B_G2:-cpu}; do
         be=gpu
         for c in ${ROUND_CPU_K:-}; do [ "$c" = "$k" ] && [ "$g2" = cpu ] && be=both; done
         t0=$(date +%s)
-        timeout ${PORE_TIMEOUT:-300} "$D/bin/cuzk-bench" porep -k "$k" -p "${ROUND_P:-2}" --runs 3 \
-            --backend $be --b-g2 "$g2" ${ROUND_PORE_ARGS:-} --json >"$OUT/porep-$k-$g2.log" 2>"$OUT/porep-$k-$g2.err"; rc=$?
-        summary+=("porep-$k ($be, b_g2 on $g2) rc=$rc ($(( $(date +%s) - t0 )) s)")
+        timeout ${PORE_TIMEOUT:-300} "$D/bin/cuzk-bench" porep -k "$k" -p "$kp" --runs 3 \
+            --backend $be --b-g2 "$g2" $kargs_ --json >"$OUT/porep-$k-$g2.log" 2>"$OUT/porep-$k-$g2.err"; rc=$?
+        summary+=("porep-$k x$kp $kargs_ ($be, b_g2 on $g2) rc=$rc ($(( $(date +%s) - t0 )) s)")
         grep -v '^{' "$OUT/porep-$k-$g2.log"
         tail -2 "$OUT/porep-$k-$g2.err"
     done
