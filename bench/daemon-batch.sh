@@ -8,7 +8,7 @@
 #     -c COUNT            jobs per batch (default 10)
 #     -j CONCURRENCY      concurrent clients (default 4)
 #     --runs R            timed batches after the warm-up (default 3)
-#     --out DIR           keep each run's JSON report there
+#     --out DIR           keep each run's JSON report and the daemon's log there
 #     -- FLAGS...         passed to cuzk-daemon (e.g. --workers-per-device 2)
 #   BUILD_DIR=DIR (default build) holds cuzk-daemon and cuzk-bench.
 # Each --witness is one partition of every job (give the same file P times for P partitions).
@@ -63,4 +63,5 @@ done
 printf 'median of %d runs: %s proofs/min, %s s/proof, p50 latency %s ms, device busy %s\n' "$runs" \
     "$(median <"$T/tp")" "$(median <"$T/sp")" "$(median <"$T/p50")" "$([ -s "$T/busy" ] && median <"$T/busy" || echo n/a)"
 cuzk_daemon_stop || rc=1
+[ -n "$out" ] && cp "$T/daemon.log" "$out/daemon.log"
 exit $rc

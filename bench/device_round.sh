@@ -133,4 +133,6 @@ if [ -n "${ROUND_SCALE_K:-}" ]; then
 fi
 
 echo "== summary"
-printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+# only a few files come back from the device: everything in one archive
+(cd "$OUT" && tar czf /tmp/round-bundle.tgz . && find . -mindepth 1 -delete && mv /tmp/round-bundle.tgz bundle.tgz)

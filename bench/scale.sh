@@ -45,10 +45,10 @@ step() {
     local dev="-"
     if [ -n "$smi_pid" ]; then
         kill "$smi_pid" 2>/dev/null; wait "$smi_pid" 2>/dev/null
-        dev=$(sort -n "$W/smi" | tail -1); dev=$(echo "scale=2; ${dev:-0} / 1024" | bc)
+        dev=$(sort -n "$W/smi" | tail -1); dev=$(awk -v m="${dev:-0}" 'BEGIN {printf "%.2f", m / 1024}')
     fi
     local rss; rss=$(tail -1 "$W/rss")
-    rows+=("$(printf '%-24s %4s %10.2f %10.2f %10s' "$name" "$rc" "$(echo "$t1 - $t0" | bc)" "$(echo "$rss / 1048576" | bc -l)" "$dev")")
+    rows+=("$(printf '%-24s %4s %10.2f %10.2f %10s' "$name" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" "$(awk -v r="${rss:-0}" 'BEGIN {print r / 1048576}')" "$dev")")
     [ $rc -eq 0 ] || { fail=1; echo "step $name failed (rc $rc):"; tail -5 "$W/$name.log"; }
     return $rc
 }

@@ -852,9 +852,15 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
         double t1 = engine_now(e);
         if (d->gpu < 0)
             pthread_mutex_unlock(&d->lock);
-        LOG(e, CUZK_LOG_INFO, "event=gpu_end job=%llu part=%zu dev=%s worker=%u ms=%.3f%s",
-            (unsigned long long)j->id, p->idx, d->name, widx, (t1 - t0) * 1e3,
-            r == CUZK_OK ? "" : " error=1");
+        /* the prover's own split: CPU side (synthesis, bit vectors) and device lock held */
+        cuzk_prove_timings pt;
+        memset(&pt, 0, sizeof pt);
+        if (r == CUZK_OK)
+            cuzk_groth16_pending_timings(p->pend, &pt);
+        LOG(e, CUZK_LOG_INFO,
+            "event=gpu_end job=%llu part=%zu dev=%s worker=%u ms=%.3f prep_ms=%.3f device_ms=%.3f%s",
+            (unsigned long long)j->id, p->idx, d->name, widx, (t1 - t0) * 1e3, pt.prep_ms,
+            pt.device_ms, r == CUZK_OK ? "" : " error=1");
         /* The pending proof holds its own copy of the witness. */
         cuzk_wtns_free(p->w);
         p->w = NULL;
@@ -863,8 +869,6 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
          * pseudo-device is held for the whole call. */
         double ds = t0, de = t1;
         if (d->gpu >= 0 && r == CUZK_OK) {
-            cuzk_prove_timings pt;
-            cuzk_groth16_pending_timings(p->pend, &pt);
             ds = pt.device_first_ms / 1e3 - e->t0;
             de = pt.device_last_ms / 1e3 - e->t0;
         }

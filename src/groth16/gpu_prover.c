@@ -46,6 +46,27 @@ static void bufs_free(cuzk_gpu_bufs *b)
     free(b);
 }
 
+cuzk_err cuzk_gpu_bufs_reserve(cuzk_gpu_bufs *b, size_t vals)
+{
+    if (b->abc && b->abc_cap >= vals)
+        return CUZK_OK;
+    if (b->pinned)
+        cuzk_gpu_host_free(b->abc);
+    else
+        free(b->abc);
+    b->abc_cap = 0;
+    size_t bytes = sizeof(cuzk_fr) * (vals ? vals : 1);
+    b->pinned = cuzk_gpu_host_alloc((void **)&b->abc, bytes) == CUZK_OK;
+    if (!b->pinned) {
+        cuzk_error_clear();
+        b->abc = malloc(bytes); /* page-locked memory ran out: ordinary memory works */
+    }
+    if (!b->abc)
+        return cuzk_error_set(CUZK_ENOMEM, "prove: out of host memory for %zu values", vals);
+    b->abc_cap = vals;
+    return CUZK_OK;
+}
+
 cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
 {
     pthread_mutex_lock(&gk->bufs_mu);
@@ -59,13 +80,9 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
         /* a, b, c synthesised on the host (3n values), or with synthesis on the device only
          * the witness on its way up */
         size_t vals = gk->synth ? gk->n_vars : 3 * gk->n;
-        size_t bytes = sizeof(cuzk_fr) * vals;
         b = calloc(1, sizeof *b);
-        if (b && cuzk_gpu_host_alloc((void **)&b->abc, bytes) == CUZK_OK) {
-            b->pinned = true;
-        } else if (b) {
-            b->abc = malloc(bytes); /* page-locked memory ran out: ordinary memory works */
-        }
+        if (b && cuzk_gpu_bufs_reserve(b, vals) != CUZK_OK)
+            cuzk_error_clear(); /* reported below */
         bool ok = b && b->abc;
         if (ok) {
             size_t bv = 8 * CUZK_MSM_BITVEC_WORDS(gk->n_vars);
@@ -330,6 +347,12 @@ void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b)
 {
     (void)gk;
     (void)b;
+}
+
+cuzk_err cuzk_gpu_bufs_reserve(cuzk_gpu_bufs *b, size_t vals)
+{
+    (void)b, (void)vals;
+    return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }
 #endif
 

@@ -23,12 +23,15 @@ typedef struct {
  * steady-state proofs allocate and fault in nothing. */
 typedef struct cuzk_gpu_bufs {
     cuzk_fr *abc;
+    size_t abc_cap;                /* values abc holds */
     uint64_t *w_one, *w_sig, *tmp; /* n_vars bits each */
     cuzk_gpu_split_in sp[3];       /* A, B, L */
     bool pinned;
     struct cuzk_gpu_bufs *next;
 } cuzk_gpu_bufs;
 cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out) CUZK_WUR;
+/* Grows b->abc to hold at least vals values (contents not kept), page-locked when possible. */
+cuzk_err cuzk_gpu_bufs_reserve(cuzk_gpu_bufs *b, size_t vals) CUZK_WUR;
 void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b);
 
 /* The CPU part of the MSMs of witness w (n_vars values): classifies it and prepares the

@@ -321,15 +321,22 @@ static void copy_range(void *vc, size_t b, size_t e, unsigned w)
     memcpy(c->dst + b, c->src + b, sizeof(cuzk_fr) * (e - b));
 }
 
-/* The CPU side of partition j into slot: a, b, c (synthesis here, or nothing when they are
- * given or synthesised on the device, which takes the witness from the slot's page-locked
- * buffer) and the prepared splits of the MSMs. */
+/* The CPU side of partition j into slot: a, b, c (synthesised here, or copied when given),
+ * or for synthesis on the device the witness, into the slot's page-locked buffer; and the
+ * prepared splits of the MSMs. */
 static cuzk_err gpu_cpu_side(cuzk_pending *p, size_t j, cuzk_gpu_bufs *slot, bool dev_synth)
 {
-    if (dev_synth) {
+    size_t n = (size_t)1 << p->pk->log2_domain;
+    if (p->abc_in) { /* given: into page-locked memory, so the upload runs at full speed */
+        cuzk_err e = cuzk_gpu_bufs_reserve(slot, 3 * n);
+        if (e != CUZK_OK)
+            return e;
+        copy_ctx cc = {slot->abc, p->abc_in[j]};
+        cuzk_parallel_for(3 * n, 1 << 16, p->nthreads, copy_range, &cc);
+    } else if (dev_synth) {
         copy_ctx cc = {slot->abc, wit(p, j)};
         cuzk_parallel_for(p->pk->n_vars, 1 << 16, p->nthreads, copy_range, &cc);
-    } else if (!p->abc_in) {
+    } else {
         fill_abc(p, j, slot->abc);
     }
     return cuzk_gpu_prep_splits(p->pk, wit(p, j), slot, p->nthreads);
@@ -411,7 +418,7 @@ static void *gpu_device_main(void *arg)
         }
         /* a, b, c: given, synthesised here into the slot, or (NULL) on the device */
         cuzk_fr *buf = g->slot[s]->abc;
-        const cuzk_fr *a = p->abc_in ? p->abc_in[j] : g->dev_synth ? NULL : buf;
+        const cuzk_fr *a = g->dev_synth ? NULL : buf;
         if (e == CUZK_OK)
             e = cuzk_gpu_prove_one(g->gk, g->lock, p->pk, a, a ? a + n : NULL, a ? a + 2 * n : NULL,
                                    buf, g->slot[s], &p->h[j], &p->a[j], &p->b1[j], &p->l[j],
