@@ -827,11 +827,18 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
              * key's resident copy on this device is made once, under that lock. */
             po.backend = CUZK_BACKEND_GPU;
             po.device_lock = &d->lock;
-            pthread_mutex_lock(&d->lock);
-            if (!p->key->gk[d->gpu])
-                r = cuzk_gpu_key_from_view(&p->key->gk[d->gpu], view, d->gpu);
-            pthread_mutex_unlock(&d->lock);
-            po.gpu_key = p->key->gk[d->gpu];
+            /* Only the first partition of a key on this device waits for the device here:
+             * the others must not, or their CPU side could not overlap the device work of
+             * the partition holding it (the pointer is published once, with release). */
+            cuzk_gpu_key *gk = __atomic_load_n(&p->key->gk[d->gpu], __ATOMIC_ACQUIRE);
+            if (!gk) {
+                pthread_mutex_lock(&d->lock);
+                gk = __atomic_load_n(&p->key->gk[d->gpu], __ATOMIC_ACQUIRE);
+                if (!gk && (r = cuzk_gpu_key_from_view(&gk, view, d->gpu)) == CUZK_OK)
+                    __atomic_store_n(&p->key->gk[d->gpu], gk, __ATOMIC_RELEASE);
+                pthread_mutex_unlock(&d->lock);
+            }
+            po.gpu_key = gk;
         } else {
             po.backend = CUZK_BACKEND_CPU;
             pthread_mutex_lock(&d->lock);

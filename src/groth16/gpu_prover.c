@@ -145,8 +145,9 @@ void cuzk_groth16_gpu_key_free(cuzk_gpu_key *k)
 }
 
 /* Synthesis on the device (unless CUZK_GPU_SYNTH=cpu): the key's matrices go resident when
- * they fit beside what the proofs need there (the domain's three slots and the MSMs' sort
- * and bucket buffers, about 384 bytes per domain element with room to spare); else the
+ * they fit beside what the proofs need there (the domain's three slots, 96 bytes per domain
+ * element; the H MSM's sort pairs, 16 bytes per pair and 11-13 windows, about 210; the
+ * split MSMs' pairs, about 50; buckets; 448 bytes per element with some room); else the
  * CPU synthesises as before. */
 static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
 {
@@ -159,7 +160,7 @@ static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
         return;
     }
     size_t need = cuzk_gpu_r1cs_bytes(pk->ma, pk->mb, pk->mc, pk->n_rows, pk->n_vars);
-    if (need + (size_t)384 * k->n > info.free_mem)
+    if (need + (size_t)448 * k->n > info.free_mem)
         return;
     if (cuzk_gpu_r1cs_new(&k->synth, k->device, pk->ma, pk->mb, pk->mc, pk->n_rows,
                           pk->n_vars) != CUZK_OK) {
