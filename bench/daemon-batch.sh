@@ -64,4 +64,21 @@ printf 'median of %d runs: %s proofs/min, %s s/proof, p50 latency %s ms, device 
     "$(median <"$T/tp")" "$(median <"$T/sp")" "$(median <"$T/p50")" "$([ -s "$T/busy" ] && median <"$T/busy" || echo n/a)"
 cuzk_daemon_stop || rc=1
 [ -n "$out" ] && cp "$T/daemon.log" "$out/daemon.log"
+# Steady state from the daemon's timeline: per batch (device intervals with < 500 ms idle
+# between them), the device-held time over the span from its first partition's device work
+# to its last (the wall-time figure above also counts the batch's ramp and tail: the first
+# witness load, the last job's finalisation and verification, the client's polling).
+awk '/event=gpu_end/ && /device_ms=/ {
+        t = ""; d = "";
+        for (i = 1; i <= NF; i++) {
+            if ($i ~ /^t=/) t = substr($i, 3) + 0;
+            if ($i ~ /^device_ms=/) d = substr($i, 11) + 0;
+        }
+        if (t == "" || d == "") next;
+        s = t - d;
+        if (n > 0 && s - last > 500) { printf "batch %d: %d partitions, device busy %.1f %% of %.0f ms from first to last\n", ++b, n, 100 * busy / (last - first), last - first; n = 0 }
+        if (n == 0) { first = s; busy = 0 }
+        busy += d; last = t; n++
+     }
+     END { if (n > 0) printf "batch %d: %d partitions, device busy %.1f %% of %.0f ms from first to last\n", ++b, n, 100 * busy / (last - first), last - first }' "$T/daemon.log"
 exit $rc

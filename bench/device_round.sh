@@ -61,7 +61,7 @@ if [ -n "${ROUND_D10_K:-}" ]; then
             "${wargs[@]}" --vk "$W10/vk.json" -c ${ROUND_D10_C:-6} -j ${ROUND_D10_J:-3} --runs ${ROUND_D10_RUNS:-2} \
             --out "$OUT/d10-w$w" -- --gpu-workers "$w" >"$OUT/d10-w$w.log" 2>&1; rc=$?
         summary+=("d10: 10-partition jobs of 2^$ROUND_D10_K, $w gpu worker(s): rc=$rc ($(( $(date +%s) - t0 )) s); $(grep -h '^median' "$OUT/d10-w$w.log")")
-        grep -hE "^run|^median|device gpu|gap between" "$OUT/d10-w$w.log"
+        grep -hE "^run|^median|^batch|device gpu|gap between" "$OUT/d10-w$w.log"
         for f in "$OUT"/d10-w$w/run*.json; do grep -A12 '"devices"' "$f" | grep -E 'busy_fraction|gap_mean' | tr -d ' \n'; echo; done 2>/dev/null
     done
 fi

@@ -96,9 +96,9 @@ static inline void test_rand_fp2(cuzk_fp2 *r)
             test_passed_++;                                                           \
         } else {                                                                      \
             test_failed_++;                                                           \
-            fprintf(stderr, "%s:%d: %s returned %s, expected %s (seed %" PRIu64 ")\n", \
+            fprintf(stderr, "%s:%d: %s returned %s, expected %s: %s (seed %" PRIu64 ")\n", \
                     __FILE__, __LINE__, #got, cuzk_errname(g_), cuzk_errname(w_),     \
-                    test_seed_);                                                      \
+                    cuzk_error_detail(), test_seed_);                                 \
         }                                                                             \
     } while (0)
 

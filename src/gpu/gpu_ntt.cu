@@ -23,6 +23,7 @@
  * w = omega_(2^(k-s0)), so omega_(2^(k-s0))^lo = lo[lo mod 1024] hi[lo / 1024] for
  * lo < 2^20 (k - t_first <= 18 for k <= 28).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -366,6 +367,30 @@ static cuzk_err domain_slot(cuzk_gpu_domain *d, unsigned slot)
     return CUZK_OK;
 }
 
+/* The shared-memory limit of ntt_pass_kernel is one setting per function and device, shared
+ * by every domain of the process: it only ever grows (under a lock), so a domain on another
+ * thread can never lower it between this one's setting and its launch. */
+#define NTT_MAX_DEVICES 64
+static pthread_mutex_t ntt_smem_mu = PTHREAD_MUTEX_INITIALIZER;
+static size_t ntt_smem_set[NTT_MAX_DEVICES];
+
+static cuzk_err ntt_smem_allow(int device, size_t smem)
+{
+    if (device < 0 || device >= NTT_MAX_DEVICES)
+        return cuzk_error_set(CUZK_EINVAL, "gpu ntt: device %d", device);
+    pthread_mutex_lock(&ntt_smem_mu);
+    cudaError_t ce = cudaSuccess;
+    if (smem > ntt_smem_set[device]) {
+        ce = cudaFuncSetAttribute(ntt_pass_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)smem);
+        if (ce == cudaSuccess)
+            ntt_smem_set[device] = smem;
+    }
+    pthread_mutex_unlock(&ntt_smem_mu);
+    GPU_CHECK(ce);
+    return CUZK_OK;
+}
+
 /* The DIF passes in one direction (0 forward, 1 inverse) on a device array. */
 static cuzk_err ntt_dif(cuzk_gpu_domain *d, fr_t *x, int dir)
 {
@@ -373,8 +398,7 @@ static cuzk_err ntt_dif(cuzk_gpu_domain *d, fr_t *x, int dir)
     for (unsigned p = 0; p < d->npass; p++) {
         const ntt_pass_desc *pd = &d->pass[p];
         const size_t smem = ntt_smem_bytes(d->elog, pd->t);
-        GPU_CHECK(cudaFuncSetAttribute(ntt_pass_kernel,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        GPU_TRY(ntt_smem_allow(d->device, smem));
         ntt_pass_kernel<<<blocks, NTT_THREADS, smem, d->stream>>>(
             x, d->k, pd->s0, pd->t, d->elog, d->tables + pd->off_small[dir],
             d->tables + pd->off_lo[dir], d->tables + pd->off_hi[dir]);
