@@ -47,13 +47,14 @@ static void usage(FILE *f)
             "      writes the verification key as snarkjs does.\n"
             "  cuzk info <file>\n"
             "      what a .zkey, .params, .r1cs, .wtns or snarkjs JSON file holds, or what is wrong with it.\n"
-            "  cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>\n"
+            "  cuzk setup [-v] [--threads N] [--backend auto|cpu|gpu] <circuit.r1cs> <out.zkey|out.params>\n"
             "      Groth16 setup with fresh random toxic waste, for development and benchmarks\n"
             "      only (production keys come from a ceremony); cuzk setup -h says more.\n"
             "  cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR\n"
             "      a synthetic satisfiable circuit.r1cs and witness-<p>.wtns files; cuzk gen -h says more.\n"
             "environment: CUZK_THREADS (worker threads), CUZK_FF_IMPL=portable (no MULX/ADX),\n"
-            "  CUZK_BACKEND=cpu|gpu (default: the GPU when one answers), CUZK_B_G2=cpu (B_G2 on the CPU)\n");
+            "  CUZK_BACKEND=cpu|gpu (default: the GPU when one answers), CUZK_B_G2=cpu (B_G2 on the CPU),\n"
+            "  CUZK_GPU_SYNTH=cpu (a, b, c synthesised on the CPU with the GPU backend)\n");
 }
 
 static double mono_ms(void)
