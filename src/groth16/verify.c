@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "cuzk/groth16.h"
+#include "cuzk/msm.h"
 #include "cuzk/pairing.h"
 
 cuzk_err cuzk_groth16_verify(const cuzk_vk *vk, const cuzk_fr *pub, size_t n_pub,
@@ -19,15 +20,24 @@ cuzk_err cuzk_groth16_verify(const cuzk_vk *vk, const cuzk_fr *pub, size_t n_pub
         !cuzk_g1_affine_in_subgroup(&proof->c))
         return cuzk_error_set(CUZK_ENOT_IN_SUBGROUP, "verify: a proof point is not in the subgroup");
 
-    /* vk_x = IC_0 + sum pub_i IC_(i+1); public inputs are public: variable time is fine. */
-    cuzk_g1_jac vkx, t, ic;
-    cuzk_g1_jac_from_affine(&vkx, &vk->ic[0]);
-    for (size_t i = 0; i < n_pub; i++) {
-        uint64_t k[CUZK_FR_LIMBS];
-        cuzk_fr_to_limbs(k, &pub[i]);
-        cuzk_g1_jac_from_affine(&ic, &vk->ic[i + 1]);
-        cuzk_g1_mul_var(&t, &ic, k, 255);
-        cuzk_g1_jac_add_var(&vkx, &vkx, &t);
+    /* vk_x = IC_0 + sum pub_i IC_(i+1); public inputs are public: variable time is fine. One
+     * single-threaded MSM (verifiers run side by side in the daemon's finalisers): for
+     * PoRep's 327 inputs about 5x faster than a scalar multiplication per input. */
+    cuzk_g1_jac vkx, ic0;
+    cuzk_g1_jac_from_affine(&ic0, &vk->ic[0]);
+    if (n_pub) {
+        cuzk_msm_scalar *k = malloc(sizeof *k * n_pub);
+        if (!k)
+            return cuzk_error_set(CUZK_ENOMEM, "verify: out of memory");
+        cuzk_msm_scalars_from_fr(k, pub, n_pub, 1);
+        cuzk_msm_opts mo = {.nthreads = 1};
+        cuzk_err e = cuzk_g1_msm(&vkx, &vk->ic[1], k, n_pub, &mo);
+        free(k);
+        if (e != CUZK_OK)
+            return e;
+        cuzk_g1_jac_add_var(&vkx, &vkx, &ic0);
+    } else {
+        vkx = ic0;
     }
 
     /* e(-A, B) e(alpha1, beta2) e(vk_x, gamma2) e(C, delta2) = 1 */
