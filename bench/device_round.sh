@@ -9,6 +9,9 @@
 #   ROUND_DAEMON=1    also a cuzk-daemon batch on the GPU (the chain fixture, every proof checked)
 #   ROUND_KERNELS="20 24 26"  also cuzk-bench kernels (NTT and MSM, CPU and GPU) at those sizes
 #   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out
+#   ROUND_LARGE=1     test_gpu --large (NTT, MSM, batch add at 2^24 and 2^26 against the CPU)
+#   ROUND_D10_K=22    issue 5's daemon benchmark (10-partition jobs; ROUND_D10_WORKERS="1 2")
+#   ROUND_SETUP=1     test_gpu_setup;  ROUND_SCALE_K="24"  bench/scale.sh (MEM=1: in memory)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 D=${GPU_DEPS:-$ROOT/.gpu-deps}
@@ -103,6 +106,13 @@ if [ -z "${SKIP_KERNELS:-}" ]; then
     timeout ${KERNEL_TIMEOUT:-240} "$D/bin/test_gpu" >"$OUT/test_gpu.log" 2>&1; rc=$?
     summary+=("test_gpu rc=$rc $(grep -h 'passed,' "$OUT/test_gpu.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
     grep -i "fail" "$OUT/test_gpu.log" | head -5
+fi
+if [ -n "${ROUND_LARGE:-}" ]; then
+    # issue 4's large sizes: kernels at 2^24 and 2^26 against the CPU
+    t0=$(date +%s)
+    timeout ${LARGE_TIMEOUT:-420} "$D/bin/test_gpu" --large >"$OUT/test_gpu_large.log" 2>&1; rc=$?
+    summary+=("test_gpu --large rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_large.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+    grep -h "large\|fail\|differ" "$OUT/test_gpu_large.log" | head -20
 fi
 if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     t0=$(date +%s)

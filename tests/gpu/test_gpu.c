@@ -1202,6 +1202,110 @@ static int run_bench(void)
     return test_finish();
 }
 
+/* --large: the kernels at 2^24 and 2^26 against the CPU (issue 4's large sizes; minutes of
+ * CPU reference work, so not in the default run): NTT forward/inverse in both families,
+ * G1 MSM of random scalars at 2^24 - 1, 2^24 + 1 and 2^26, scalars from the device, edge
+ * scalars at 2^24, batch add of 2^26 points with half the bits set. */
+static int run_large(void)
+{
+    double t0 = now_ms();
+    const unsigned ks[2] = {24, 26};
+    const size_t nmax = ((size_t)1 << 26) + 1;
+    cuzk_fr *x = xmalloc(nmax * sizeof *x), *g = xmalloc(nmax * sizeof *g);
+    cuzk_fr *c = xmalloc(nmax * sizeof *c);
+    for (int i = 0; i < 2; i++) {
+        const size_t n = (size_t)1 << ks[i];
+        const cuzk_roots fam = i ? CUZK_ROOTS_BELLMAN : CUZK_ROOTS_SNARKJS;
+        cuzk_gpu_domain *gd = NULL;
+        cuzk_domain *cd = NULL;
+        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, ks[i], fam));
+        CHECK_OK(cuzk_domain_new(&cd, ks[i], fam));
+        if (!gd || !cd) {
+            cuzk_gpu_domain_free(gd);
+            cuzk_domain_free(cd);
+            continue;
+        }
+        rand_frs(x, n);
+        memcpy(g, x, n * sizeof *x);
+        memcpy(c, x, n * sizeof *x);
+        CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
+        cuzk_ntt_forward(cd, c, 0);
+        CHECK(count_diff(g, c, n) == 0);
+        CHECK_OK(cuzk_gpu_ntt_inverse(gd, g));
+        CHECK(count_diff(g, x, n) == 0);
+        cuzk_gpu_domain_free(gd);
+        cuzk_domain_free(cd);
+        printf("large ntt 2^%u: ok so far (%lu failed) [%.0f ms]\n", ks[i], test_failed_, now_ms() - t0);
+    }
+    cuzk_g1_affine *bases = make_bases(nmax);
+    printf("large bases ready [%.0f ms]\n", now_ms() - t0);
+    cuzk_gpu_msm *m = NULL;
+    CHECK_OK(cuzk_gpu_msm_new(&m, 0, bases, nmax));
+    if (m) {
+        const size_t sizes[3] = {((size_t)1 << 24) - 1, ((size_t)1 << 24) + 1, (size_t)1 << 26};
+        for (int i = 0; i < 3; i++) {
+            rand_frs(x, sizes[i]);
+            CHECK(msm_matches(m, bases, x, sizes[i], 0, "large random"));
+            printf("large msm n=%zu: ok so far (%lu failed) [%.0f ms]\n", sizes[i], test_failed_,
+                   now_ms() - t0);
+        }
+        /* the same 2^26 scalars from device memory (a domain slot) */
+        cuzk_gpu_domain *gd = NULL;
+        void *xd = NULL;
+        cuzk_g1_jac rh, rd;
+        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 26, CUZK_ROOTS_BELLMAN));
+        if (gd) {
+            CHECK_OK(cuzk_gpu_domain_load(gd, 1, x));
+            CHECK_OK(cuzk_gpu_domain_slot_dev(gd, 1, &xd, NULL));
+            CHECK_OK(cuzk_gpu_g1_msm_fr(m, &rh, x, sizes[2], 0));
+            CHECK_OK(cuzk_gpu_g1_msm_fr_dev(m, &rd, xd, sizes[2], 0));
+            CHECK(cuzk_g1_jac_eq(&rh, &rd));
+            cuzk_gpu_domain_free(gd);
+        }
+        /* edge scalars at 2^24: zeros, ones, r-1, mixed with P next to -P */
+        const size_t n = (size_t)1 << 24;
+        for (size_t i = 0; i < n; i++)
+            cuzk_fr_set_zero(&x[i]);
+        CHECK(msm_matches(m, bases, x, n, 0, "large zeros"));
+        for (size_t i = 0; i < n; i++)
+            cuzk_fr_set_one(&x[i]);
+        CHECK(msm_matches(m, bases, x, n, 0, "large ones"));
+        for (size_t i = 0; i < n; i++)
+            fr_minus(&x[i], 1);
+        CHECK(msm_matches(m, bases, x, n, 0, "large r-1"));
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v = test_rand64() % 8;
+            if (v < 4)
+                cuzk_fr_set_u64(&x[i], v);
+            else if (v == 4)
+                fr_minus(&x[i], 1);
+            else
+                test_rand_fr(&x[i]);
+        }
+        x[5] = x[4];
+        CHECK(msm_matches(m, bases, x, n, 0, "large mixed"));
+        printf("large msm edges: ok so far (%lu failed) [%.0f ms]\n", test_failed_, now_ms() - t0);
+        /* batch add of 2^26 points, half the bits set */
+        const size_t nb = (size_t)1 << 26, words = CUZK_MSM_BITVEC_WORDS(nb);
+        uint64_t *bits = xmalloc(words * sizeof *bits);
+        for (size_t w = 0; w < words; w++)
+            bits[w] = test_rand64();
+        cuzk_g1_jac rg, rc;
+        double tb = now_ms();
+        CHECK_OK(cuzk_gpu_g1_batch_add(m, &rg, bits, nb));
+        double tg = now_ms() - tb;
+        CHECK_OK(cuzk_g1_batch_add(&rc, bases, nb, bits, 0));
+        CHECK(cuzk_g1_jac_eq(&rg, &rc));
+        printf("large batch_add 2^26 (half set): ok so far (%lu failed), gpu %.1f ms [%.0f ms]\n",
+               test_failed_, tg, now_ms() - t0);
+        free(bits);
+    }
+    cuzk_gpu_msm_free(m);
+    free(bases);
+    free(x); free(g); free(c);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
     test_init("test_gpu");
@@ -1221,6 +1325,8 @@ int main(int argc, char **argv)
         return 0;
     if (argc > 1 && strcmp(argv[1], "--bench") == 0)
         return run_bench();
+    if (argc > 1 && strcmp(argv[1], "--large") == 0)
+        return run_large();
 
     double t0 = now_ms();
     test_errors();
