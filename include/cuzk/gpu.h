@@ -121,6 +121,15 @@ size_t cuzk_gpu_r1cs_bytes(const cuzk_csr *a, const cuzk_csr *b, const cuzk_csr 
                            size_t n_vars);
 cuzk_err cuzk_gpu_r1cs_new(cuzk_gpu_r1cs **out, int device, const cuzk_csr *a, const cuzk_csr *b,
                            const cuzk_csr *c, size_t n_rows, size_t n_vars) CUZK_WUR;
+/* The same with the coefficients deduplicated (a circuit with few distinct coefficients:
+ * 8 instead of 36 bytes a term): idx[m][k] indexes tab (n_tab values) for term k of matrix
+ * m (A, B, C; idx[2] unused without C). cuzk_gpu_r1cs_bytes_dedup: its device memory. */
+size_t cuzk_gpu_r1cs_bytes_dedup(const cuzk_csr *a, const cuzk_csr *b, const cuzk_csr *c,
+                                 size_t n_rows, size_t n_vars, size_t n_tab);
+cuzk_err cuzk_gpu_r1cs_new_dedup(cuzk_gpu_r1cs **out, int device, const cuzk_csr *a,
+                                 const cuzk_csr *b, const cuzk_csr *c, size_t n_rows,
+                                 size_t n_vars, const uint32_t *const idx[3], const cuzk_fr *tab,
+                                 size_t n_tab) CUZK_WUR;
 void cuzk_gpu_r1cs_free(cuzk_gpu_r1cs *s);
 cuzk_err cuzk_gpu_synthesize(cuzk_gpu_r1cs *s, cuzk_gpu_domain *d, const cuzk_fr *w) CUZK_WUR;
 

@@ -21,7 +21,9 @@
 struct gpu_csr_dev {
     uint64_t *row;
     uint32_t *col;
-    fr_t *val;
+    fr_t *val;     /* the coefficients, or NULL when vidx indexes vtab */
+    uint32_t *vidx;
+    const fr_t *vtab;
 };
 
 struct cuzk_gpu_r1cs {
@@ -30,6 +32,7 @@ struct cuzk_gpu_r1cs {
     bool has_c;
     gpu_csr_dev m[3];
     fr_t *w;
+    fr_t *vtab;    /* distinct coefficients (deduplicated form), shared by the matrices */
     cudaStream_t stream;
 };
 
@@ -41,7 +44,7 @@ __device__ __forceinline__ fr_t synth_row(const gpu_csr_dev &m, size_t i, const 
         const fr_t x = ld_vec(w + m.col[k]);
         if (f_is_zero<FrP>(x))
             continue;
-        const fr_t v = ld_vec(m.val + k);
+        const fr_t v = m.val ? ld_vec(m.val + k) : ld_vec(m.vtab + m.vidx[k]);
         acc = f_add<FrP>(acc, f_eq<FrP>(x, one) ? v : f_mul<FrP>(v, x));
     }
     return acc;
@@ -67,19 +70,34 @@ __global__ void synth_kernel(fr_t *a, fr_t *b, fr_t *c, gpu_csr_dev ma, gpu_csr_
     st_vec(c + i, has_c ? synth_row(mc, i, w) : f_mul<FrP>(x, y));
 }
 
-static size_t csr_bytes(const cuzk_csr *m, size_t n_rows)
+/* dedup: the coefficients as 4-byte indices into a shared table instead of 32-byte values */
+static size_t csr_bytes(const cuzk_csr *m, size_t n_rows, bool dedup)
 {
     const size_t nnz = m->row[n_rows];
-    return (n_rows + 1) * sizeof(uint64_t) + nnz * (sizeof(uint32_t) + sizeof(fr_t));
+    return (n_rows + 1) * sizeof(uint64_t) +
+           nnz * (sizeof(uint32_t) + (dedup ? sizeof(uint32_t) : sizeof(fr_t)));
+}
+
+static size_t r1cs_bytes(const cuzk_csr *a, const cuzk_csr *b, const cuzk_csr *c, size_t n_rows,
+                         size_t n_vars, bool dedup)
+{
+    if (!a || !b)
+        return 0;
+    return csr_bytes(a, n_rows, dedup) + csr_bytes(b, n_rows, dedup) +
+           (c ? csr_bytes(c, n_rows, dedup) : 0) + n_vars * sizeof(fr_t);
 }
 
 extern "C" size_t cuzk_gpu_r1cs_bytes(const cuzk_csr *a, const cuzk_csr *b, const cuzk_csr *c,
                                       size_t n_rows, size_t n_vars)
 {
-    if (!a || !b)
-        return 0;
-    return csr_bytes(a, n_rows) + csr_bytes(b, n_rows) + (c ? csr_bytes(c, n_rows) : 0) +
-           n_vars * sizeof(fr_t);
+    return r1cs_bytes(a, b, c, n_rows, n_vars, false);
+}
+
+extern "C" size_t cuzk_gpu_r1cs_bytes_dedup(const cuzk_csr *a, const cuzk_csr *b,
+                                            const cuzk_csr *c, size_t n_rows, size_t n_vars,
+                                            size_t n_tab)
+{
+    return r1cs_bytes(a, b, c, n_rows, n_vars, true) + n_tab * sizeof(fr_t);
 }
 
 extern "C" void cuzk_gpu_r1cs_free(cuzk_gpu_r1cs *s)
@@ -91,36 +109,99 @@ extern "C" void cuzk_gpu_r1cs_free(cuzk_gpu_r1cs *s)
         (void)cudaFree(s->m[k].row);
         (void)cudaFree(s->m[k].col);
         (void)cudaFree(s->m[k].val);
+        (void)cudaFree(s->m[k].vidx);
     }
+    (void)cudaFree(s->vtab);
     (void)cudaFree(s->w);
     if (s->stream)
         (void)cudaStreamDestroy(s->stream);
     free(s);
 }
 
-static cuzk_err csr_upload(gpu_csr_dev *d, const cuzk_csr *m, size_t n_rows)
+/* idx: the deduplicated coefficients (indices into vtab), or NULL for the values. */
+static cuzk_err csr_upload(gpu_csr_dev *d, const cuzk_csr *m, size_t n_rows, const uint32_t *idx,
+                           const fr_t *vtab)
 {
     const size_t nnz = m->row[n_rows];
     GPU_CHECK(cudaMalloc(&d->row, (n_rows + 1) * sizeof(uint64_t)));
     GPU_CHECK(cudaMalloc(&d->col, (nnz ? nnz : 1) * sizeof(uint32_t)));
-    GPU_CHECK(cudaMalloc(&d->val, (nnz ? nnz : 1) * sizeof(fr_t)));
     GPU_CHECK(cudaMemcpy(d->row, m->row, (n_rows + 1) * sizeof(uint64_t), cudaMemcpyHostToDevice));
-    if (nnz) {
+    if (nnz)
         GPU_CHECK(cudaMemcpy(d->col, m->col, nnz * sizeof(uint32_t), cudaMemcpyHostToDevice));
-        GPU_CHECK(cudaMemcpy(d->val, m->val, nnz * sizeof(fr_t), cudaMemcpyHostToDevice));
+    if (idx) {
+        GPU_CHECK(cudaMalloc(&d->vidx, (nnz ? nnz : 1) * sizeof(uint32_t)));
+        if (nnz)
+            GPU_CHECK(cudaMemcpy(d->vidx, idx, nnz * sizeof(uint32_t), cudaMemcpyHostToDevice));
+        d->vtab = vtab;
+    } else {
+        GPU_CHECK(cudaMalloc(&d->val, (nnz ? nnz : 1) * sizeof(fr_t)));
+        if (nnz)
+            GPU_CHECK(cudaMemcpy(d->val, m->val, nnz * sizeof(fr_t), cudaMemcpyHostToDevice));
     }
     return CUZK_OK;
 }
 
 static cuzk_err r1cs_init(cuzk_gpu_r1cs *s, const cuzk_csr *a, const cuzk_csr *b,
-                          const cuzk_csr *c)
+                          const cuzk_csr *c, const uint32_t *const *idx, const cuzk_fr *tab,
+                          size_t n_tab)
 {
     GPU_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
-    GPU_TRY(csr_upload(&s->m[0], a, s->n_rows));
-    GPU_TRY(csr_upload(&s->m[1], b, s->n_rows));
+    if (idx) {
+        GPU_CHECK(cudaMalloc(&s->vtab, (n_tab ? n_tab : 1) * sizeof(fr_t)));
+        if (n_tab)
+            GPU_CHECK(cudaMemcpy(s->vtab, tab, n_tab * sizeof(fr_t), cudaMemcpyHostToDevice));
+    }
+    GPU_TRY(csr_upload(&s->m[0], a, s->n_rows, idx ? idx[0] : NULL, s->vtab));
+    GPU_TRY(csr_upload(&s->m[1], b, s->n_rows, idx ? idx[1] : NULL, s->vtab));
     if (c)
-        GPU_TRY(csr_upload(&s->m[2], c, s->n_rows));
+        GPU_TRY(csr_upload(&s->m[2], c, s->n_rows, idx ? idx[2] : NULL, s->vtab));
     GPU_CHECK(cudaMalloc(&s->w, (s->n_vars ? s->n_vars : 1) * sizeof(fr_t)));
+    return CUZK_OK;
+}
+
+static cuzk_err r1cs_new(cuzk_gpu_r1cs **out, int device, const cuzk_csr *a, const cuzk_csr *b,
+                         const cuzk_csr *c, size_t n_rows, size_t n_vars,
+                         const uint32_t *const *idx, const cuzk_fr *tab, size_t n_tab,
+                         const char *fn)
+{
+    static_assert(sizeof(cuzk_fr) == sizeof(fr_t), "Fr layout");
+    if (!out)
+        return cuzk_error_set(CUZK_EINVAL, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!a || !b || n_rows > a->n_rows || n_rows > b->n_rows || (c && n_rows > c->n_rows))
+        return cuzk_error_set(CUZK_EINVAL, "%s: matrices missing or shorter than %zu rows", fn,
+                              n_rows);
+    if (idx && (!tab || !idx[0] || !idx[1] || (c && !idx[2])))
+        return cuzk_error_set(CUZK_EINVAL, "%s: missing coefficient indices or table", fn);
+    /* every column must name a wire of the witness and every index a table entry: the
+     * kernel does not check */
+    const cuzk_csr *ms[3] = {a, b, c};
+    for (int k = 0; k < 3; k++) {
+        if (!ms[k])
+            continue;
+        for (uint64_t t = 0; t < ms[k]->row[n_rows]; t++) {
+            if (ms[k]->col[t] >= n_vars)
+                return cuzk_error_set(CUZK_EINVAL, "%s: term %llu names wire %u of %zu", fn,
+                                      (unsigned long long)t, ms[k]->col[t], n_vars);
+            if (idx && idx[k][t] >= n_tab)
+                return cuzk_error_set(CUZK_EINVAL, "%s: term %llu names value %u of %zu", fn,
+                                      (unsigned long long)t, idx[k][t], n_tab);
+        }
+    }
+    GPU_TRY(gpu_use_device(device));
+    cuzk_gpu_r1cs *s = (cuzk_gpu_r1cs *)calloc(1, sizeof *s);
+    if (!s)
+        return cuzk_error_set(CUZK_ENOMEM, "%s", fn);
+    s->device = device;
+    s->n_rows = n_rows;
+    s->n_vars = n_vars;
+    s->has_c = c != NULL;
+    cuzk_err e = r1cs_init(s, a, b, c, idx, tab, n_tab);
+    if (e != CUZK_OK) {
+        cuzk_gpu_r1cs_free(s);
+        return e;
+    }
+    *out = s;
     return CUZK_OK;
 }
 
@@ -128,38 +209,16 @@ extern "C" cuzk_err cuzk_gpu_r1cs_new(cuzk_gpu_r1cs **out, int device, const cuz
                                       const cuzk_csr *b, const cuzk_csr *c, size_t n_rows,
                                       size_t n_vars)
 {
-    static_assert(sizeof(cuzk_fr) == sizeof(fr_t), "Fr layout");
-    if (!out)
-        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_r1cs_new: out is NULL");
-    *out = NULL;
-    if (!a || !b || n_rows > a->n_rows || n_rows > b->n_rows || (c && n_rows > c->n_rows))
-        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_r1cs_new: matrices missing or shorter "
-                                           "than %zu rows", n_rows);
-    /* every column must name a wire of the witness: the kernel does not check */
-    const cuzk_csr *ms[3] = {a, b, c};
-    for (int k = 0; k < 3; k++) {
-        if (!ms[k])
-            continue;
-        for (uint64_t t = 0; t < ms[k]->row[n_rows]; t++)
-            if (ms[k]->col[t] >= n_vars)
-                return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_r1cs_new: term %llu names wire %u of %zu",
-                                      (unsigned long long)t, ms[k]->col[t], n_vars);
-    }
-    GPU_TRY(gpu_use_device(device));
-    cuzk_gpu_r1cs *s = (cuzk_gpu_r1cs *)calloc(1, sizeof *s);
-    if (!s)
-        return cuzk_error_set(CUZK_ENOMEM, "cuzk_gpu_r1cs_new");
-    s->device = device;
-    s->n_rows = n_rows;
-    s->n_vars = n_vars;
-    s->has_c = c != NULL;
-    cuzk_err e = r1cs_init(s, a, b, c);
-    if (e != CUZK_OK) {
-        cuzk_gpu_r1cs_free(s);
-        return e;
-    }
-    *out = s;
-    return CUZK_OK;
+    return r1cs_new(out, device, a, b, c, n_rows, n_vars, NULL, NULL, 0, "cuzk_gpu_r1cs_new");
+}
+
+extern "C" cuzk_err cuzk_gpu_r1cs_new_dedup(cuzk_gpu_r1cs **out, int device, const cuzk_csr *a,
+                                            const cuzk_csr *b, const cuzk_csr *c, size_t n_rows,
+                                            size_t n_vars, const uint32_t *const idx[3],
+                                            const cuzk_fr *tab, size_t n_tab)
+{
+    return r1cs_new(out, device, a, b, c, n_rows, n_vars, idx, tab, n_tab,
+                    "cuzk_gpu_r1cs_new_dedup");
 }
 
 extern "C" cuzk_err cuzk_gpu_synthesize(cuzk_gpu_r1cs *s, cuzk_gpu_domain *d, const cuzk_fr *w)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cuzk/groth16.h"
+#include "groth16/csr_dedup.h"
 #include "groth16/gpu_prover.h"
 #include "util/timing.h"
 
@@ -159,14 +160,39 @@ static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
         cuzk_error_clear();
         return;
     }
-    size_t need = cuzk_gpu_r1cs_bytes(pk->ma, pk->mb, pk->mc, pk->n_rows, pk->n_vars);
-    if (need + (size_t)448 * k->n > info.free_mem)
+    const size_t reserve = (size_t)448 * k->n;
+    if (!(v && !strcmp(v, "dedup"))) {
+        size_t need = cuzk_gpu_r1cs_bytes(pk->ma, pk->mb, pk->mc, pk->n_rows, pk->n_vars);
+        if (need + reserve <= info.free_mem &&
+            cuzk_gpu_r1cs_new(&k->synth, k->device, pk->ma, pk->mb, pk->mc, pk->n_rows,
+                              pk->n_vars) != CUZK_OK) {
+            k->synth = NULL;
+            cuzk_error_clear();
+        }
         return;
-    if (cuzk_gpu_r1cs_new(&k->synth, k->device, pk->ma, pk->mb, pk->mc, pk->n_rows,
-                          pk->n_vars) != CUZK_OK) {
+    }
+    /* CUZK_GPU_SYNTH=dedup: the coefficients as indices into a table of the distinct ones
+     * (8 instead of 36 bytes a term; PoRep-like circuits have few distinct coefficients),
+     * so larger circuits fit. Opt-in until it has been measured on a GPU. */
+    const cuzk_csr *ms[3] = {pk->ma, pk->mb, pk->mc};
+    uint32_t *idx[3];
+    cuzk_fr *tab = NULL;
+    size_t nt = 0;
+    if (cuzk_csr_dedup(ms, 3, pk->n_rows, (size_t)1 << 20, idx, &tab, &nt) != CUZK_OK) {
+        cuzk_error_clear(); /* too many distinct values: synthesis stays on the CPU */
+        return;
+    }
+    size_t need = cuzk_gpu_r1cs_bytes_dedup(pk->ma, pk->mb, pk->mc, pk->n_rows, pk->n_vars, nt);
+    const uint32_t *const cidx[3] = {idx[0], idx[1], idx[2]};
+    if (need + reserve <= info.free_mem &&
+        cuzk_gpu_r1cs_new_dedup(&k->synth, k->device, pk->ma, pk->mb, pk->mc, pk->n_rows,
+                                pk->n_vars, cidx, tab, nt) != CUZK_OK) {
         k->synth = NULL;
         cuzk_error_clear();
     }
+    for (int i = 0; i < 3; i++)
+        free(idx[i]);
+    free(tab);
 }
 
 bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk) { return gk && gk->synth; }

@@ -161,6 +161,13 @@ int main(void)
     fixture("chain");
     porep(13, 2);
     porep_keys(12, 2, 0, false, true);
+    /* synthesis on the device from deduplicated coefficients */
+    setenv("CUZK_GPU_SYNTH", "dedup", 1);
+    printf("with deduplicated coefficients on the device:\n");
+    fixture("chain");
+    fixture("multiplier");
+    porep(13, 2);
+    porep(12, 1);
     unsetenv("CUZK_GPU_SYNTH");
     return test_finish();
 }

@@ -4,6 +4,7 @@
 
 #include "cuzk/groth16.h"
 #include "cuzk/msm.h"
+#include "groth16/csr_dedup.h"
 #include "groth16/gpu_prover.h"
 #include "groth16/pk.h"
 
@@ -210,10 +211,71 @@ static void test_prep_splits(void)
     }
 }
 
+/* cuzk_csr_dedup: every term's index names its value; the table holds each distinct value
+ * once, in order of first appearance, across matrices; more distinct values than allowed
+ * is refused with nothing allocated. */
+static void test_csr_dedup(void)
+{
+    const size_t rows = 3000;
+    cuzk_fr pool[40];
+    for (int i = 0; i < 40; i++)
+        test_rand_fr(&pool[i]);
+    cuzk_fr_set_one(&pool[0]);
+    cuzk_fr_neg(&pool[1], &pool[0]);
+    cuzk_csr m[3];
+    for (int t = 0; t < 3; t++) {
+        m[t].n_rows = rows + 5; /* rows past n_rows are ignored */
+        m[t].row = malloc(sizeof(uint64_t) * (m[t].n_rows + 1));
+        size_t nnz = 0;
+        m[t].row[0] = 0;
+        for (size_t r = 0; r < m[t].n_rows; r++)
+            m[t].row[r + 1] = (nnz += test_rand64() % 4);
+        m[t].col = calloc(nnz ? nnz : 1, sizeof(uint32_t));
+        m[t].val = malloc(sizeof(cuzk_fr) * (nnz ? nnz : 1));
+        for (size_t k = 0; k < nnz; k++)
+            m[t].val[k] = pool[(test_rand64() % 3 == 0) ? test_rand64() % 40 : test_rand64() % 3];
+    }
+    const cuzk_csr *ms[4] = {&m[0], &m[1], NULL, &m[2]};
+    uint32_t *idx[4];
+    cuzk_fr *tab = NULL;
+    size_t nt = 0;
+    CHECK_EQ_ERR(cuzk_csr_dedup(ms, 4, rows, 64, idx, &tab, &nt), CUZK_OK);
+    if (tab) {
+        CHECK(nt <= 40 && idx[2] == NULL);
+        size_t bad = 0;
+        for (int t = 0; t < 4; t++)
+            for (size_t k = 0; ms[t] && k < ms[t]->row[rows]; k++)
+                bad += idx[t][k] >= nt || !cuzk_fr_eq(&tab[idx[t][k]], &ms[t]->val[k]);
+        CHECK(bad == 0);
+        for (size_t i = 0; i < nt; i++) /* distinct */
+            for (size_t j = i + 1; j < nt; j++)
+                bad += cuzk_fr_eq(&tab[i], &tab[j]);
+        CHECK(bad == 0);
+        CHECK(cuzk_fr_eq(&tab[idx[0][0]], &m[0].val[0]) && idx[0][0] == 0);
+        /* the table's count is exact: a limit one below it is refused */
+        uint32_t *idx2[4];
+        cuzk_fr *tab2 = NULL;
+        size_t nt2 = 0;
+        CHECK_EQ_ERR(cuzk_csr_dedup(ms, 4, rows, nt - 1, idx2, &tab2, &nt2), CUZK_ESIZE);
+        CHECK(tab2 == NULL && nt2 == 0 && idx2[0] == NULL && idx2[3] == NULL);
+        CHECK_EQ_ERR(cuzk_csr_dedup(ms, 4, rows, nt, idx2, &tab2, &nt2), CUZK_OK);
+        CHECK(nt2 == nt);
+        for (int t = 0; t < 4; t++)
+            free(idx2[t]);
+        free(tab2);
+    }
+    for (int t = 0; t < 4; t++)
+        free(idx[t]);
+    free(tab);
+    for (int t = 0; t < 3; t++)
+        free(m[t].row), free(m[t].col), free(m[t].val);
+}
+
 int main(void)
 {
     test_init("test_groth16");
     test_prep_splits();
+    test_csr_dedup();
     test_circuit("multiplier");
     test_circuit("chain");
     test_circuit("nopub");
