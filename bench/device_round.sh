@@ -10,7 +10,9 @@
 #   ROUND_KERNELS="20 24 26"  also cuzk-bench kernels (NTT and MSM, CPU and GPU) at those sizes
 #   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out
 #   ROUND_LARGE=1     test_gpu --large (NTT, MSM, batch add at 2^24 and 2^26 against the CPU)
-#   ROUND_D10_K=22    issue 5's daemon benchmark (10-partition jobs; ROUND_D10_WORKERS="1 2")
+#   ROUND_D10_K=22    issue 5's daemon benchmark (10-partition jobs; ROUND_D10_WORKERS="1 2",
+#                     ROUND_D10_GPUS="1 2" on the first g GPUs)
+#   ROUND_MGPU_K=24   issue 7: one porep batch (ROUND_MGPU_P=8 partitions) on 1, 2, 4, 8 GPUs
 #   ROUND_SETUP=1     test_gpu_setup;  ROUND_SCALE_K="24"  bench/scale.sh (MEM=1: in memory)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,13 +61,16 @@ if [ -n "${ROUND_D10_K:-}" ]; then
     summary+=("d10: gen + setup 2^$ROUND_D10_K rc=$rc ($(( $(date +%s) - t0 )) s)")
     wargs=(); for i in 0 1 2 3 4 5 6 7 8 9; do wargs+=(--witness "$W10/witness-$i.wtns"); done
     for w in ${ROUND_D10_WORKERS:-1 2}; do
+      # ROUND_D10_GPUS="1 2": the daemon on the first g GPUs only (CUDA_VISIBLE_DEVICES)
+      for g in ${ROUND_D10_GPUS:-all}; do
+        envp=(); [ "$g" != all ] && envp=("CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((g - 1)))")
         t0=$(date +%s)
-        BUILD_DIR=$D/bin timeout ${D10_TIMEOUT:-200} bash "$ROOT/bench/daemon-batch.sh" --zkey "$W10/circuit.zkey" \
+        env "${envp[@]}" BUILD_DIR=$D/bin timeout ${D10_TIMEOUT:-200} bash "$ROOT/bench/daemon-batch.sh" --zkey "$W10/circuit.zkey" \
             "${wargs[@]}" --vk "$W10/vk.json" -c ${ROUND_D10_C:-6} -j ${ROUND_D10_J:-3} --runs ${ROUND_D10_RUNS:-2} \
-            --out "$OUT/d10-w$w" -- --gpu-workers "$w" >"$OUT/d10-w$w.log" 2>&1; rc=$?
-        summary+=("d10: 10-partition jobs of 2^$ROUND_D10_K, $w gpu worker(s): rc=$rc ($(( $(date +%s) - t0 )) s); $(grep -h '^median' "$OUT/d10-w$w.log")")
-        grep -hE "^run|^median|^batch|device gpu|gap between" "$OUT/d10-w$w.log"
-        for f in "$OUT"/d10-w$w/run*.json; do grep -A12 '"devices"' "$f" | grep -E 'busy_fraction|gap_mean' | tr -d ' \n'; echo; done 2>/dev/null
+            --out "$OUT/d10-w$w-g$g" -- --gpu-workers "$w" >"$OUT/d10-w$w-g$g.log" 2>&1; rc=$?
+        summary+=("d10: 10-partition jobs of 2^$ROUND_D10_K, $w gpu worker(s) per device, gpus $g: rc=$rc ($(( $(date +%s) - t0 )) s); $(grep -h '^median' "$OUT/d10-w$w-g$g.log")")
+        grep -hE "^run|^median|^batch|device gpu|gap between" "$OUT/d10-w$w-g$g.log"
+      done
     done
 fi
 
@@ -84,6 +89,22 @@ for spec in ${ROUND_K-24 26}; do
         tail -2 "$OUT/porep-$k-$g2.err"
     done
 done
+
+if [ -n "${ROUND_MGPU_K:-}" ]; then
+    # issue 7: one batch of porep-K partitions over 1, 2, 4, 8 GPUs (as many as are visible),
+    # the library spreading the partitions (cuzk-bench porep --devices N)
+    ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    for nd in 1 2 4 8; do
+        [ "$nd" -le "$ng" ] || break
+        t0=$(date +%s)
+        timeout ${MGPU_TIMEOUT:-300} "$D/bin/cuzk-bench" porep -k "$ROUND_MGPU_K" -p "${ROUND_MGPU_P:-8}" --runs 3 \
+            --backend gpu --b-g2 gpu --devices "$nd" ${ROUND_MGPU_ARGS:-} --json \
+            >"$OUT/mgpu-$nd.log" 2>"$OUT/mgpu-$nd.err"; rc=$?
+        tot=$(grep -o '"total_ms":[0-9.]*' "$OUT/mgpu-$nd.log" | head -1 | cut -d: -f2)
+        summary+=("porep-$ROUND_MGPU_K x${ROUND_MGPU_P:-8} on $nd GPU(s): rc=$rc, batch ${tot:-?} ms ($(( $(date +%s) - t0 )) s)")
+        grep -v '^{' "$OUT/mgpu-$nd.log"
+    done
+fi
 
 if [ -n "${ROUND_KERNELS:-}" ]; then
     kargs=(); for k in $ROUND_KERNELS; do kargs+=(-k "$k"); done
