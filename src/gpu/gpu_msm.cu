@@ -676,24 +676,26 @@ static cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, co
     return CUZK_OK;
 }
 
-/* Copies ns scalars to m->scal; with profiling, *ev0 is an event recorded before the copy. */
-static cuzk_err msm_upload(cuzk_gpu_msm *m, const void *scalars, size_t ns, cudaEvent_t *ev0,
-                           bool *prof)
+/* Copies ns scalars to m->scal (unless they are already on the device); with profiling,
+ * *ev0 is an event recorded before the copy. */
+static cuzk_err msm_upload(cuzk_gpu_msm *m, const void *scalars, size_t ns, bool on_device,
+                           cudaEvent_t *ev0, bool *prof)
 {
     *prof = getenv("CUZK_GPU_MSM_PROFILE") != NULL;
     if (*prof) {
         GPU_CHECK(cudaEventCreate(ev0));
         GPU_CHECK(cudaEventRecord(*ev0, m->stream));
     }
-    if (ns)
+    if (ns && !on_device)
         GPU_CHECK(cudaMemcpyAsync(m->scal, scalars, ns * sizeof(fr_t), cudaMemcpyHostToDevice,
                                   m->stream));
     return CUZK_OK;
 }
 
+/* on_device: scalars is device memory, read in place. */
 template <class H>
 static cuzk_err msm_dense(cuzk_gpu_msm *m, typename H::X *res, const void *scalars, size_t n,
-                          unsigned window, int mont)
+                          unsigned window, int mont, bool on_device)
 {
     H::set_inf(res);
     if (n == 0)
@@ -701,8 +703,9 @@ static cuzk_err msm_dense(cuzk_gpu_msm *m, typename H::X *res, const void *scala
     GPU_TRY(gpu_use_device(m->device));
     cudaEvent_t ev0;
     bool prof;
-    GPU_TRY(msm_upload(m, scalars, n, &ev0, &prof));
-    cuzk_err e = msm_pippenger<H>(m, res, n, NULL, window, mont, 0, prof ? &ev0 : NULL);
+    GPU_TRY(msm_upload(m, scalars, n, on_device, &ev0, &prof));
+    cuzk_err e = msm_pippenger<H>(m, res, n, NULL, window, mont, 0, prof ? &ev0 : NULL,
+                                  on_device ? scalars : NULL);
     if (prof)
         (void)cudaEventDestroy(ev0);
     return e;
@@ -725,14 +728,14 @@ static cuzk_err msm_check(cuzk_gpu_msm *m, int group, size_t n, bool need_arr, u
 
 template <class H>
 static cuzk_err msm_entry(cuzk_gpu_msm *m, typename H::J *r, const void *scalars, size_t n,
-                          unsigned window, int mont, const char *fn)
+                          unsigned window, int mont, const char *fn, bool on_device = false)
 {
     if (!r)
         return cuzk_error_set(CUZK_EINVAL, "%s: r is NULL", fn);
     H::jac_inf(r);
     GPU_TRY(msm_check(m, H::group, n, !n || scalars, window, fn));
     typename H::X res;
-    cuzk_err err = msm_dense<H>(m, &res, scalars, n, window, mont);
+    cuzk_err err = msm_dense<H>(m, &res, scalars, n, window, mont, on_device);
     if (err == CUZK_OK)
         H::to_jac(r, &res);
     return err;
@@ -753,28 +756,7 @@ extern "C" cuzk_err cuzk_gpu_g1_msm_fr(cuzk_gpu_msm *m, cuzk_g1_jac *r, const cu
 extern "C" cuzk_err cuzk_gpu_g1_msm_fr_dev(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *scalars,
                                            size_t n, unsigned window)
 {
-    const char *fn = "cuzk_gpu_g1_msm_fr_dev";
-    if (!r)
-        return cuzk_error_set(CUZK_EINVAL, "%s: r is NULL", fn);
-    G1Host::jac_inf(r);
-    GPU_TRY(msm_check(m, 1, n, !n || scalars, window, fn));
-    G1Host::X res;
-    G1Host::set_inf(&res);
-    if (n) {
-        GPU_TRY(gpu_use_device(m->device));
-        cudaEvent_t ev0;
-        const bool prof = getenv("CUZK_GPU_MSM_PROFILE") != NULL;
-        if (prof) {
-            GPU_CHECK(cudaEventCreate(&ev0));
-            GPU_CHECK(cudaEventRecord(ev0, m->stream));
-        }
-        cuzk_err e = msm_pippenger<G1Host>(m, &res, n, NULL, window, 1, 0, prof ? &ev0 : NULL, scalars);
-        if (prof)
-            (void)cudaEventDestroy(ev0);
-        GPU_TRY(e);
-    }
-    G1Host::to_jac(r, &res);
-    return CUZK_OK;
+    return msm_entry<G1Host>(m, r, scalars, n, window, 1, "cuzk_gpu_g1_msm_fr_dev", true);
 }
 
 extern "C" cuzk_err cuzk_gpu_g2_msm(cuzk_gpu_msm *m, cuzk_g2_jac *r,
@@ -891,7 +873,7 @@ static cuzk_err msm_split_run(cuzk_gpu_msm *m, typename H::X *res, const void *s
         GPU_TRY(msm_grow(&m->idx, &m->idx_cap, nsig, sizeof(uint32_t)));
         cudaEvent_t ev0;
         bool prof;
-        GPU_TRY(msm_upload(m, scalars, gathered ? nsig : n, &ev0, &prof));
+        GPU_TRY(msm_upload(m, scalars, gathered ? nsig : n, false, &ev0, &prof));
         cuzk_err e = CUZK_OK;
         cudaError_t ce = cudaMemcpyAsync(m->sbits, sig_bits, nwords * sizeof(uint64_t),
                                          cudaMemcpyHostToDevice, st);

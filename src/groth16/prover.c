@@ -309,18 +309,6 @@ typedef struct {
     char result_why[256];
 } gpu_pipe;
 
-/* Copies n values on all threads (the witness into page-locked memory). */
-typedef struct {
-    cuzk_fr *dst;
-    const cuzk_fr *src;
-} copy_ctx;
-static void copy_range(void *vc, size_t b, size_t e, unsigned w)
-{
-    (void)w;
-    copy_ctx *c = vc;
-    memcpy(c->dst + b, c->src + b, sizeof(cuzk_fr) * (e - b));
-}
-
 /* The CPU side of partition j into slot: a, b, c (synthesised here, or copied when given),
  * or for synthesis on the device the witness, into the slot's page-locked buffer; and the
  * prepared splits of the MSMs. */
@@ -331,11 +319,9 @@ static cuzk_err gpu_cpu_side(cuzk_pending *p, size_t j, cuzk_gpu_bufs *slot, boo
         cuzk_err e = cuzk_gpu_bufs_reserve(slot, 3 * n);
         if (e != CUZK_OK)
             return e;
-        copy_ctx cc = {slot->abc, p->abc_in[j]};
-        cuzk_parallel_for(3 * n, 1 << 16, p->nthreads, copy_range, &cc);
+        cuzk_parallel_memcpy(slot->abc, p->abc_in[j], sizeof(cuzk_fr) * 3 * n, p->nthreads);
     } else if (dev_synth) {
-        copy_ctx cc = {slot->abc, wit(p, j)};
-        cuzk_parallel_for(p->pk->n_vars, 1 << 16, p->nthreads, copy_range, &cc);
+        cuzk_parallel_memcpy(slot->abc, wit(p, j), sizeof(cuzk_fr) * p->pk->n_vars, p->nthreads);
     } else {
         fill_abc(p, j, slot->abc);
     }

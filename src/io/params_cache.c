@@ -149,19 +149,6 @@ cuzk_err cuzk_params_cache_write(const cuzk_params *p, const char *params_path)
     return params_cache_write_flagged(p, params_path, true);
 }
 
-typedef struct {
-    uint8_t *dst;
-    const uint8_t *src;
-} copy_ctx;
-
-static void copy_range(void *vc, size_t b, size_t e, unsigned w)
-{
-    (void)w;
-    copy_ctx *c = vc;
-    memcpy(c->dst + b, c->src + b, e - b);
-}
-
-#define COPY_GRAIN ((size_t)1 << 22)   /* bytes per parallel copy chunk (page-fault bound) */
 
 cuzk_err params_cache_load_checked(cuzk_params **out, const char *params_path, bool need_checked)
 {
@@ -229,8 +216,7 @@ cuzk_err params_cache_load_checked(cuzk_params **out, const char *params_path, b
                                params_vec_names[i]);
             goto done;
         }
-        copy_ctx c = {arr, q};
-        cuzk_parallel_for(bytes, COPY_GRAIN, 0, copy_range, &c);
+        cuzk_parallel_memcpy(arr, q, bytes, 0);
         params_set_vector(p, i, h.n[i], arr);
         q += bytes;
     }

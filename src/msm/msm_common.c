@@ -273,31 +273,85 @@ void cuzk_msm_bitvec_extract(uint64_t *out, const uint64_t *src, size_t off, siz
     }
 }
 
-/* Compression runs in chunks of mask words: chunk j starts writing at the output bit
- * offsets[j] (the set bits of mask before it), so chunks are independent except for the
- * output words they share at their edges, which take an atomic OR. */
-typedef struct {
-    uint64_t *out;
-    const uint64_t *src, *mask;
-    size_t n, words, chunk_words;
-    size_t *offsets;
-} compress_ctx;
+/* ---- passes over the set bits of a vector, in chunks ----
+ * fn(ctx, wb, we, pos) handles words [wb, we), pos being the set bits (of the first n)
+ * before word wb: a chunk knows where its output starts, so chunks run in parallel after a
+ * first pass that counts each chunk's bits. Returns the set-bit count. */
+typedef void (*bits_chunk_fn)(void *ctx, size_t wb, size_t we, size_t pos);
 
-static void compress_count(void *vctx, size_t b, size_t e, unsigned worker)
+typedef struct {
+    const uint64_t *bits;
+    size_t n, words, chunk_words;
+    size_t *offsets;   /* per chunk: set-bit count, then the bits before it */
+    bits_chunk_fn fn;
+    void *ctx;
+} chunks_ctx;
+
+static void chunk_bounds(const chunks_ctx *c, size_t j, size_t *wb, size_t *we)
+{
+    *wb = j * c->chunk_words;
+    *we = *wb + c->chunk_words < c->words ? *wb + c->chunk_words : c->words;
+}
+
+static void chunks_count(void *vctx, size_t b, size_t e, unsigned worker)
 {
     (void)worker;
-    compress_ctx *c = vctx;
+    chunks_ctx *c = vctx;
     for (size_t j = b; j < e; j++) {
-        size_t wb = j * c->chunk_words, we = wb + c->chunk_words < c->words ? wb + c->chunk_words : c->words;
-        size_t cnt = 0;
+        size_t wb, we, cnt = 0;
+        chunk_bounds(c, j, &wb, &we);
         for (size_t w = wb; w < we; w++)
-            cnt += (size_t)__builtin_popcountll(c->mask[w] & word_mask(w, c->n));
+            cnt += (size_t)__builtin_popcountll(c->bits[w] & word_mask(w, c->n));
         c->offsets[j] = cnt;
     }
 }
 
-static void compress_words(const compress_ctx *c, size_t wb, size_t we, size_t pos)
+static void chunks_run(void *vctx, size_t b, size_t e, unsigned worker)
 {
+    (void)worker;
+    chunks_ctx *c = vctx;
+    for (size_t j = b; j < e; j++) {
+        size_t wb, we;
+        chunk_bounds(c, j, &wb, &we);
+        c->fn(c->ctx, wb, we, c->offsets[j]);
+    }
+}
+
+static size_t bits_by_chunk(const uint64_t *bits, size_t n, unsigned T, bits_chunk_fn fn,
+                            void *ctx)
+{
+    chunks_ctx c = {.bits = bits, .n = n, .words = CUZK_MSM_BITVEC_WORDS(n), .fn = fn, .ctx = ctx};
+    size_t nchunks = (size_t)T * 8;
+    if (nchunks > c.words / 16) /* at least 1024 positions per chunk */
+        nchunks = c.words / 16;
+    if (T == 1 || nchunks <= 1 || !(c.offsets = malloc(nchunks * sizeof(size_t)))) {
+        fn(ctx, 0, c.words, 0);
+        return cuzk_msm_bitvec_count(bits, n);
+    }
+    c.chunk_words = (c.words + nchunks - 1) / nchunks;
+    nchunks = (c.words + c.chunk_words - 1) / c.chunk_words;
+    cuzk_parallel_for(nchunks, 1, T, chunks_count, &c);
+    size_t total = 0;
+    for (size_t j = 0; j < nchunks; j++) {
+        size_t cnt = c.offsets[j];
+        c.offsets[j] = total;
+        total += cnt;
+    }
+    cuzk_parallel_for(nchunks, 1, T, chunks_run, &c);
+    free(c.offsets);
+    return total;
+}
+
+/* Compression: the chunks share output words at their edges, which take an atomic OR. */
+typedef struct {
+    uint64_t *out;
+    const uint64_t *src, *mask;
+    size_t n;
+} compress_ctx;
+
+static void compress_words(void *vctx, size_t wb, size_t we, size_t pos)
+{
+    const compress_ctx *c = vctx;
     uint64_t acc = 0; /* the output word being filled, flushed when pos leaves it */
     size_t accw = pos / 64;
     for (size_t w = wb; w < we; w++) {
@@ -319,16 +373,6 @@ static void compress_words(const compress_ctx *c, size_t wb, size_t we, size_t p
         __atomic_fetch_or(&c->out[accw], acc, __ATOMIC_RELAXED);
 }
 
-static void compress_copy(void *vctx, size_t b, size_t e, unsigned worker)
-{
-    (void)worker;
-    compress_ctx *c = vctx;
-    for (size_t j = b; j < e; j++) {
-        size_t wb = j * c->chunk_words, we = wb + c->chunk_words < c->words ? wb + c->chunk_words : c->words;
-        compress_words(c, wb, we, c->offsets[j]);
-    }
-}
-
 size_t cuzk_msm_bitvec_compress(uint64_t *out, const uint64_t *src, const uint64_t *mask,
                                 size_t n, unsigned nthreads)
 {
@@ -338,29 +382,9 @@ size_t cuzk_msm_bitvec_compress(uint64_t *out, const uint64_t *src, const uint64
             out[w] = src[w] & word_mask(w, n);
         return n;
     }
-    compress_ctx c = {.out = out, .src = src, .mask = mask, .n = n, .words = words};
-    size_t k = cuzk_msm_bitvec_count(mask, n);
-    memset(out, 0, 8 * CUZK_MSM_BITVEC_WORDS(k));
-    unsigned T = msm_threads(nthreads);
-    size_t nchunks = (size_t)T * 4;
-    if (nchunks > words / 64) /* at least 4096 positions per chunk */
-        nchunks = words / 64;
-    if (nchunks <= 1 || !(c.offsets = malloc(nchunks * sizeof(size_t)))) {
-        compress_words(&c, 0, words, 0);
-        return k;
-    }
-    c.chunk_words = (words + nchunks - 1) / nchunks;
-    nchunks = (words + c.chunk_words - 1) / c.chunk_words;
-    cuzk_parallel_for(nchunks, 1, T, compress_count, &c);
-    size_t total = 0;
-    for (size_t j = 0; j < nchunks; j++) {
-        size_t cnt = c.offsets[j];
-        c.offsets[j] = total;
-        total += cnt;
-    }
-    cuzk_parallel_for(nchunks, 1, T, compress_copy, &c);
-    free(c.offsets);
-    return k;
+    compress_ctx c = {.out = out, .src = src, .mask = mask, .n = n};
+    memset(out, 0, 8 * CUZK_MSM_BITVEC_WORDS(cuzk_msm_bitvec_count(mask, n)));
+    return bits_by_chunk(mask, n, msm_threads(nthreads), compress_words, &c);
 }
 
 /* ---- gather ---- */
@@ -370,28 +394,13 @@ typedef struct {
     const uint8_t *in;
     size_t elem;
     msm_gather_kind kind;
-    size_t n, words, chunk_words;
+    size_t n;
     const uint64_t *bits;
-    size_t *offsets;   /* per chunk: set-bit count, then the output offset */
 } gather_ctx;
 
-static void gather_count(void *vctx, size_t b, size_t e, unsigned worker)
+static void gather_words(void *vctx, size_t wb, size_t we, size_t pos)
 {
-    (void)worker;
-    gather_ctx *c = vctx;
-    for (size_t j = b; j < e; j++) {
-        size_t wb = j * c->chunk_words, we = wb + c->chunk_words;
-        if (we > c->words)
-            we = c->words;
-        size_t cnt = 0;
-        for (size_t w = wb; w < we; w++)
-            cnt += (size_t)__builtin_popcountll(c->bits[w] & word_mask(w, c->n));
-        c->offsets[j] = cnt;
-    }
-}
-
-static size_t gather_words(gather_ctx *c, size_t wb, size_t we, size_t pos)
-{
+    const gather_ctx *c = vctx;
     for (size_t w = wb; w < we; w++) {
         uint64_t m = c->bits[w] & word_mask(w, c->n);
         while (m) {
@@ -405,44 +414,13 @@ static size_t gather_words(gather_ctx *c, size_t wb, size_t we, size_t pos)
             pos++;
         }
     }
-    return pos;
-}
-
-static void gather_copy(void *vctx, size_t b, size_t e, unsigned worker)
-{
-    (void)worker;
-    gather_ctx *c = vctx;
-    for (size_t j = b; j < e; j++) {
-        size_t wb = j * c->chunk_words, we = wb + c->chunk_words;
-        if (we > c->words)
-            we = c->words;
-        gather_words(c, wb, we, c->offsets[j]);
-    }
 }
 
 size_t msm_gather(void *out, const void *in, size_t elem, msm_gather_kind kind, size_t n,
                   const uint64_t *bits, unsigned nthreads)
 {
-    gather_ctx c = {.out = out, .in = in, .elem = elem, .kind = kind, .n = n,
-                    .words = CUZK_MSM_BITVEC_WORDS(n), .bits = bits};
-    unsigned T = msm_threads(nthreads);
-    size_t nchunks = (size_t)T * 8;
-    if (nchunks > c.words / 16) /* at least 1024 elements per chunk */
-        nchunks = c.words / 16;
-    if (T == 1 || nchunks <= 1 || !(c.offsets = malloc(nchunks * sizeof(size_t))))
-        return gather_words(&c, 0, c.words, 0);
-    c.chunk_words = (c.words + nchunks - 1) / nchunks;
-    nchunks = (c.words + c.chunk_words - 1) / c.chunk_words;
-    cuzk_parallel_for(nchunks, 1, T, gather_count, &c);
-    size_t total = 0;
-    for (size_t j = 0; j < nchunks; j++) {
-        size_t cnt = c.offsets[j];
-        c.offsets[j] = total;
-        total += cnt;
-    }
-    cuzk_parallel_for(nchunks, 1, T, gather_copy, &c);
-    free(c.offsets);
-    return total;
+    gather_ctx c = {.out = out, .in = in, .elem = elem, .kind = kind, .n = n, .bits = bits};
+    return bits_by_chunk(bits, n, msm_threads(nthreads), gather_words, &c);
 }
 
 size_t cuzk_msm_gather_scalars(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n,

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static atomic_uint threads_override;
@@ -107,4 +108,22 @@ void cuzk_parallel_for(size_t n, size_t grain, unsigned nthreads, cuzk_range_fn 
     for_ctx c = {.n = n, .chunk = chunk, .fn = fn, .ctx = ctx};
     atomic_init(&c.next, 0);
     cuzk_parallel_run(nthreads, for_worker, &c);
+}
+
+typedef struct {
+    unsigned char *dst;
+    const unsigned char *src;
+} memcpy_ctx;
+
+static void memcpy_range(void *vc, size_t b, size_t e, unsigned w)
+{
+    (void)w;
+    memcpy_ctx *c = vc;
+    memcpy(c->dst + b, c->src + b, e - b);
+}
+
+void cuzk_parallel_memcpy(void *dst, const void *src, size_t bytes, unsigned nthreads)
+{
+    memcpy_ctx c = {dst, src};
+    cuzk_parallel_for(bytes, (size_t)1 << 22, nthreads, memcpy_range, &c);
 }

@@ -10,6 +10,10 @@
 typedef void (*cuzk_range_fn)(void *ctx, size_t begin, size_t end, unsigned worker);
 void cuzk_parallel_for(size_t n, size_t grain, unsigned nthreads, cuzk_range_fn fn, void *ctx);
 
+/* memcpy of `bytes` on nthreads threads (0: the default count), in chunks of a few MiB
+ * (large copies into fresh or page-locked memory are bound by page faults and bandwidth). */
+void cuzk_parallel_memcpy(void *dst, const void *src, size_t bytes, unsigned nthreads);
+
 /* fn(ctx, worker) once on each of nthreads workers, concurrently. */
 typedef void (*cuzk_worker_fn)(void *ctx, unsigned worker);
 void cuzk_parallel_run(unsigned nthreads, cuzk_worker_fn fn, void *ctx);

@@ -337,6 +337,38 @@ static bool msm_matches(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, const cuzk
     return ok;
 }
 
+/* Edge scalars over the first n bases (s: room for n): all zero (the result is infinity),
+ * all one, all r-1, and small values, r-1, r-2 and random mixed, with bases 5 and 6 (P and
+ * -P) given equal scalars. */
+static void msm_edge_scalars(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, cuzk_fr *s, size_t n)
+{
+    cuzk_g1_jac r;
+    for (size_t i = 0; i < n; i++)
+        cuzk_fr_set_zero(&s[i]);
+    CHECK(msm_matches(m, bases, s, n, 0, "zeros"));
+    CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, n, 0));
+    CHECK(cuzk_g1_jac_is_inf(&r));
+    for (size_t i = 0; i < n; i++)
+        cuzk_fr_set_one(&s[i]);
+    CHECK(msm_matches(m, bases, s, n, 0, "ones"));
+    for (size_t i = 0; i < n; i++)
+        fr_minus(&s[i], 1);
+    CHECK(msm_matches(m, bases, s, n, 0, "r-1"));
+    for (size_t i = 0; i < n; i++) { /* small values, r-1, r-2 and random mixed */
+        uint64_t v = test_rand64() % 8;
+        if (v < 4)
+            cuzk_fr_set_u64(&s[i], v);
+        else if (v == 4)
+            fr_minus(&s[i], 1);
+        else if (v == 5)
+            fr_minus(&s[i], 2);
+        else
+            test_rand_fr(&s[i]);
+    }
+    s[5] = s[4]; /* bases 5 and 6 are P and -P: equal scalars cancel */
+    CHECK(msm_matches(m, bases, s, n, 0, "mixed"));
+}
+
 static void test_msm(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t nmax)
 {
     cuzk_fr *s = xmalloc(nmax * sizeof *s);
@@ -365,34 +397,8 @@ static void test_msm(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t nmax)
 
     /* edge scalars */
     const size_t ne[2] = {((size_t)1 << 16) + 1, (size_t)1 << 20};
-    for (int t = 0; t < 2; t++) {
-        size_t n = ne[t] <= nmax ? ne[t] : nmax;
-        cuzk_g1_jac r;
-        for (size_t i = 0; i < n; i++)
-            cuzk_fr_set_zero(&s[i]);
-        CHECK(msm_matches(m, bases, s, n, 0, "zeros"));
-        CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, n, 0));
-        CHECK(cuzk_g1_jac_is_inf(&r));
-        for (size_t i = 0; i < n; i++)
-            cuzk_fr_set_one(&s[i]);
-        CHECK(msm_matches(m, bases, s, n, 0, "ones"));
-        for (size_t i = 0; i < n; i++)
-            fr_minus(&s[i], 1);
-        CHECK(msm_matches(m, bases, s, n, 0, "r-1"));
-        for (size_t i = 0; i < n; i++) { /* small values, r-1, r-2 and random mixed */
-            uint64_t v = test_rand64() % 8;
-            if (v < 4)
-                cuzk_fr_set_u64(&s[i], v);
-            else if (v == 4)
-                fr_minus(&s[i], 1);
-            else if (v == 5)
-                fr_minus(&s[i], 2);
-            else
-                test_rand_fr(&s[i]);
-        }
-        s[5] = s[4]; /* bases 5 and 6 are P and -P: equal scalars cancel */
-        CHECK(msm_matches(m, bases, s, n, 0, "mixed"));
-    }
+    for (int t = 0; t < 2; t++)
+        msm_edge_scalars(m, bases, s, ne[t] <= nmax ? ne[t] : nmax);
 
     /* canonical scalars, and the >= 2^255 refusal */
     {
@@ -1262,28 +1268,8 @@ static int run_large(void)
             CHECK(cuzk_g1_jac_eq(&rh, &rd));
             cuzk_gpu_domain_free(gd);
         }
-        /* edge scalars at 2^24: zeros, ones, r-1, mixed with P next to -P */
-        const size_t n = (size_t)1 << 24;
-        for (size_t i = 0; i < n; i++)
-            cuzk_fr_set_zero(&x[i]);
-        CHECK(msm_matches(m, bases, x, n, 0, "large zeros"));
-        for (size_t i = 0; i < n; i++)
-            cuzk_fr_set_one(&x[i]);
-        CHECK(msm_matches(m, bases, x, n, 0, "large ones"));
-        for (size_t i = 0; i < n; i++)
-            fr_minus(&x[i], 1);
-        CHECK(msm_matches(m, bases, x, n, 0, "large r-1"));
-        for (size_t i = 0; i < n; i++) {
-            uint64_t v = test_rand64() % 8;
-            if (v < 4)
-                cuzk_fr_set_u64(&x[i], v);
-            else if (v == 4)
-                fr_minus(&x[i], 1);
-            else
-                test_rand_fr(&x[i]);
-        }
-        x[5] = x[4];
-        CHECK(msm_matches(m, bases, x, n, 0, "large mixed"));
+        /* edge scalars at 2^24 */
+        msm_edge_scalars(m, bases, x, (size_t)1 << 24);
         printf("large msm edges: ok so far (%lu failed) [%.0f ms]\n", test_failed_, now_ms() - t0);
         /* batch add of 2^26 points, half the bits set */
         const size_t nb = (size_t)1 << 26, words = CUZK_MSM_BITVEC_WORDS(nb);
