@@ -63,6 +63,7 @@ static void usage(FILE *f)
         "                            default: half of physical memory)\n"
         "  --synth-threads N         synthesis pool size\n"
         "  --lookahead N             synthesised partitions waiting for a device, at most\n"
+        "                            (default: one per device worker, at least 2)\n"
         "  --gpu-workers N           workers per device (sharing the device lock; default 2)\n"
         "  --finalizers N            finaliser pool size\n"
         "  --prove-threads N         threads inside one proof (0: all CPUs)\n"

@@ -57,7 +57,8 @@ bool cuzk_log_level_parse(cuzk_log_level *out, const char *s);
 
 typedef struct {
     unsigned synth_threads;          /* synthesis pool size */
-    unsigned lookahead;              /* synthesised partitions that may wait for a device */
+    unsigned lookahead;              /* synthesised partitions that may wait for a device
+                                        (0: one per device worker, at least 2) */
     unsigned workers_per_device;     /* device workers sharing each device lock */
     unsigned finalizers;             /* finaliser pool size */
     unsigned prove_threads;          /* threads inside one prove call; 0: all CPUs */

@@ -108,7 +108,7 @@ void cuzk_engine_config_default(cuzk_engine_config *c)
     c->synth_threads = ncpu >= 8 ? (unsigned)(ncpu / 4) : 1;
     /* two per device: one synthesises its next partition while the other holds the device */
     c->workers_per_device = 2;
-    c->lookahead = 2;
+    c->lookahead = 0; /* auto: one per device worker (at least 2), set when devices are known */
     c->finalizers = ncpu >= 4 ? 2 : 1;
     c->prove_threads = 0;
     c->memory_budget = phys / 2;      /* half of physical memory */
@@ -1077,10 +1077,10 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
     else
         cuzk_engine_config_default(&cfg);
     if (cfg.synth_threads == 0 || cfg.workers_per_device == 0 || cfg.finalizers == 0 ||
-        cfg.lookahead == 0 || cfg.max_queued_jobs == 0 || cfg.max_partitions == 0 ||
+        cfg.max_queued_jobs == 0 || cfg.max_partitions == 0 ||
         cfg.memory_budget == 0)
         return cuzk_error_set(CUZK_EINVAL,
-                              "engine: synth_threads, workers_per_device, finalizers, lookahead, "
+                              "engine: synth_threads, workers_per_device, finalizers, "
                               "max_queued_jobs, max_partitions and memory_budget must be > 0");
     cuzk_engine *e = calloc(1, sizeof *e);
     if (!e)
@@ -1113,6 +1113,16 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
         e->n_devices = 1;
         snprintf(e->devices[0].name, sizeof e->devices[0].name, "cpu0");
         e->devices[0].gpu = -1;
+    }
+    /* Lookahead 0 (the default): one synthesised partition per device worker, so that a
+     * worker finishing its partition always finds the next one ready (with a fixed 2, the
+     * daemon on two H200s with 2 workers each kept the devices 71-78 % busy). Memory is
+     * still bounded by the budget (reserve()). */
+    if (cfg.lookahead == 0) {
+        cfg.lookahead = e->n_devices * cfg.workers_per_device;
+        if (cfg.lookahead < 2)
+            cfg.lookahead = 2;
+        e->cfg.lookahead = cfg.lookahead;
     }
     for (unsigned i = 0; i < e->n_devices; i++) {
         pthread_mutex_init(&e->devices[i].lock, NULL);

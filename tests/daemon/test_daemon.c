@@ -861,6 +861,16 @@ static int test_limits(void)
         return test_finish();
     }
     CHECK(add_key(d.addr, "chain", "chain"));
+    {
+        /* one worker per device: the default lookahead is still 2 */
+        resp r;
+        CHECK(http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 200 && r.json);
+        json_t *w = json_object_get(r.json, "workers");
+        size_t nd = json_array_size(json_object_get(r.json, "devices"));
+        json_int_t want = nd < 2 ? 2 : (json_int_t)nd;
+        CHECK(json_integer_value(json_object_get(w, "lookahead")) == want);
+        resp_free(&r);
+    }
     char *ids[3];
     long st;
     for (int i = 0; i < 3; i++)
@@ -1029,6 +1039,18 @@ static int test_budget(void)
     }
     CHECK(add_key(d.addr, "chain", "chain") && add_key(d.addr, "mult", "multiplier"));
     CHECK(key_sizes(d.addr, "chain", &kc, &pc) && key_sizes(d.addr, "mult", &km, &pm));
+    {
+        /* the default lookahead: one synthesised partition per device worker, at least 2 */
+        resp r;
+        CHECK(http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 200 && r.json);
+        json_t *w = json_object_get(r.json, "workers");
+        json_int_t la = json_integer_value(json_object_get(w, "lookahead"));
+        json_int_t wpd = json_integer_value(json_object_get(w, "workers_per_device"));
+        size_t nd = json_array_size(json_object_get(r.json, "devices"));
+        CHECK(nd >= 1 && wpd == 2);
+        CHECK(la == (json_int_t)nd * wpd);
+        resp_free(&r);
+    }
     CHECK(daemon_stop(&d, 20) == 0);
     char b[64];
 
