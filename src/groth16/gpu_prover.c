@@ -145,46 +145,23 @@ void cuzk_groth16_gpu_key_free(cuzk_gpu_key *k)
     free(k);
 }
 
-/* Synthesis on the device (unless CUZK_GPU_SYNTH=cpu): the key's matrices go resident when
- * they fit beside what the proofs need there (the domain's three slots, 96 bytes per domain
- * element; the H MSM's sort pairs, 16 bytes per pair and 11-13 windows, about 210; the
- * split MSMs' pairs, about 50; buckets; 448 bytes per element with some room); else the
- * CPU synthesises as before. */
-static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
+/* The key's matrices resident with deduplicated coefficients (indices into a table of the
+ * distinct values: 8 instead of 36 bytes a term; PoRep-like circuits have few distinct
+ * coefficients) when they fit; false (and nothing resident) otherwise. */
+static bool synth_resident_dedup(cuzk_gpu_key *k, const cuzk_pk_view *pk, size_t reserve,
+                                 size_t free_mem)
 {
-    const char *v = getenv("CUZK_GPU_SYNTH");
-    if ((v && !strcmp(v, "cpu")) || !pk->ma || !pk->mb)
-        return;
-    cuzk_gpu_device_info info;
-    if (cuzk_gpu_device_query(&info, k->device) != CUZK_OK) {
-        cuzk_error_clear();
-        return;
-    }
-    const size_t reserve = (size_t)448 * k->n;
-    if (!(v && !strcmp(v, "dedup"))) {
-        size_t need = cuzk_gpu_r1cs_bytes(pk->ma, pk->mb, pk->mc, pk->n_rows, pk->n_vars);
-        if (need + reserve <= info.free_mem &&
-            cuzk_gpu_r1cs_new(&k->synth, k->device, pk->ma, pk->mb, pk->mc, pk->n_rows,
-                              pk->n_vars) != CUZK_OK) {
-            k->synth = NULL;
-            cuzk_error_clear();
-        }
-        return;
-    }
-    /* CUZK_GPU_SYNTH=dedup: the coefficients as indices into a table of the distinct ones
-     * (8 instead of 36 bytes a term; PoRep-like circuits have few distinct coefficients),
-     * so larger circuits fit. Opt-in until it has been measured on a GPU. */
     const cuzk_csr *ms[3] = {pk->ma, pk->mb, pk->mc};
     uint32_t *idx[3];
     cuzk_fr *tab = NULL;
     size_t nt = 0;
     if (cuzk_csr_dedup(ms, 3, pk->n_rows, (size_t)1 << 20, idx, &tab, &nt) != CUZK_OK) {
-        cuzk_error_clear(); /* too many distinct values: synthesis stays on the CPU */
-        return;
+        cuzk_error_clear(); /* too many distinct values */
+        return false;
     }
     size_t need = cuzk_gpu_r1cs_bytes_dedup(pk->ma, pk->mb, pk->mc, pk->n_rows, pk->n_vars, nt);
     const uint32_t *const cidx[3] = {idx[0], idx[1], idx[2]};
-    if (need + reserve <= info.free_mem &&
+    if (need + reserve <= free_mem &&
         cuzk_gpu_r1cs_new_dedup(&k->synth, k->device, pk->ma, pk->mb, pk->mc, pk->n_rows,
                                 pk->n_vars, cidx, tab, nt) != CUZK_OK) {
         k->synth = NULL;
@@ -193,6 +170,39 @@ static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
     for (int i = 0; i < 3; i++)
         free(idx[i]);
     free(tab);
+    return k->synth != NULL;
+}
+
+/* Synthesis on the device: the key's matrices go resident when they fit beside what the
+ * proofs need there (the domain's three slots, 96 bytes per domain element; the H MSM's
+ * sort pairs, 16 bytes per pair and 11-13 windows, about 210; the split MSMs' pairs, about
+ * 50; buckets; 448 bytes per element with some room): whole (36 bytes a term) when they
+ * fit, else with deduplicated coefficients (8 bytes a term; at 2^27 only these fit beside
+ * the key on an H200), else the CPU synthesises. CUZK_GPU_SYNTH=cpu|full|dedup forces one. */
+static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
+{
+    const char *v = getenv("CUZK_GPU_SYNTH");
+    const bool force_full = v && !strcmp(v, "full"), force_dedup = v && !strcmp(v, "dedup");
+    if ((v && !strcmp(v, "cpu")) || !pk->ma || !pk->mb)
+        return;
+    cuzk_gpu_device_info info;
+    if (cuzk_gpu_device_query(&info, k->device) != CUZK_OK) {
+        cuzk_error_clear();
+        return;
+    }
+    const size_t reserve = (size_t)448 * k->n;
+    if (!force_dedup) {
+        size_t need = cuzk_gpu_r1cs_bytes(pk->ma, pk->mb, pk->mc, pk->n_rows, pk->n_vars);
+        if (need + reserve <= info.free_mem &&
+            cuzk_gpu_r1cs_new(&k->synth, k->device, pk->ma, pk->mb, pk->mc, pk->n_rows,
+                              pk->n_vars) != CUZK_OK) {
+            k->synth = NULL;
+            cuzk_error_clear();
+        }
+        if (k->synth || force_full)
+            return;
+    }
+    (void)synth_resident_dedup(k, pk, reserve, info.free_mem);
 }
 
 bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk) { return gk && gk->synth; }

@@ -52,9 +52,9 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
                             const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
                             cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
                             cuzk_prove_timings *t) CUZK_WUR;
-/* True when the key synthesises a, b, c on the device (the default when its matrices fit
- * there; CUZK_GPU_SYNTH=cpu when the key is made keeps synthesis on the CPU, =dedup puts
- * the matrices there with their coefficients deduplicated, 8 bytes a term). */
+/* True when the key synthesises a, b, c on the device: the default when its matrices fit
+ * there, whole (36 bytes a term) or else with their coefficients deduplicated (8 bytes a
+ * term); CUZK_GPU_SYNTH=cpu|full|dedup when the key is made forces one. */
 bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk);
 /* True when the key computes B_G2 on the device (the default unless CUZK_B_G2=cpu when it
  * was made, or its G2 bases did not fit on the device). */

@@ -61,6 +61,9 @@ out:
 /* nkeys > 0: the batch spread over that many resident keys (cuzk_prove_opts.gpu_keys), on
  * the visible devices in turn (several on one device when there are fewer devices: the
  * multi-device path with one GPU); mixed_b2: the first key keeps B_G2 on the CPU. */
+/* whether keys made now synthesise on the device (CUZK_GPU_SYNTH=cpu: no) */
+static bool want_dev_synth = true;
+
 static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, bool given_abc)
 {
     cuzk_porep *w = NULL;
@@ -89,6 +92,7 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, 
                      CUZK_OK);
         if (mixed_b2 && k2 == 0)
             unsetenv("CUZK_B_G2");
+        CHECK(cuzk_gpu_key_synth(keys[k2]) == want_dev_synth);
     }
     if (nkeys) {
         og.gpu_keys = keys;
@@ -157,17 +161,23 @@ int main(void)
     porep_keys(12, 2, 0, false, true);
     /* synthesis on the CPU (read when a resident key is made; the default is the device) */
     setenv("CUZK_GPU_SYNTH", "cpu", 1);
+    want_dev_synth = false;
     printf("with synthesis on the CPU:\n");
     fixture("chain");
     porep(13, 2);
     porep_keys(12, 2, 0, false, true);
     /* synthesis on the device from deduplicated coefficients */
     setenv("CUZK_GPU_SYNTH", "dedup", 1);
+    want_dev_synth = true;
     printf("with deduplicated coefficients on the device:\n");
     fixture("chain");
     fixture("multiplier");
     porep(13, 2);
     porep(12, 1);
+    porep_keys(13, 3, 2, false, false);
+    setenv("CUZK_GPU_SYNTH", "full", 1);
+    printf("with the whole matrices forced:\n");
+    porep_keys(12, 2, 1, false, false);
     unsetenv("CUZK_GPU_SYNTH");
     return test_finish();
 }
