@@ -51,6 +51,12 @@ cuzk_err cuzk_gpu_device_query(cuzk_gpu_device_info *info, int device) CUZK_WUR;
 /* Page-locked host memory (faster copies); free with cuzk_gpu_host_free (NULL is a no-op). */
 cuzk_err cuzk_gpu_host_alloc(void **p, size_t bytes) CUZK_WUR;
 void cuzk_gpu_host_free(void *p);
+/* Page-locks an existing host range in place (cudaHostRegister, portable to every device),
+ * so copies from it run at full speed without a page-locked copy; fails (and leaves the
+ * device state clean) e.g. when a page of it is registered already. Undo with
+ * cuzk_gpu_host_unregister(p) once no copy reads it any more. */
+cuzk_err cuzk_gpu_host_register(void *p, size_t bytes) CUZK_WUR;
+void cuzk_gpu_host_unregister(void *p);
 
 /* ---- field arithmetic, element-wise over arrays (mainly for tests) ----
  * r[i] = a[i] op b[i] for i < n (b ignored for SQR and NEG). r may alias a or b. */

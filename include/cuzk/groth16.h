@@ -73,6 +73,9 @@ typedef struct {
      * began and ended (CLOCK_MONOTONIC, ms); all 0 on the CPU backend. */
     double device_ms;
     double device_first_ms, device_last_ms;
+    /* GPU backend, synthesis on the device: witnesses uploaded from where they lie
+     * (page-locked in place) rather than from a page-locked copy */
+    unsigned witness_in_place;
 } cuzk_prove_timings;
 
 typedef struct cuzk_pending cuzk_pending;

@@ -161,6 +161,21 @@ static uint64_t part_bytes(uint64_t nv, uint64_t n)
     return 2 * nv * fr + 5 * n * fr + (n > nv ? n : nv) * 2 * fr + PART_FIXED_BYTES;
 }
 
+/* The same on the GPU backend with synthesis on the device (the default there): the
+ * domain vectors live on the device; the host holds the witness (page-locked in place, or
+ * a page-locked copy of it when that fails), the split MSMs' bit vectors and gathered
+ * significant scalars (for PoRep-like witnesses a tenth of the values in each of A, B and
+ * L; bounded here by one witness's size). At 2^27: 12 GiB instead of 36. With
+ * CUZK_GPU_SYNTH=cpu, or when the matrices do not fit the device, a, b, c are on the host
+ * too: the CPU figure. */
+static uint64_t part_bytes_gpu(uint64_t nv, uint64_t n)
+{
+    const char *v = getenv("CUZK_GPU_SYNTH");
+    if (v && !strcmp(v, "cpu"))
+        return part_bytes(nv, n);
+    return 3 * nv * (uint64_t)sizeof(cuzk_fr) + PART_FIXED_BYTES;
+}
+
 /* ---- loading a key of either kind (no engine lock) ---- */
 
 static void key_obj_free(key_obj *o)
@@ -398,7 +413,8 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
     k->n_public = obj.view.n_public;
     k->domain_size = (uint32_t)1 << obj.view.log2_domain;
     k->key_bytes = kind == KEY_ZKEY ? zkey_bytes(obj.zk) : params_bytes(obj.pa, obj.bc);
-    k->part_bytes = part_bytes(k->n_vars, k->domain_size);
+    k->part_bytes = e->devices[0].gpu >= 0 ? part_bytes_gpu(k->n_vars, k->domain_size)
+                                            : part_bytes(k->n_vars, k->domain_size);
     k->refs = 1;
     k->registered = true;
 

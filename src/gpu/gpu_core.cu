@@ -67,6 +67,25 @@ extern "C" void cuzk_gpu_host_free(void *p)
         (void)cudaFreeHost(p);
 }
 
+extern "C" cuzk_err cuzk_gpu_host_register(void *p, size_t bytes)
+{
+    if (!p || !bytes)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_host_register: empty range");
+    cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: clear it for the next call */
+        return cuzk_error_set(CUZK_EGPU, "cudaHostRegister of %zu bytes: %s", bytes,
+                              cudaGetErrorString(e));
+    }
+    return CUZK_OK;
+}
+
+extern "C" void cuzk_gpu_host_unregister(void *p)
+{
+    if (p && cudaHostUnregister(p) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
 /* ---- element-wise field operations ---- */
 template <class P>
 __global__ void field_op_kernel(Fe<P> *r, const Fe<P> *a, const Fe<P> *b, size_t n, int op)

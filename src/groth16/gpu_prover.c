@@ -1,11 +1,13 @@
 /* The prover's GPU stages: H (NTT step) and the G1 MSMs on a resident key. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuzk/groth16.h"
 #include "groth16/csr_dedup.h"
 #include "groth16/gpu_prover.h"
+#include "util/parallel.h"
 #include "util/timing.h"
 
 #ifdef CUZK_HAVE_CUDA
@@ -78,13 +80,13 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
     }
     pthread_mutex_unlock(&gk->bufs_mu);
     if (!b) {
-        /* a, b, c synthesised on the host (3n values), or with synthesis on the device only
-         * the witness on its way up */
-        size_t vals = gk->synth ? gk->n_vars : 3 * gk->n;
+        /* a, b, c synthesised on the host (3n values); with synthesis on the device only
+         * the witness on its way up, and only when it is not page-locked in place
+         * (cuzk_gpu_bufs_witness reserves it then) */
         b = calloc(1, sizeof *b);
-        if (b && cuzk_gpu_bufs_reserve(b, vals) != CUZK_OK)
+        if (b && !gk->synth && cuzk_gpu_bufs_reserve(b, 3 * gk->n) != CUZK_OK)
             cuzk_error_clear(); /* reported below */
-        bool ok = b && b->abc;
+        bool ok = b && (gk->synth || b->abc);
         if (ok) {
             size_t bv = 8 * CUZK_MSM_BITVEC_WORDS(gk->n_vars);
             uint64_t **vec[] = {&b->w_one, &b->w_sig, &b->tmp, &b->sp[0].one, &b->sp[0].sig,
@@ -104,10 +106,47 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
     return CUZK_OK;
 }
 
+/* Witnesses from this size up are page-locked in place rather than copied: glibc serves
+ * them with mmap, so two never share a page (registering a page twice fails). */
+#define WITNESS_REGISTER_MIN ((size_t)64 << 20)
+
+cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv, unsigned nthreads)
+{
+    const size_t bytes = sizeof(cuzk_fr) * nv;
+    const char *mode = getenv("CUZK_GPU_WITNESS"); /* copy | register (any size; tests) */
+    const bool force = mode && !strcmp(mode, "register");
+    b->wreg = false;
+    if ((bytes >= WITNESS_REGISTER_MIN || force) && !(mode && !strcmp(mode, "copy"))) {
+        if (cuzk_gpu_host_register((void *)(uintptr_t)w, bytes) == CUZK_OK) {
+            b->wsrc = w;
+            b->wreg = true;
+            return CUZK_OK;
+        }
+        cuzk_error_clear(); /* the copy below works */
+    }
+    cuzk_err e = cuzk_gpu_bufs_reserve(b, nv);
+    if (e != CUZK_OK)
+        return e;
+    cuzk_parallel_memcpy(b->abc, w, bytes, nthreads);
+    b->wsrc = b->abc;
+    return CUZK_OK;
+}
+
+void cuzk_gpu_bufs_witness_done(cuzk_gpu_bufs *b)
+{
+    if (b && b->wreg)
+        cuzk_gpu_host_unregister((void *)(uintptr_t)b->wsrc);
+    if (b) {
+        b->wreg = false;
+        b->wsrc = NULL;
+    }
+}
+
 void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b)
 {
     if (!b)
         return;
+    cuzk_gpu_bufs_witness_done(b);
     pthread_mutex_lock(&gk->bufs_mu);
     if (gk->n_free_bufs < BUFS_KEPT) {
         b->next = gk->free_bufs;
@@ -264,7 +303,7 @@ static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const cuzk_gpu_spli
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk) { return gk && gk->b2; }
 
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, cuzk_fr *buf,
+                            const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, const cuzk_fr *buf,
                             const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
                             cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
                             cuzk_prove_timings *t)
@@ -363,7 +402,7 @@ bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk)
 }
 
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, cuzk_fr *buf,
+                            const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, const cuzk_fr *buf,
                             const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
                             cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
                             cuzk_prove_timings *t)

@@ -26,10 +26,22 @@ typedef struct cuzk_gpu_bufs {
     size_t abc_cap;                /* values abc holds */
     uint64_t *w_one, *w_sig, *tmp; /* n_vars bits each */
     cuzk_gpu_split_in sp[3];       /* A, B, L */
+    /* With synthesis on the device: where the witness goes up from (abc holding a copy, or
+     * the caller's witness itself, page-locked in place while wreg) */
+    const cuzk_fr *wsrc;
+    bool wreg;
     bool pinned;
     struct cuzk_gpu_bufs *next;
 } cuzk_gpu_bufs;
 cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out) CUZK_WUR;
+/* With synthesis on the device: makes w (nv values) ready for the upload, b->wsrc. Large
+ * witnesses (64 MiB up; any size with CUZK_GPU_WITNESS=register) are page-locked in place
+ * (no copy: 4 GiB less host memory per partition at 2^27), unless CUZK_GPU_WITNESS=copy or
+ * that fails (e.g. the same witness twice in a batch); else copied into b's page-locked
+ * buffer. Undo with cuzk_gpu_bufs_witness_done. */
+cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv,
+                               unsigned nthreads) CUZK_WUR;
+void cuzk_gpu_bufs_witness_done(cuzk_gpu_bufs *b);
 /* Grows b->abc to hold at least vals values (contents not kept), page-locked when possible. */
 cuzk_err cuzk_gpu_bufs_reserve(cuzk_gpu_bufs *b, size_t vals) CUZK_WUR;
 void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b);
@@ -48,7 +60,7 @@ cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu
  * and the key holds its G2 bases on the device. Adds to t's h_ms, msm_ms and device_*
  * figures. */
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
-                            const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, cuzk_fr *buf,
+                            const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, const cuzk_fr *buf,
                             const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
                             cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
                             cuzk_prove_timings *t) CUZK_WUR;

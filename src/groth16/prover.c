@@ -321,7 +321,9 @@ static cuzk_err gpu_cpu_side(cuzk_pending *p, size_t j, cuzk_gpu_bufs *slot, boo
             return e;
         cuzk_parallel_memcpy(slot->abc, p->abc_in[j], sizeof(cuzk_fr) * 3 * n, p->nthreads);
     } else if (dev_synth) {
-        cuzk_parallel_memcpy(slot->abc, wit(p, j), sizeof(cuzk_fr) * p->pk->n_vars, p->nthreads);
+        cuzk_err e = cuzk_gpu_bufs_witness(slot, wit(p, j), p->pk->n_vars, p->nthreads);
+        if (e != CUZK_OK)
+            return e;
     } else {
         fill_abc(p, j, slot->abc);
     }
@@ -402,13 +404,17 @@ static void *gpu_device_main(void *arg)
             if (j >= p->n_wit)
                 break;
         }
-        /* a, b, c: given, synthesised here into the slot, or (NULL) on the device */
-        cuzk_fr *buf = g->slot[s]->abc;
-        const cuzk_fr *a = g->dev_synth ? NULL : buf;
+        /* a, b, c: given, synthesised here into the slot, or (NULL) on the device from the
+         * witness the slot points at */
+        const cuzk_fr *a = g->dev_synth ? NULL : g->slot[s]->abc;
+        const cuzk_fr *buf = g->dev_synth ? g->slot[s]->wsrc : g->slot[s]->abc;
         if (e == CUZK_OK)
             e = cuzk_gpu_prove_one(g->gk, g->lock, p->pk, a, a ? a + n : NULL, a ? a + 2 * n : NULL,
                                    buf, g->slot[s], &p->h[j], &p->a[j], &p->b1[j], &p->l[j],
                                    p->b2_on_gpu ? &p->b2[j] : NULL, &g->t);
+        if (e == CUZK_OK && g->dev_synth && g->slot[s]->wreg)
+            g->t.witness_in_place++;
+        cuzk_gpu_bufs_witness_done(g->slot[s]);
         pthread_mutex_lock(&g->mu);
         g->ready[s] = false;
         if (e != CUZK_OK)
@@ -464,6 +470,7 @@ static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *const *gks, unsigned nk
         p->t.h_ms += t->h_ms;
         p->t.msm_ms += t->msm_ms;
         p->t.device_ms += t->device_ms;
+        p->t.witness_in_place += t->witness_in_place;
         if (t->device_first_ms && (!p->t.device_first_ms || t->device_first_ms < p->t.device_first_ms))
             p->t.device_first_ms = t->device_first_ms;
         if (t->device_last_ms > p->t.device_last_ms)

@@ -63,6 +63,10 @@ out:
  * multi-device path with one GPU); mixed_b2: the first key keeps B_G2 on the CPU. */
 /* whether keys made now synthesise on the device (CUZK_GPU_SYNTH=cpu: no) */
 static bool want_dev_synth = true;
+/* each witness in its own allocation (not one array), and how many of them the GPU run
+ * must have uploaded from where they lie (page-locked in place); -1: not checked */
+static bool sep_witnesses = false;
+static int want_in_place = -1;
 
 static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, bool given_abc)
 {
@@ -98,18 +102,36 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, 
         og.gpu_keys = keys;
         og.n_gpu_keys = nkeys;
     }
+    const cuzk_fr *const *wits = cuzk_porep_witnesses(w);
+    cuzk_fr **own = NULL;
+    if (sep_witnesses) {
+        own = calloc(parts, sizeof *own);
+        for (size_t j = 0; j < parts; j++) {
+            own[j] = malloc(sizeof(cuzk_fr) * cuzk_porep_witness_len(w));
+            memcpy(own[j], wits[j], sizeof(cuzk_fr) * cuzk_porep_witness_len(w));
+        }
+        wits = (const cuzk_fr *const *)own;
+    }
     cuzk_pending *p = NULL;
-    CHECK_EQ_ERR(cuzk_groth16_prove_start_view(&p, cuzk_porep_view(w), cuzk_porep_witnesses(w), parts,
+    CHECK_EQ_ERR(cuzk_groth16_prove_start_view(&p, cuzk_porep_view(w), wits, parts,
                                                cuzk_porep_witness_len(w), &oc), CUZK_OK);
     if (p)
         CHECK_EQ_ERR(cuzk_groth16_prove_finish(pc, NULL, p), CUZK_OK);
     cuzk_groth16_pending_free(p);
     p = NULL;
-    CHECK_EQ_ERR(cuzk_groth16_prove_start_view(&p, cuzk_porep_view(w), cuzk_porep_witnesses(w), parts,
+    CHECK_EQ_ERR(cuzk_groth16_prove_start_view(&p, cuzk_porep_view(w), wits, parts,
                                                cuzk_porep_witness_len(w), &og), CUZK_OK);
-    if (p)
+    if (p) {
+        cuzk_prove_timings t;
+        cuzk_groth16_pending_timings(p, &t);
+        if (want_in_place >= 0)
+            CHECK((int)t.witness_in_place == want_in_place);
         CHECK_EQ_ERR(cuzk_groth16_prove_finish(pg, NULL, p), CUZK_OK);
+    }
     cuzk_groth16_pending_free(p);
+    for (size_t j = 0; own && j < parts; j++)
+        free(own[j]);
+    free(own);
     for (size_t j = 0; j < parts; j++)
         CHECK(proof_eq(&pc[j], &pg[j]));
     printf("porep-%u x%zu%s%s: gpu == cpu\n", k, parts,
@@ -179,5 +201,26 @@ int main(void)
     printf("with the whole matrices forced:\n");
     porep_keys(12, 2, 1, false, false);
     unsetenv("CUZK_GPU_SYNTH");
+    /* witnesses page-locked in place for the upload (the default from 64 MiB; forced here),
+     * each in its own allocation: all uploaded in place; one array: adjacent witnesses share
+     * a page, so the second of two in flight falls back to the copy (correct either way) */
+    setenv("CUZK_GPU_WITNESS", "register", 1);
+    printf("with witnesses page-locked in place:\n");
+    sep_witnesses = true;
+    want_in_place = 3;
+    porep_keys(13, 3, 0, false, false);
+    want_in_place = 4;
+    porep_keys(12, 4, 2, false, false);
+    sep_witnesses = false;
+    want_in_place = -1;
+    porep(13, 3);
+    fixture("chain");
+    setenv("CUZK_GPU_WITNESS", "copy", 1);
+    sep_witnesses = true;
+    want_in_place = 0;
+    porep_keys(12, 2, 0, false, false);
+    sep_witnesses = false;
+    want_in_place = -1;
+    unsetenv("CUZK_GPU_WITNESS");
     return test_finish();
 }
