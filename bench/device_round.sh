@@ -13,6 +13,7 @@
 #   ROUND_D10_K=22    issue 5's daemon benchmark (10-partition jobs; ROUND_D10_WORKERS="1 2",
 #                     ROUND_D10_GPUS="1 2" on the first g GPUs)
 #   ROUND_MGPU_K=24   issue 7: one porep batch (ROUND_MGPU_P=8 partitions) on 1, 2, 4, 8 GPUs
+#   ROUND_SUBGROUP=1  test_gpu_subgroup, and test_params with the subgroup checks on the device
 #   ROUND_SETUP=1     test_gpu_setup;  ROUND_SCALE_K="24"  bench/scale.sh (MEM=1: in memory)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -140,6 +141,24 @@ if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     timeout 180 compute-sanitizer --tool memcheck --leak-check full "$D/bin/test_gpu_groth16" \
         >"$OUT/sanitizer.log" 2>&1; rc=$?
     summary+=("compute-sanitizer memcheck test_gpu_groth16 rc=$rc: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+fi
+if [ -n "${ROUND_SUBGROUP:-}" ]; then
+    # subgroup checks on the device: the kernel against the CPU, then the .params reader's
+    # rejections (test_params) with every vector checked on the device
+    t0=$(date +%s)
+    timeout ${SUBGROUP_TIMEOUT:-200} "$D/bin/test_gpu_subgroup" >"$OUT/test_gpu_subgroup.log" 2>&1; rc=$?
+    summary+=("test_gpu_subgroup rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_subgroup.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+    grep -iE "fail|points" "$OUT/test_gpu_subgroup.log" | head -20
+    t0=$(date +%s)
+    CUZK_PARAMS_GPU_MIN=1 CUZK_PARAMS_BENCH_LOG2=${ROUND_SUBGROUP_BENCH_LOG2:-20} timeout ${SUBGROUP_TIMEOUT:-200} \
+        "$D/bin/test_params" >"$OUT/test_params_gpu.log" 2>&1; rc=$?
+    summary+=("test_params, subgroup checks on the device: rc=$rc $(grep -h 'passed,' "$OUT/test_params_gpu.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+    grep -iE "fail|MB/s|decode" "$OUT/test_params_gpu.log" | head -20
+    # the same decode benchmark with the checks on the CPU (side by side)
+    CUZK_BACKEND=cpu CUZK_PARAMS_BENCH_LOG2=${ROUND_SUBGROUP_BENCH_LOG2:-20} timeout ${SUBGROUP_TIMEOUT:-200} \
+        "$D/bin/test_params" >"$OUT/test_params_cpu.log" 2>&1; rc=$?
+    summary+=("test_params, subgroup checks on the CPU: rc=$rc $(grep -h 'passed,' "$OUT/test_params_cpu.log" | tail -1)")
+    grep -iE "fail|MB/s|decode" "$OUT/test_params_cpu.log" | head -20
 fi
 if [ -n "${ROUND_SETUP:-}" ]; then
     # GPU fixed-base setup against the CPU (points, whole keys, proofs from GPU-made keys)

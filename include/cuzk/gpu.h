@@ -58,6 +58,13 @@ void cuzk_gpu_host_free(void *p);
 cuzk_err cuzk_gpu_host_register(void *p, size_t bytes) CUZK_WUR;
 void cuzk_gpu_host_unregister(void *p);
 
+/* Subgroup membership of n affine points on the curve (group 1: cuzk_g1_affine, 2:
+ * cuzk_g2_affine; infinity passes), on the device: *first_bad = the index of the first
+ * point outside the r-torsion, or n when all are in it. The same tests as
+ * cuzk_g1/g2_affine_in_subgroup; the points are streamed from host memory. */
+cuzk_err cuzk_gpu_subgroup_check(const void *pts, size_t n, int group, int device,
+                                 size_t *first_bad) CUZK_WUR;
+
 /* ---- field arithmetic, element-wise over arrays (mainly for tests) ----
  * r[i] = a[i] op b[i] for i < n (b ignored for SQR and NEG). r may alias a or b. */
 typedef enum {

@@ -7,6 +7,7 @@
 #include "cuzk/io.h"
 #include "cuzk/pairing.h"
 #include "test.h"
+#include "test_points.h"
 
 static char data_dir[1024];
 static char tmp_dir[256];
@@ -850,37 +851,6 @@ static void test_other_curves(void)
 
 static void write_text_file(const char *path, const char *s) { write_all(path, s, strlen(s)); }
 
-/* A G1 point on the curve but outside the subgroup, from x = 1, 2, ... */
-static void g1_off_subgroup(cuzk_g1_affine *p)
-{
-    cuzk_fp four, rhs;
-    cuzk_fp_set_u64(&four, 4);
-    for (uint64_t x = 1;; x++) {
-        cuzk_fp_set_u64(&p->x, x);
-        cuzk_fp_sqr(&rhs, &p->x);
-        cuzk_fp_mul(&rhs, &rhs, &p->x);
-        cuzk_fp_add(&rhs, &rhs, &four);
-        if (cuzk_fp_sqrt(&p->y, &rhs) && !cuzk_g1_affine_in_subgroup(p))
-            return;
-    }
-}
-
-static void g2_off_subgroup(cuzk_g2_affine *p)
-{
-    cuzk_fp2 b, rhs;
-    cuzk_fp_set_u64(&b.c0, 4);
-    cuzk_fp_set_u64(&b.c1, 4); /* 4(1 + u) */
-    cuzk_fp_set_zero(&p->x.c1);
-    for (uint64_t x = 1;; x++) {
-        cuzk_fp_set_u64(&p->x.c0, x);
-        cuzk_fp2_sqr(&rhs, &p->x);
-        cuzk_fp2_mul(&rhs, &rhs, &p->x);
-        cuzk_fp2_add(&rhs, &rhs, &b);
-        if (cuzk_fp2_sqrt(&p->y, &rhs) && !cuzk_g2_affine_in_subgroup(p))
-            return;
-    }
-}
-
 /* Replaces the first occurrence of `from` in `text` with `to` (new string). */
 static char *replace(const char *text, const char *from, const char *to)
 {
@@ -1078,13 +1048,13 @@ static void test_json(void)
         }
         /* points on the curve but not in the subgroup */
         pr2 = pr;
-        g1_off_subgroup(&pr2.c);
+        test_g1_off_subgroup(&pr2.c);
         CHECK(cuzk_g1_affine_is_on_curve(&pr2.c));
         CHECK_EQ_ERR(cuzk_proof_write_json(dst, &pr2), CUZK_OK);
         EXPECT_ERR(cuzk_proof_read_json(&pr2, dst), CUZK_ENOT_IN_SUBGROUP, dst);
         CHECK(strstr(cuzk_error_detail(), "pi_c") != NULL);
         pr2 = pr;
-        g2_off_subgroup(&pr2.b);
+        test_g2_off_subgroup(&pr2.b);
         CHECK(cuzk_g2_affine_is_on_curve(&pr2.b));
         CHECK_EQ_ERR(cuzk_proof_write_json(dst, &pr2), CUZK_OK);
         EXPECT_ERR(cuzk_proof_read_json(&pr2, dst), CUZK_ENOT_IN_SUBGROUP, dst);
@@ -1127,7 +1097,7 @@ static void test_json(void)
         cuzk_vk *vk;
         CHECK_EQ_ERR(cuzk_vk_read_json(&vk, p_vk), CUZK_OK);
         if (vk) {
-            g1_off_subgroup(&vk->ic[2]);
+            test_g1_off_subgroup(&vk->ic[2]);
             CHECK_EQ_ERR(cuzk_vk_write_json(dst, vk), CUZK_OK);
             cuzk_vk *vk2;
             EXPECT_ERR(cuzk_vk_read_json(&vk2, dst), CUZK_ENOT_IN_SUBGROUP, dst);

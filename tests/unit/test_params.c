@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_points.h"
 
 #include "cuzk/groth16.h"
 #include "cuzk/params.h"
@@ -535,37 +536,6 @@ static void test_mismatch(void)
 
 /* ---- reader rejections ---- */
 
-/* An on-curve point outside the subgroup (the cofactors are large, so a random point on
- * the curve is in the subgroup with negligible probability; checked). */
-static void g1_off_subgroup(cuzk_g1_affine *p)
-{
-    for (;;) {
-        cuzk_fp rhs, four;
-        test_rand_fp(&p->x);
-        cuzk_fp_sqr(&rhs, &p->x);
-        cuzk_fp_mul(&rhs, &rhs, &p->x);
-        cuzk_fp_set_u64(&four, 4);
-        cuzk_fp_add(&rhs, &rhs, &four);
-        if (cuzk_fp_sqrt(&p->y, &rhs) && !cuzk_g1_affine_in_subgroup(p))
-            return;
-    }
-}
-
-static void g2_off_subgroup(cuzk_g2_affine *p)
-{
-    for (;;) {
-        cuzk_fp2 rhs, b;
-        test_rand_fp2(&p->x);
-        cuzk_fp2_sqr(&rhs, &p->x);
-        cuzk_fp2_mul(&rhs, &rhs, &p->x);
-        cuzk_fp_set_u64(&b.c0, 4);   /* b = 4(1 + u) */
-        cuzk_fp_set_u64(&b.c1, 4);
-        cuzk_fp2_add(&rhs, &rhs, &b);
-        if (cuzk_fp2_sqrt(&p->y, &rhs) && !cuzk_g2_affine_in_subgroup(p))
-            return;
-    }
-}
-
 #define VK_BYTES (3 * 96 + 3 * 192)
 
 /* byte offset of vector v's length field and of its point i */
@@ -669,8 +639,8 @@ static void test_reader(void)
     {
         cuzk_g1_affine o1;
         cuzk_g2_affine o2;
-        g1_off_subgroup(&o1);
-        g2_off_subgroup(&o2);
+        test_g1_off_subgroup(&o1);
+        test_g2_off_subgroup(&o2);
         CHECK(cuzk_g1_affine_is_on_curve(&o1) && cuzk_g2_affine_is_on_curve(&o2));
         memcpy(b, good, len);
         cuzk_g1_to_uncompressed(b + vec_off(p, 3) + 4 + 96 * 5, &o1);
@@ -766,7 +736,7 @@ static void test_cache(void)
         size_t len;
         uint8_t *b = read_all(kp, &len);
         cuzk_g1_affine o1;
-        g1_off_subgroup(&o1);
+        test_g1_off_subgroup(&o1);
         cuzk_g1_to_uncompressed(b + vec_off(p, 1) + 4, &o1);   /* h point 0 */
         write_all(kp, b, len);
         unlink(cp);
