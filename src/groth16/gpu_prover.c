@@ -430,6 +430,14 @@ cuzk_err cuzk_gpu_bufs_reserve(cuzk_gpu_bufs *b, size_t vals)
     (void)b, (void)vals;
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }
+
+cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv, unsigned nthreads)
+{
+    (void)b, (void)w, (void)nv, (void)nthreads;
+    return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
+}
+
+void cuzk_gpu_bufs_witness_done(cuzk_gpu_bufs *b) { (void)b; }
 #endif
 
 /* ---- the CPU side of the split MSMs (plain C: tested in every build) ---- */
