@@ -120,6 +120,17 @@ cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d) CUZK_WUR;
  * the library's other kernels; the domain's pending work on it is finished first. */
 cuzk_err cuzk_gpu_domain_slot_dev(cuzk_gpu_domain *d, unsigned slot, void **ptr,
                                   size_t *n) CUZK_WUR;
+/* Which implementation a domain's transforms and H steps use; the results are the same.
+ * OLD: radix-2 passes in shared memory with the twiddles squared from stage to stage, a
+ * bit-reversal pass after every transform. NEW: twiddles from tables (one multiplication a
+ * butterfly), up to 3 stages per trip through shared memory, DIF/DIT pairs in the H step
+ * with the coset scalings and a b - c fused into the passes (no bit reversal in snarkjs's,
+ * one in bellman's), tiled bit reversal. A domain starts in the mode named by the
+ * environment variable CUZK_GPU_NTT_MODE ("old" or "new"), OLD when unset.
+ * CUZK_EINVAL for a NULL domain or an unknown mode. */
+typedef enum { CUZK_GPU_NTT_OLD = 0, CUZK_GPU_NTT_NEW = 1 } cuzk_gpu_ntt_mode;
+cuzk_err cuzk_gpu_domain_set_mode(cuzk_gpu_domain *d, cuzk_gpu_ntt_mode mode) CUZK_WUR;
+cuzk_gpu_ntt_mode cuzk_gpu_domain_mode(const cuzk_gpu_domain *d); /* OLD for NULL */
 
 /* ---- synthesis on the device ----
  * A constraint system's matrices resident on a device (rows 0 .. n_rows-1 of A, B and C in
@@ -174,6 +185,31 @@ cuzk_err cuzk_gpu_g1_batch_add(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t *
 /* The window c chosen for n points (0 for n = 0). */
 unsigned cuzk_gpu_msm_window(size_t n);
 #define CUZK_GPU_MSM_WINDOW_MAX 22
+
+/* How a G1 context adds the bases into the buckets (every G1 MSM of the context, the split
+ * MSM's included; G2 contexts always use XYZZ); the results are the same.
+ *   XYZZ: each thread adds its runs of sorted bases into XYZZ sums (mixed additions, about
+ *     10 field multiplications each).
+ *   AFFINE: rounds of pairwise affine additions inside each bucket, the denominators of a
+ *     round inverted together (Montgomery's trick, about 6 multiplications an addition),
+ *     while a bucket holds 2 or more points on average, then XYZZ over what is left. The
+ *     buckets are taken in slices of at most 2^26 (window, point) pairs whose intermediate
+ *     points take about 100 bytes a pair (7 GB), allocated at the first use and kept by the
+ *     context; when they cannot be allocated the MSM uses XYZZ (and frees them). Tuning aids:
+ *     CUZK_GPU_MSM_AFF_SLICE (pairs a slice), CUZK_GPU_MSM_AFF_STOP (the average points a
+ *     bucket below which the rounds stop).
+ *   AFFINE_FULL: AFFINE with rounds until every bucket holds one point (for tests).
+ * A context starts with the mode named by CUZK_GPU_MSM_ACC ("xyzz", "affine",
+ * "affine_full"), XYZZ when unset. CUZK_EINVAL for a NULL context or an unknown mode.
+ * cuzk_gpu_msm_accumulation_used: what the context's last MSM did (AFFINE when it ran
+ * affine rounds, else XYZZ; XYZZ for NULL). */
+typedef enum {
+    CUZK_GPU_MSM_ACC_XYZZ = 0,
+    CUZK_GPU_MSM_ACC_AFFINE = 1,
+    CUZK_GPU_MSM_ACC_AFFINE_FULL = 2
+} cuzk_gpu_msm_acc;
+cuzk_err cuzk_gpu_msm_set_accumulation(cuzk_gpu_msm *m, cuzk_gpu_msm_acc mode) CUZK_WUR;
+cuzk_gpu_msm_acc cuzk_gpu_msm_accumulation_used(const cuzk_gpu_msm *m);
 
 /* ---- G2 MSM and batch add ----
  * The same context type holding G2 bases (cuzk_g2_affine, infinity (0, 0) allowed): the

@@ -3,7 +3,9 @@
  * MSM side by side on the same data (WORKLOADS.md ntt-k / msm-k: uniform random scalars,
  * distinct random points; the GPU's NTT data and MSM bases resident on the device; the MSM
  * timed from scalars in page-locked host memory and from scalars already on the device, to
- * the result on the host). Median of --runs after a warm-up; the results are compared.
+ * the result on the host; msm_aff: from the device, with the batch-affine accumulation,
+ * whatever CUZK_GPU_MSM_ACC says for the other two). Median of --runs after a warm-up; the
+ * results are compared.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +30,7 @@ typedef struct {
 
 typedef struct {
     unsigned k;
-    double ntt_cpu, ntt_gpu, msm_cpu, msm_gpu, msm_dev, badd_gpu;
+    double ntt_cpu, ntt_gpu, msm_cpu, msm_gpu, msm_dev, msm_aff, badd_gpu;
     int ntt_same, msm_same; /* -1: not compared */
 } row;
 
@@ -36,7 +38,7 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
 {
     size_t n = (size_t)1 << k;
     rw->k = k;
-    rw->ntt_cpu = rw->ntt_gpu = rw->msm_cpu = rw->msm_gpu = rw->msm_dev = rw->badd_gpu = -1;
+    rw->ntt_cpu = rw->ntt_gpu = rw->msm_cpu = rw->msm_gpu = rw->msm_dev = rw->msm_aff = rw->badd_gpu = -1;
     rw->ntt_same = rw->msm_same = -1;
     cuzk_fr *x = malloc(sizeof(cuzk_fr) * n), *y = malloc(sizeof(cuzk_fr) * n);
     cuzk_fr *ref = malloc(sizeof(cuzk_fr) * n);
@@ -135,6 +137,22 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
             rw->msm_dev = cuzk_median(s.v, (size_t)s.n);
             if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
                 rw->msm_same = 0; /* the two GPU entries disagree */
+            /* the same with the batch-affine accumulation (for this context from here on) */
+            if (cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AFFINE) != CUZK_OK)
+                return 1;
+            s.n = 0;
+            for (int i = -1; i < runs; i++) {
+                double t0 = cuzk_now_ms();
+                if (cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, 0) != CUZK_OK)
+                    return 1;
+                if (i >= 0)
+                    s.v[s.n++] = cuzk_now_ms() - t0;
+            }
+            rw->msm_aff = cuzk_median(s.v, (size_t)s.n);
+            if (cuzk_gpu_msm_accumulation_used(m) != CUZK_GPU_MSM_ACC_AFFINE)
+                fprintf(stderr, "cuzk-bench kernels: 2^%u: the affine accumulation fell back to xyzz\n", k);
+            if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
+                rw->msm_same = 0;
         }
         /* batch add of the 2^k bases with half the bits set (the bit vector uploaded) */
         size_t words = CUZK_MSM_BITVEC_WORDS(n);
@@ -220,13 +238,15 @@ int cuzk_bench_kernels(int argc, char **argv)
     }
     printf("kernels: median of %d after a warm-up, %u CPU threads%s\n", runs, cuzk_parallel_threads(),
            gpu ? "; GPU: NTT data and MSM bases resident, msm_gpu with the scalars uploaded from "
-                 "page-locked memory, msm_dev with them on the device, batch add of half the bases" : "");
-    printf("%-6s %12s %12s %12s %12s %12s %12s %8s %8s\n", "k", "ntt_cpu_ms", "ntt_gpu_ms", "msm_cpu_ms",
-           "msm_gpu_ms", "msm_dev_ms", "badd_gpu_ms", "ntt_eq", "msm_eq");
+                 "page-locked memory, msm_dev with them on the device, msm_aff the same with the "
+                 "batch-affine accumulation, batch add of half the bases" : "");
+    printf("%-6s %12s %12s %12s %12s %12s %12s %12s %8s %8s\n", "k", "ntt_cpu_ms", "ntt_gpu_ms", "msm_cpu_ms",
+           "msm_gpu_ms", "msm_dev_ms", "msm_aff_ms", "badd_gpu_ms", "ntt_eq", "msm_eq");
     for (int i = 0; i < nk; i++) {
         row *r = &rows[i];
-        printf("2^%-4u %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %8s %8s\n", r->k, r->ntt_cpu, r->ntt_gpu,
-               r->msm_cpu, r->msm_gpu, r->msm_dev, r->badd_gpu, r->ntt_same < 0 ? "-" : r->ntt_same ? "yes" : "NO",
+        printf("2^%-4u %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %8s %8s\n", r->k, r->ntt_cpu, r->ntt_gpu,
+               r->msm_cpu, r->msm_gpu, r->msm_dev, r->msm_aff, r->badd_gpu,
+               r->ntt_same < 0 ? "-" : r->ntt_same ? "yes" : "NO",
                r->msm_same < 0 ? "-" : r->msm_same ? "yes" : "NO");
         if (r->ntt_same == 0 || r->msm_same == 0)
             rc = 1;
@@ -235,9 +255,9 @@ int cuzk_bench_kernels(int argc, char **argv)
         printf("[");
         for (int i = 0; i < nk; i++)
             printf("%s{\"k\":%u,\"ntt_cpu_ms\":%.3f,\"ntt_gpu_ms\":%.3f,\"msm_cpu_ms\":%.3f,\"msm_gpu_ms\":%.3f,"
-                   "\"msm_dev_ms\":%.3f,\"batch_add_gpu_ms\":%.3f}",
+                   "\"msm_dev_ms\":%.3f,\"msm_affine_ms\":%.3f,\"batch_add_gpu_ms\":%.3f}",
                    i ? "," : "", rows[i].k, rows[i].ntt_cpu, rows[i].ntt_gpu, rows[i].msm_cpu, rows[i].msm_gpu,
-                   rows[i].msm_dev, rows[i].badd_gpu);
+                   rows[i].msm_dev, rows[i].msm_aff, rows[i].badd_gpu);
         printf("]\n");
     }
     return rc;

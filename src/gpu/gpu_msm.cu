@@ -19,6 +19,10 @@
  *     run += X_k, acc += run, giving acc = sum (k - lo + 1) X_k and run = sum X_k, then
  *     adds lo * run by double-and-add; one block per window adds up the segments.
  *  5. the host combines the windows: R = sum_w 2^(c w) R_w (Horner, on the CPU).
+ * G1 alternative to step 3 (cuzk_gpu_msm_set_accumulation, AFFINE): rounds of pairwise affine
+ * additions inside each bucket with one field inversion per block of a round (Montgomery's
+ * trick; gpu_msm_affine.cuh), bucket slices at a time, then step 3 over the points left
+ * (see "batch-affine accumulation" below).
  * batch_add: one thread per range of bit-vector words adds its bases, then the same block
  * reduction (in two levels when there are many ranges).
  * Split MSM (the Groth16 split on resident bases): the significant positions of a bit vector
@@ -32,15 +36,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
+#include <utility>
+
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include "cuzk/gpu.h"
 #include "gpu/gpu_common.cuh"
+#include "gpu/gpu_msm_affine.cuh"
 
 #define MSM_ACC_THREADS 128
 #define MSM_SIGN 0x80000000u /* value bit: subtract the base */
 #define MSM_RED1_BLOCKS 1024 /* first level of a two-level reduction: at most this many sums */
+static_assert(MSM_SIGN == MSM_AFF_SIGN, "one sign bit");
+
+/* Batch-affine accumulation (G1, cuzk_gpu_msm_set_accumulation): threads of a round's block
+ * (a power of two: the product tree), the blocks per SM its registers must allow (4: 128
+ * registers without spills, 16 warps per SM; 3 leaves ptxas about 146), the pairs a thread
+ * takes (KMIN..KMAX: enough to fill WAVES rounds of resident blocks, no more), and the bucket
+ * chunks per window that slices are made of. */
+#ifndef MSM_AFF_THREADS
+#define MSM_AFF_THREADS 128
+#endif
+#ifndef MSM_AFF_MINB
+#define MSM_AFF_MINB 4
+#endif
+#define MSM_AFF_KMIN 16
+#define MSM_AFF_KMAX 512
+#define MSM_AFF_WAVES 4
+#define MSM_AFF_CHUNKS 16
+#if MSM_AFF_THREADS < 32 || (MSM_AFF_THREADS & (MSM_AFF_THREADS - 1)) != 0
+#error "MSM_AFF_THREADS must be a power of two, at least a warp"
+#endif
 
 /* Threads of a reducing block: its shared memory holds one XYZZ point per thread, so G2
  * (384-byte points) uses fewer threads than G1 (192 bytes) to stay within 48 KB. */
@@ -84,6 +112,27 @@ struct cuzk_gpu_msm {
     void *scan_tmp;
     size_t scan_tmp_cap;
     int *flag;
+    int acc_mode; /* cuzk_gpu_msm_acc: the G1 accumulation */
+    int acc_used; /* the one the last MSM used */
+    /* batch-affine accumulation (msm_aff_plan) */
+    uint32_t *aff_off0; /* per global bucket key k <= W B: first sorted pair with key >= k */
+    size_t aff_off0_cap;
+    uint32_t *aff_info; /* largest bucket, then the offsets of the bucket chunks */
+    size_t aff_info_cap;
+    g1_aff_t *aff_pts[2]; /* round outputs (ping-pong) and their keys */
+    uint32_t *aff_keys[2];
+    size_t aff_pts_cap[2], aff_keys_cap[2];
+    fp_t *aff_pre; /* per pair slot: prefix product, (element, output index) */
+    uint2 *aff_meta;
+    size_t aff_pre_cap, aff_meta_cap;
+    uint32_t *aff_off[2], *aff_lens; /* run offsets of a round and the next; their lengths */
+    size_t aff_off_cap[2], aff_lens_cap;
+    uint32_t *aff_iota; /* 0, 1, 2, ...: the final XYZZ pass reads the points by these */
+    size_t aff_iota_cap;
+    unsigned char *aff_scan_tmp;
+    size_t aff_scan_tmp_cap;
+    struct msm_aff_slice *aff_slices; /* host: the plan */
+    size_t aff_slices_cap;
 };
 
 /* ---- kernels ---- */
@@ -323,6 +372,115 @@ msm_batch_add_kernel(xyzz_t<F> *partials, const uint64_t *__restrict__ bits,
     st_vec(partials + t, acc);
 }
 
+/* ---- batch-affine accumulation (G1; gpu_msm_affine.cuh has the round's arithmetic) ----
+ * After the sort, off0[k] (k = 0 .. W B) = the first sorted position with key >= k (the
+ * sentinel keys count as W B), so bucket k holds pairs [off0[k], off0[k+1]). The buckets are
+ * cut into slices (bucket ranges of at most a set number of pairs: the round buffers are
+ * sized for one slice). Per slice: rounds r = 0 .. R-1 of pairwise affine additions, the
+ * run offsets of round r from ceil(len / 2^r) by an exclusive sum; then the usual
+ * accumulation over the points left (msm_accumulate_kernel with the points as bases and
+ * 0, 1, 2, ... as values) and the partials kernel. */
+
+/* off0 (aff_bounds_at): the first sorted position of each bucket key. */
+__global__ void msm_aff_bounds_kernel(uint32_t *off0, const uint32_t *__restrict__ keys,
+                                      size_t npairs, uint32_t nbk)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e <= npairs)
+        aff_bounds_at(off0, keys, npairs, nbk, e);
+}
+
+/* info[0] = the largest bucket (zeroed by the caller), info[1 ..] the chunk offsets
+ * (aff_chunk_at). */
+__global__ void msm_aff_plan_kernel(uint32_t *info, const uint32_t *__restrict__ off0,
+                                    uint32_t nbk, uint32_t cb, uint32_t nchunks)
+{
+    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t len = k < nbk ? off0[k + 1] - off0[k] : 0;
+    const uint32_t mx = __reduce_max_sync(0xffffffffu, len);
+    if ((threadIdx.x & 31) == 0 && mx)
+        atomicMax(info, mx);
+    if (k <= nbk)
+        aff_chunk_at(info + 1, off0, nbk, cb, nchunks, k);
+}
+
+/* lens[kl] = ceil(len / 2^r) for the slice's buckets k0 + kl, kl < nb; lens[nb] = 0. */
+__global__ void msm_aff_lens_kernel(uint32_t *lens, const uint32_t *__restrict__ off0, uint32_t k0,
+                                    uint32_t nb, unsigned r)
+{
+    const size_t kl = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (kl <= nb)
+        lens[kl] = kl < nb ? aff_len_at(off0, k0, (uint32_t)kl, r) : 0;
+}
+
+/* One round (see gpu_msm_affine.cuh): thread t takes the elements [2Kt, 2Kt + 2K); the
+ * block inverts the product of its denominators with one field inversion (product tree in
+ * shared memory, the root inverted by thread 0). */
+template <bool FIRST>
+__global__ void __launch_bounds__(MSM_AFF_THREADS, MSM_AFF_MINB)
+msm_aff_round_kernel(g1_aff_t *out, uint32_t *okeys, fp_t *pre, uint2 *meta,
+                     const uint32_t *__restrict__ keys, const uint32_t *__restrict__ vals,
+                     const g1_aff_t *__restrict__ pts, const uint32_t *__restrict__ off_in,
+                     const uint32_t *__restrict__ off_out, uint32_t k0, uint32_t nb, uint32_t K,
+                     const fp_t r2)
+{
+    constexpr unsigned T = MSM_AFF_THREADS;
+    __shared__ fp_t nd[2 * T];
+    const unsigned tid = threadIdx.x;
+    aff_io<FIRST> io;
+    io.out = out;
+    io.okeys = okeys;
+    io.pre = pre;
+    io.meta = meta;
+    io.keys = keys;
+    io.vals = vals;
+    io.pts = pts;
+    io.off_in = off_in;
+    io.off_out = off_out;
+    io.k0 = k0;
+    io.stride = (size_t)gridDim.x * T;
+    io.t = (size_t)blockIdx.x * T + tid;
+    const uint32_t count = off_in[nb];
+    const uint64_t es = (uint64_t)io.t * 2 * K;
+    unsigned np = 0;
+    fp_t acc = f_one<FpP>();
+    if (es < count)
+        acc = aff_round_fwd(io, (uint32_t)es, (uint32_t)(es + 2 * K < count ? es + 2 * K : count),
+                            np);
+    if (!__syncthreads_or(np != 0))
+        return; /* only pass-throughs in this block */
+    nd[T + tid] = acc;
+    __syncthreads();
+    for (unsigned h = T / 2; h; h >>= 1) {
+        if (tid < h)
+            aff_tree_up(nd, h + tid);
+        __syncthreads();
+    }
+    if (tid == 0)
+        nd[1] = fp_inv_var(nd[1], r2);
+    __syncthreads();
+    for (unsigned h = 1; h < T; h <<= 1) {
+        if (tid < h)
+            aff_tree_down(nd, h + tid);
+        __syncthreads();
+    }
+    aff_round_bwd(io, nd[T + tid], np);
+}
+
+/* Before the final accumulation over a slice's last round: iota[e] = e for e < ub, and the
+ * sentinel key past the round's count (ub bounds it). */
+__global__ void msm_aff_tail_kernel(uint32_t *keys, uint32_t *iota,
+                                    const uint32_t *__restrict__ count, size_t ub,
+                                    uint32_t sentinel)
+{
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= ub)
+        return;
+    iota[e] = (uint32_t)e;
+    if (e >= *count)
+        keys[e] = sentinel;
+}
+
 /* ---- host side ---- */
 /* Per group: the device field and the host types and functions for the final combination. */
 struct G1Host {
@@ -381,10 +539,14 @@ extern "C" void cuzk_gpu_msm_free(cuzk_gpu_msm *m)
     void *ptrs[] = {m->bases,   m->scal,     m->keys[0], m->keys[1], m->vals[0], m->vals[1],
                     m->sort_tmp, m->buckets, m->partials, m->pkeys,  m->segs,    m->red,
                     m->winres,  m->bits,     m->sbits,   m->wcnt,    m->woff,    m->idx,
-                    m->scan_tmp, m->flag};
+                    m->scan_tmp, m->flag,
+                    m->aff_off0, m->aff_info, m->aff_pts[0], m->aff_pts[1], m->aff_keys[0],
+                    m->aff_keys[1], m->aff_pre, m->aff_meta, m->aff_off[0], m->aff_off[1],
+                    m->aff_lens, m->aff_iota, m->aff_scan_tmp};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         if (ptrs[i])
             (void)cudaFree(ptrs[i]);
+    free(m->aff_slices);
     if (m->stream)
         (void)cudaStreamDestroy(m->stream);
     free(m);
@@ -403,6 +565,18 @@ template <class T> static cuzk_err msm_grow(T **p, size_t *cap, size_t need, siz
     GPU_CHECK(cudaMalloc((void **)p, need * elem ? need * elem : elem));
     *cap = need;
     return CUZK_OK;
+}
+
+/* CUZK_GPU_MSM_ACC=xyzz|affine|affine_full: a new context's accumulation (xyzz if unset or
+ * unknown). */
+static int msm_acc_mode_env(void)
+{
+    const char *e = getenv("CUZK_GPU_MSM_ACC");
+    if (e && strcmp(e, "affine") == 0)
+        return CUZK_GPU_MSM_ACC_AFFINE;
+    if (e && strcmp(e, "affine_full") == 0)
+        return CUZK_GPU_MSM_ACC_AFFINE_FULL;
+    return CUZK_GPU_MSM_ACC_XYZZ;
 }
 
 static cuzk_err msm_init(cuzk_gpu_msm *m, const void *bases, size_t aff_bytes)
@@ -439,6 +613,7 @@ static cuzk_err msm_new(cuzk_gpu_msm **out, int device, const void *bases, size_
     m->device = device;
     m->group = group;
     m->n_max = n_max;
+    m->acc_mode = msm_acc_mode_env();
     cuzk_err err = msm_init(m, bases, aff_bytes);
     if (err != CUZK_OK) {
         cuzk_gpu_msm_free(m);
@@ -533,6 +708,278 @@ template <> struct msm_acc<fp_t> {
 #undef MSM_ACC_ARGS
 #undef MSM_ACC_PASS
 
+/* ---- batch-affine accumulation: plan and run (G1) ---- */
+/* Tuning aids, read once: CUZK_GPU_MSM_AFF_SLICE = pairs per slice (default 2^26, clamped to
+ * 2^16 .. 2^30; the round buffers take about 100 bytes a pair of the largest slice, kept by
+ * the context); CUZK_GPU_MSM_AFF_STOP = the rounds go on while a slice's buckets hold at
+ * least this many points on average (default 2, at least 1). */
+static size_t msm_aff_env(const char *name, size_t def, size_t lo, size_t hi)
+{
+    const char *e = getenv(name);
+    const size_t v = e ? (size_t)strtoull(e, NULL, 0) : def;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+static size_t msm_aff_slice_cap(void)
+{
+    static size_t v = 0;
+    if (!__atomic_load_n(&v, __ATOMIC_RELAXED))
+        __atomic_store_n(&v, msm_aff_env("CUZK_GPU_MSM_AFF_SLICE", (size_t)1 << 26, (size_t)1 << 16,
+                                         (size_t)1 << 30),
+                         __ATOMIC_RELAXED);
+    return __atomic_load_n(&v, __ATOMIC_RELAXED);
+}
+static size_t msm_aff_stop(void)
+{
+    static size_t v = 0;
+    if (!__atomic_load_n(&v, __ATOMIC_RELAXED))
+        __atomic_store_n(&v, msm_aff_env("CUZK_GPU_MSM_AFF_STOP", 2, 1, (size_t)1 << 30),
+                         __ATOMIC_RELAXED);
+    return __atomic_load_n(&v, __ATOMIC_RELAXED);
+}
+
+/* msm_aff_geometry for this device: enough threads for WAVES rounds of resident blocks. */
+static void msm_aff_geom(const cuzk_gpu_msm *m, size_t ub, uint32_t *K, size_t *blocks)
+{
+    msm_aff_geometry((size_t)m->sm_count * MSM_AFF_MINB * MSM_AFF_WAVES * MSM_AFF_THREADS,
+                     MSM_AFF_THREADS, MSM_AFF_KMIN, MSM_AFF_KMAX, ub, K, blocks);
+}
+
+/* msm_grow for the affine buffers: a failed allocation clears the CUDA error and returns
+ * false (the MSM then accumulates with XYZZ). */
+template <class T> static bool msm_aff_grow(T **p, size_t *cap, size_t need)
+{
+    if (*cap >= need && *p)
+        return true;
+    if (*p)
+        (void)cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    if (cudaMalloc((void **)p, (need ? need : 1) * sizeof(T)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        *p = NULL;
+        return false;
+    }
+    *cap = need;
+    return true;
+}
+
+/* Frees the affine round buffers (those that grow with the slice). */
+static void msm_aff_release(cuzk_gpu_msm *m)
+{
+    void *ptrs[] = {m->aff_pts[0], m->aff_pts[1], m->aff_keys[0], m->aff_keys[1],
+                    m->aff_pre,    m->aff_meta,   m->aff_iota};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        if (ptrs[i])
+            (void)cudaFree(ptrs[i]);
+    m->aff_pts[0] = m->aff_pts[1] = NULL;
+    m->aff_keys[0] = m->aff_keys[1] = NULL;
+    m->aff_pre = NULL;
+    m->aff_meta = NULL;
+    m->aff_iota = NULL;
+    m->aff_pts_cap[0] = m->aff_pts_cap[1] = m->aff_keys_cap[0] = m->aff_keys_cap[1] = 0;
+    m->aff_pre_cap = m->aff_meta_cap = m->aff_iota_cap = 0;
+}
+
+/* Plans the affine accumulation of the sorted pairs (keys of W windows of B buckets): off0
+ * and the bucket chunk offsets on the device, one synchronisation to read the chunk offsets
+ * and the largest bucket, slices of whole chunks up to msm_aff_slice_cap() pairs, the rounds
+ * of each (AFFINE: while the average bucket holds msm_aff_stop() points or more; AFFINE_FULL:
+ * until the largest holds one), the buffers grown. *use = false (accumulate with XYZZ) when
+ * no slice needs a round, when the pairs do not fit 32-bit offsets, or when device memory is
+ * short (then the round buffers are freed). */
+static cuzk_err msm_aff_plan(cuzk_gpu_msm *m, size_t *nslices, bool *use, const uint32_t *skeys,
+                             size_t npairs, unsigned W, uint32_t B)
+{
+    *use = false;
+    *nslices = 0;
+    const uint64_t nbk = (uint64_t)W * B;
+    if (npairs >= 0xffffffffu || nbk >= 0xffffffffu)
+        return CUZK_OK;
+    cudaStream_t st = m->stream;
+    const uint32_t cb = B / MSM_AFF_CHUNKS ? B / MSM_AFF_CHUNKS : 1;
+    const uint32_t nchunks = (uint32_t)((nbk + cb - 1) / cb);
+    if (!msm_aff_grow(&m->aff_off0, &m->aff_off0_cap, (size_t)nbk + 1) ||
+        !msm_aff_grow(&m->aff_info, &m->aff_info_cap, (size_t)nchunks + 2))
+        return CUZK_OK;
+    if (m->aff_slices_cap < nchunks) {
+        msm_aff_slice *p = (msm_aff_slice *)realloc(m->aff_slices, nchunks * sizeof *p);
+        if (!p)
+            return cuzk_error_set(CUZK_ENOMEM, "gpu msm: %u slices", nchunks);
+        m->aff_slices = p;
+        m->aff_slices_cap = nchunks;
+    }
+    uint32_t *info = (uint32_t *)malloc(((size_t)nchunks + 2) * sizeof *info);
+    if (!info)
+        return cuzk_error_set(CUZK_ENOMEM, "gpu msm: %u chunks", nchunks);
+    cudaError_t ce = cudaSuccess;
+    msm_aff_bounds_kernel<<<gpu_blocks(npairs + 1, 256), 256, 0, st>>>(m->aff_off0, skeys, npairs,
+                                                                        (uint32_t)nbk);
+    ce = cudaGetLastError();
+    if (ce == cudaSuccess)
+        ce = cudaMemsetAsync(m->aff_info, 0, sizeof(uint32_t), st);
+    if (ce == cudaSuccess) {
+        msm_aff_plan_kernel<<<gpu_blocks((size_t)nbk + 1, 256), 256, 0, st>>>(
+            m->aff_info, m->aff_off0, (uint32_t)nbk, cb, nchunks);
+        ce = cudaGetLastError();
+    }
+    if (ce == cudaSuccess)
+        ce = cudaMemcpyAsync(info, m->aff_info, ((size_t)nchunks + 2) * sizeof *info,
+                             cudaMemcpyDeviceToHost, st);
+    if (ce == cudaSuccess)
+        ce = cudaStreamSynchronize(st);
+    if (ce != cudaSuccess) {
+        free(info);
+        return gpu_fail(ce, "msm_aff_plan", __FILE__, __LINE__);
+    }
+    const size_t ns = msm_aff_cut(m->aff_slices, info + 1, nchunks, cb, nbk, msm_aff_slice_cap());
+    size_t need_pts[2] = {0, 0}, need_pre = 0, need_off = 0, need_iota = 0, need_tmp = 0;
+    for (size_t i = 0; i < ns; i++) {
+        msm_aff_slice &s = m->aff_slices[i];
+        const unsigned R = msm_aff_rounds(s, info[0], m->acc_mode == CUZK_GPU_MSM_ACC_AFFINE_FULL,
+                                          msm_aff_stop());
+        s.rounds = R;
+        if (!R)
+            continue;
+        *use = true;
+        for (unsigned r = 1; r <= R && r <= 2; r++)
+            need_pts[r - 1] = std::max(need_pts[r - 1], msm_aff_ub(s, r));
+        for (unsigned r = 0; r < R; r++) {
+            uint32_t K;
+            size_t blocks;
+            msm_aff_geom(m, msm_aff_ub(s, r), &K, &blocks);
+            need_pre = std::max(need_pre, (size_t)K * blocks * MSM_AFF_THREADS);
+        }
+        need_iota = std::max(need_iota, msm_aff_ub(s, R));
+        need_off = std::max(need_off, (size_t)s.nb + 1);
+        size_t bytes = 0;
+        ce = cub::DeviceScan::ExclusiveSum(NULL, bytes, m->aff_lens, m->aff_off[0],
+                                           (int64_t)s.nb + 1, st);
+        if (ce != cudaSuccess) {
+            free(info);
+            return gpu_fail(ce, "cub::DeviceScan::ExclusiveSum", __FILE__, __LINE__);
+        }
+        need_tmp = std::max(need_tmp, bytes);
+    }
+    free(info);
+    *nslices = ns;
+    if (!*use)
+        return CUZK_OK;
+    *use = msm_aff_grow(&m->aff_pts[0], &m->aff_pts_cap[0], need_pts[0]) &&
+           msm_aff_grow(&m->aff_keys[0], &m->aff_keys_cap[0], need_pts[0]) &&
+           msm_aff_grow(&m->aff_pts[1], &m->aff_pts_cap[1], need_pts[1]) &&
+           msm_aff_grow(&m->aff_keys[1], &m->aff_keys_cap[1], need_pts[1]) &&
+           msm_aff_grow(&m->aff_pre, &m->aff_pre_cap, need_pre) &&
+           msm_aff_grow(&m->aff_meta, &m->aff_meta_cap, need_pre) &&
+           msm_aff_grow(&m->aff_off[0], &m->aff_off_cap[0], need_off) &&
+           msm_aff_grow(&m->aff_off[1], &m->aff_off_cap[1], need_off) &&
+           msm_aff_grow(&m->aff_lens, &m->aff_lens_cap, need_off) &&
+           msm_aff_grow(&m->aff_iota, &m->aff_iota_cap, need_iota) &&
+           msm_aff_grow(&m->aff_scan_tmp, &m->aff_scan_tmp_cap, need_tmp);
+    if (!*use) /* give back what was grown: XYZZ needs none of it */
+        msm_aff_release(m);
+    return CUZK_OK;
+}
+
+/* off = the run offsets of round r of slice s (exclusive sum of ceil(len / 2^r)). */
+static cuzk_err msm_aff_offsets(cuzk_gpu_msm *m, uint32_t *off, const msm_aff_slice &s, unsigned r)
+{
+    msm_aff_lens_kernel<<<gpu_blocks((size_t)s.nb + 1, 256), 256, 0, m->stream>>>(
+        m->aff_lens, m->aff_off0, s.k0, s.nb, r);
+    GPU_CHECK_LAUNCH(msm_aff_lens_kernel);
+    size_t bytes = m->aff_scan_tmp_cap;
+    GPU_CHECK(cub::DeviceScan::ExclusiveSum(m->aff_scan_tmp, bytes, m->aff_lens, off,
+                                            (int64_t)s.nb + 1, m->stream));
+    return CUZK_OK;
+}
+
+/* Runs the plan: per slice its rounds, then msm_accumulate_kernel over what is left (the
+ * points as bases, aff_iota as values, the sentinel past the count) and the partials kernel,
+ * into the buckets. prof: a line with the rounds' and the final passes' device times. */
+static cuzk_err msm_aff_run(cuzk_gpu_msm *m, size_t nslices, g1_xyzz_t *buckets,
+                            g1_xyzz_t *partials, const uint32_t *skeys, const uint32_t *svals,
+                            uint32_t sentinel, bool prof)
+{
+    cudaStream_t st = m->stream;
+    fp_t r2;
+    msm_aff_r2(&r2);
+    const g1_aff_t *bases = reinterpret_cast<const g1_aff_t *>(m->bases);
+    const size_t target = (size_t)m->sm_count * 512; /* as msm_pippenger's XYZZ pass */
+    cudaEvent_t ev[3];
+    float t_rounds = 0, t_final = 0;
+    unsigned rmax = 0;
+    if (prof)
+        for (int i = 0; i < 3; i++)
+            GPU_CHECK(cudaEventCreate(&ev[i]));
+    for (size_t si = 0; si < nslices; si++) {
+        const msm_aff_slice &s = m->aff_slices[si];
+        const unsigned R = s.rounds;
+        rmax = R > rmax ? R : rmax;
+        if (prof)
+            GPU_CHECK(cudaEventRecord(ev[0], st));
+        const uint32_t *fk = skeys + s.s0, *fv = svals + s.s0;
+        const g1_aff_t *fb = bases;
+        size_t cnt = s.n;
+        if (R) {
+            uint32_t *off_cur = m->aff_off[0], *off_nxt = m->aff_off[1];
+            GPU_TRY(msm_aff_offsets(m, off_cur, s, 0));
+            for (unsigned r = 0; r < R; r++) {
+                GPU_TRY(msm_aff_offsets(m, off_nxt, s, r + 1));
+                uint32_t K;
+                size_t blocks;
+                msm_aff_geom(m, msm_aff_ub(s, r), &K, &blocks);
+                const int b = r & 1;
+                if (r == 0)
+                    msm_aff_round_kernel<true><<<(unsigned)blocks, MSM_AFF_THREADS, 0, st>>>(
+                        m->aff_pts[0], m->aff_keys[0], m->aff_pre, m->aff_meta, skeys + s.s0,
+                        svals + s.s0, bases, off_cur, off_nxt, s.k0, s.nb, K, r2);
+                else
+                    msm_aff_round_kernel<false><<<(unsigned)blocks, MSM_AFF_THREADS, 0, st>>>(
+                        m->aff_pts[b], m->aff_keys[b], m->aff_pre, m->aff_meta, m->aff_keys[b ^ 1],
+                        NULL, m->aff_pts[b ^ 1], off_cur, off_nxt, s.k0, s.nb, K, r2);
+                GPU_CHECK_LAUNCH(msm_aff_round_kernel);
+                std::swap(off_cur, off_nxt);
+            }
+            const int b = (R - 1) & 1;
+            cnt = msm_aff_ub(s, R);
+            msm_aff_tail_kernel<<<gpu_blocks(cnt, 256), 256, 0, st>>>(m->aff_keys[b], m->aff_iota,
+                                                                    off_cur + s.nb, cnt, sentinel);
+            GPU_CHECK_LAUNCH(msm_aff_tail_kernel);
+            fk = m->aff_keys[b];
+            fv = m->aff_iota;
+            fb = m->aff_pts[b];
+        }
+        if (prof)
+            GPU_CHECK(cudaEventRecord(ev[1], st));
+        size_t L = (cnt + target - 1) / target;
+        if (L < 8)
+            L = 8;
+        const size_t nseg = (cnt + L - 1) / L;
+        msm_acc<fp_t>::launch(gpu_blocks(nseg, MSM_ACC_THREADS), st, buckets, partials, m->pkeys,
+                              fk, fv, fb, cnt, L, nseg, sentinel);
+        GPU_CHECK_LAUNCH(msm_accumulate_kernel);
+        msm_partials_kernel<fp_t><<<gpu_blocks(2 * nseg, 128), 128, 0, st>>>(
+            buckets, partials, m->pkeys, 2 * nseg, sentinel);
+        GPU_CHECK_LAUNCH(msm_partials_kernel);
+        if (prof) {
+            float a = 0, b = 0;
+            GPU_CHECK(cudaEventRecord(ev[2], st));
+            GPU_CHECK(cudaEventSynchronize(ev[2]));
+            GPU_CHECK(cudaEventElapsedTime(&a, ev[0], ev[1]));
+            GPU_CHECK(cudaEventElapsedTime(&b, ev[1], ev[2]));
+            t_rounds += a;
+            t_final += b;
+        }
+    }
+    if (prof) {
+        fprintf(stderr, "gpu msm g1 affine: %zu slices (at most %zu pairs), up to %u rounds: "
+                        "rounds %.3f, xyzz_finish %.3f ms\n",
+                nslices, msm_aff_slice_cap(), rmax, t_rounds, t_final);
+        for (int i = 0; i < 3; i++)
+            (void)cudaEventDestroy(ev[i]);
+    }
+    return CUZK_OK;
+}
+
 /* Pippenger over nt terms whose pairs the digit pass builds from the scalars already on the
  * device in m->scal (idx: device index list or NULL, see msm_digits_kernel); *res gets
  * sum_w 2^(c w) R_w. The scalar copy is done by the caller (recorded in the profile as
@@ -556,8 +1003,10 @@ static cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, co
     const size_t npairs = (size_t)W * nt;
     cudaStream_t st = m->stream;
     /* CUZK_GPU_MSM_PROFILE=1: per-stage device times on stderr (tuning aid) */
-    static const char *const stage[] = {"upload", "digits", "sort", "accumulate", "partials",
-                                        "bucket_sums", "window_reduce"};
+    static const char *const stage_xyzz[] = {"upload", "digits", "sort", "accumulate", "partials",
+                                             "bucket_sums", "window_reduce"};
+    static const char *const stage_aff[] = {"upload", "digits", "sort", "affine_plan",
+                                            "affine_rounds", "bucket_sums", "window_reduce"};
     const bool prof = ev0 != NULL;
     cudaEvent_t ev[8];
     int nev = 0;
@@ -620,13 +1069,28 @@ static cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, co
     }
     xyzz_t<F> *partials = reinterpret_cast<xyzz_t<F> *>(m->partials);
     const aff_t<F> *bases = reinterpret_cast<const aff_t<F> *>(m->bases);
-    msm_acc<F>::launch(gpu_blocks(nseg, MSM_ACC_THREADS), st, buckets, partials, m->pkeys, skeys,
-                       svals, bases, npairs, L, nseg, sentinel);
-    GPU_CHECK_LAUNCH(msm_accumulate_kernel);
-    MSM_MARK();
-    msm_partials_kernel<F><<<gpu_blocks(2 * nseg, 128), 128, 0, st>>>(buckets, partials, m->pkeys,
-                                                                      2 * nseg, sentinel);
-    GPU_CHECK_LAUNCH(msm_partials_kernel);
+    /* G1 with the batch-affine accumulation: the plan (stage "accumulate" when it falls back
+     * to XYZZ), then rounds and final passes per slice (stages affine_plan, affine_rounds) */
+    m->acc_used = CUZK_GPU_MSM_ACC_XYZZ;
+    bool aff = false;
+    size_t nslices = 0;
+    if constexpr (H::group == 1)
+        if (m->acc_mode != CUZK_GPU_MSM_ACC_XYZZ)
+            GPU_TRY(msm_aff_plan(m, &nslices, &aff, skeys, npairs, W, B));
+    if (aff) {
+        MSM_MARK();
+        if constexpr (H::group == 1)
+            GPU_TRY(msm_aff_run(m, nslices, buckets, partials, skeys, svals, sentinel, prof));
+        m->acc_used = CUZK_GPU_MSM_ACC_AFFINE;
+    } else {
+        msm_acc<F>::launch(gpu_blocks(nseg, MSM_ACC_THREADS), st, buckets, partials, m->pkeys,
+                           skeys, svals, bases, npairs, L, nseg, sentinel);
+        GPU_CHECK_LAUNCH(msm_accumulate_kernel);
+        MSM_MARK();
+        msm_partials_kernel<F><<<gpu_blocks(2 * nseg, 128), 128, 0, st>>>(
+            buckets, partials, m->pkeys, 2 * nseg, sentinel);
+        GPU_CHECK_LAUNCH(msm_partials_kernel);
+    }
 
     MSM_MARK();
     /* segments per window: about 2^15 threads in all, at most B */
@@ -657,7 +1121,7 @@ static cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, co
         for (int i = 0; i + 1 < nev; i++) {
             float ms = 0;
             GPU_CHECK(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
-            fprintf(stderr, " %s %.3f", stage[i], ms);
+            fprintf(stderr, " %s %.3f", (aff ? stage_aff : stage_xyzz)[i], ms);
         }
         fprintf(stderr, " ms\n");
         for (int i = 1; i < nev; i++) /* ev[0] belongs to the caller */
@@ -698,6 +1162,7 @@ static cuzk_err msm_dense(cuzk_gpu_msm *m, typename H::X *res, const void *scala
                           unsigned window, int mont, bool on_device)
 {
     H::set_inf(res);
+    m->acc_used = CUZK_GPU_MSM_ACC_XYZZ;
     if (n == 0)
         return CUZK_OK;
     GPU_TRY(gpu_use_device(m->device));
@@ -850,6 +1315,7 @@ static cuzk_err msm_split_run(cuzk_gpu_msm *m, typename H::X *res, const void *s
                               size_t n, unsigned window)
 {
     H::set_inf(res);
+    m->acc_used = CUZK_GPU_MSM_ACC_XYZZ;
     typename H::X ones, tail;
     H::set_inf(&ones);
     H::set_inf(&tail);
@@ -945,4 +1411,22 @@ extern "C" cuzk_err cuzk_gpu_g2_msm_split(cuzk_gpu_msm *m, cuzk_g2_jac *r, const
 {
     return msm_split_entry<G2Host>(m, r, scalars, flags, one_bits, sig_bits, n, window,
                                    "cuzk_gpu_g2_msm_split");
+}
+
+/* ---- accumulation choice ---- */
+extern "C" cuzk_err cuzk_gpu_msm_set_accumulation(cuzk_gpu_msm *m, cuzk_gpu_msm_acc mode)
+{
+    if (!m)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_msm_set_accumulation: m is NULL");
+    if (mode != CUZK_GPU_MSM_ACC_XYZZ && mode != CUZK_GPU_MSM_ACC_AFFINE &&
+        mode != CUZK_GPU_MSM_ACC_AFFINE_FULL)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_msm_set_accumulation: unknown mode %d",
+                              (int)mode);
+    m->acc_mode = mode;
+    return CUZK_OK;
+}
+
+extern "C" cuzk_gpu_msm_acc cuzk_gpu_msm_accumulation_used(const cuzk_gpu_msm *m)
+{
+    return m ? (cuzk_gpu_msm_acc)m->acc_used : CUZK_GPU_MSM_ACC_XYZZ;
 }

@@ -22,6 +22,14 @@
  * omega_(2^t)^j (j < 2^(t-1)), lo[j] = w^j and hi[j] = w^(1024 j) (j < 1024) for
  * w = omega_(2^(k-s0)), so omega_(2^(k-s0))^lo = lo[lo mod 1024] hi[lo / 1024] for
  * lo < 2^20 (k - t_first <= 18 for k <= 28).
+ *
+ * That is the "old" mode. The "new" mode (cuzk_gpu_domain_set_mode, CUZK_GPU_NTT_MODE=new;
+ * src/gpu/gpu_ntt.cuh holds its index, twiddle and butterfly code, shared with a host test)
+ * keeps the pass split but reads the twiddles of every pass but a large transform's first
+ * from one table (no squaring), does up to 3 stages per trip through shared memory in
+ * registers, pairs DIF with DIT in the H step (no bit reversal there, except one at the end
+ * of bellman's), fuses the coset scalings and a b - c into the passes, and bit-reverses by
+ * tiles.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,6 +37,7 @@
 
 #include "cuzk/gpu.h"
 #include "gpu/gpu_common.cuh"
+#include "gpu/gpu_ntt.cuh"
 
 #define NTT_THREADS 256
 #define NTT_TMAX 10       /* most stages per shared-memory pass */
@@ -55,6 +64,9 @@ struct cuzk_gpu_domain {
     cudaStream_t stream;
     fr_t *tables;
     fr_t *slot[3];
+    cuzk_gpu_ntt_mode mode;
+    ntt2_ctx c2;         /* the new mode's plan and tables (c2.tab in device memory) */
+    fr_t *tables2;
 };
 
 /* ---- kernels ---- */
@@ -183,6 +195,39 @@ __global__ void ntt_h_final_kernel(fr_t *a, const fr_t *b, const fr_t *c, unsign
     st_vec(a + j, pj);
 }
 
+/* The new mode's pass (gpu_ntt.cuh): the phases with barriers between them; the host test's
+ * ntt2_host_exec runs the same sequence. */
+template <bool DIT, bool INV, unsigned RMAX>
+__global__ void __launch_bounds__(RMAX == 3 ? 128 : 256, RMAX == 3 ? 3 : 2)
+ntt2_pass_kernel(const ntt2_args a)
+{
+    extern __shared__ __align__(16) unsigned char ntt2_smem[];
+    const ntt2_sm s = ntt2_sm_at(ntt2_smem, a);
+    const size_t blk = blockIdx.x;
+    ntt2_phase_load(a, s, blk, threadIdx.x, blockDim.x);
+    ntt2_phase_prep(a, s, blk, threadIdx.x, blockDim.x);
+    if (a.gen) {
+        __syncthreads();
+        ntt2_phase_tw<INV>(a, s, threadIdx.x, blockDim.x);
+    }
+    __syncthreads();
+    const unsigned nc = ntt2_nchunks(a.t, RMAX);
+    for (unsigned i = 0; i < nc; i++) {
+        ntt2_phase_round_any<DIT, INV, RMAX>(a, s, blk, DIT ? nc - 1 - i : i, threadIdx.x,
+                                             blockDim.x);
+        __syncthreads();
+    }
+    ntt2_phase_store(a, s, blk, threadIdx.x, blockDim.x);
+}
+
+__global__ void __launch_bounds__(NTT2_THREADS) ntt2_brv_kernel(fr_t *x, unsigned k)
+{
+    __shared__ fr_t sh[2u << (2 * NTT2_BRV_QMAX)];
+    ntt2_brv_phase(x, k, blockIdx.x, 0, sh, threadIdx.x, blockDim.x);
+    __syncthreads();
+    ntt2_brv_phase(x, k, blockIdx.x, 1, sh, threadIdx.x, blockDim.x);
+}
+
 /* ---- host side ---- */
 static void host_powers(cuzk_fr *out, const cuzk_fr *start, const cuzk_fr *base, size_t count)
 {
@@ -206,6 +251,12 @@ static size_t ntt_smem_bytes(unsigned elog, unsigned t)
     return (E + E / 2 + G) * sizeof(fr_t);
 }
 
+static unsigned ntt_default_rmax(void)
+{
+    const char *s = getenv("CUZK_GPU_NTT_RADIX"); /* new mode: 4 or 8 (benchmarks) */
+    return s && strcmp(s, "8") == 0 ? 3 : 2;
+}
+
 static unsigned ntt_default_elog(void)
 {
     const char *s = getenv("CUZK_GPU_NTT_ELOG"); /* tuning knob for benchmarks */
@@ -227,6 +278,8 @@ extern "C" void cuzk_gpu_domain_free(cuzk_gpu_domain *d)
             (void)cudaFree(d->slot[s]);
     if (d->tables)
         (void)cudaFree(d->tables);
+    if (d->tables2)
+        (void)cudaFree(d->tables2);
     if (d->stream)
         (void)cudaStreamDestroy(d->stream);
     free(d);
@@ -319,7 +372,41 @@ static cuzk_err domain_init(cuzk_gpu_domain *d, cuzk_fr **host_tab)
     }
     GPU_CHECK(cudaMalloc(&d->tables, ntab * sizeof(fr_t)));
     GPU_CHECK(cudaMemcpy(d->tables, tab, ntab * sizeof(fr_t), cudaMemcpyHostToDevice));
+
+    /* the new mode's tables (W at most 4 MiB, the rest small) */
+    cuzk_fr *tab2 = NULL;
+    GPU_TRY(ntt2_tables_make(&d->c2, &tab2, k, d->family, d->elog, NTT_TMAX, NTT2_TLOG,
+                             ntt_default_rmax()));
+    cudaError_t ce = cudaMalloc(&d->tables2, d->c2.n_tab * sizeof(fr_t));
+    if (ce == cudaSuccess)
+        ce = cudaMemcpy(d->tables2, tab2, d->c2.n_tab * sizeof(fr_t), cudaMemcpyHostToDevice);
+    free(tab2);
+    GPU_CHECK(ce);
+    d->c2.tab = d->tables2;
     return CUZK_OK;
+}
+
+static cuzk_gpu_ntt_mode ntt_default_mode(void)
+{
+    const char *s = getenv("CUZK_GPU_NTT_MODE"); /* "old" or "new" */
+    if (s && strcmp(s, "new") == 0)
+        return CUZK_GPU_NTT_NEW;
+    return CUZK_GPU_NTT_OLD;
+}
+
+extern "C" cuzk_err cuzk_gpu_domain_set_mode(cuzk_gpu_domain *d, cuzk_gpu_ntt_mode mode)
+{
+    if (!d)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_domain_set_mode: domain is NULL");
+    if (mode != CUZK_GPU_NTT_OLD && mode != CUZK_GPU_NTT_NEW)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_domain_set_mode: unknown mode %d", (int)mode);
+    d->mode = mode;
+    return CUZK_OK;
+}
+
+extern "C" cuzk_gpu_ntt_mode cuzk_gpu_domain_mode(const cuzk_gpu_domain *d)
+{
+    return d ? d->mode : CUZK_GPU_NTT_OLD;
 }
 
 extern "C" cuzk_err cuzk_gpu_domain_new(cuzk_gpu_domain **out, int device, unsigned log2_n,
@@ -342,6 +429,7 @@ extern "C" cuzk_err cuzk_gpu_domain_new(cuzk_gpu_domain **out, int device, unsig
     d->k = log2_n;
     d->n = (size_t)1 << log2_n;
     d->family = family;
+    d->mode = ntt_default_mode();
     cuzk_fr *tab = NULL;
     cuzk_err err = CUZK_OK;
     cudaError_t e = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking);
@@ -367,29 +455,61 @@ static cuzk_err domain_slot(cuzk_gpu_domain *d, unsigned slot)
     return CUZK_OK;
 }
 
-/* The shared-memory limit of ntt_pass_kernel is one setting per function and device, shared
- * by every domain of the process: it only ever grows (under a lock), so a domain on another
- * thread can never lower it between this one's setting and its launch. */
+/* The shared-memory limit of a kernel is one setting per function and device, shared by
+ * every domain of the process: it only ever grows (under a lock), so a domain on another
+ * thread can never lower it between this one's setting and its launch. Kernel ids: 0 the
+ * old pass, 1 + 4 (radix 8) + 2 dit + inv the new ones. */
 #define NTT_MAX_DEVICES 64
+#define NTT_KERNELS 9
 static pthread_mutex_t ntt_smem_mu = PTHREAD_MUTEX_INITIALIZER;
-static size_t ntt_smem_set[NTT_MAX_DEVICES];
+static size_t ntt_smem_set[NTT_KERNELS][NTT_MAX_DEVICES];
 
-static cuzk_err ntt_smem_allow(int device, size_t smem)
+static cuzk_err ntt_smem_allow_fn(int device, int id, const void *fn, size_t smem)
 {
     if (device < 0 || device >= NTT_MAX_DEVICES)
         return cuzk_error_set(CUZK_EINVAL, "gpu ntt: device %d", device);
     pthread_mutex_lock(&ntt_smem_mu);
     cudaError_t ce = cudaSuccess;
-    if (smem > ntt_smem_set[device]) {
-        ce = cudaFuncSetAttribute(ntt_pass_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)smem);
+    if (smem > ntt_smem_set[id][device]) {
+        ce = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (ce == cudaSuccess)
-            ntt_smem_set[device] = smem;
+            ntt_smem_set[id][device] = smem;
     }
     pthread_mutex_unlock(&ntt_smem_mu);
     GPU_CHECK(ce);
     return CUZK_OK;
 }
+
+static cuzk_err ntt_smem_allow(int device, size_t smem)
+{
+    return ntt_smem_allow_fn(device, 0, (const void *)ntt_pass_kernel, smem);
+}
+
+/* The new mode's passes and bit reversal on the domain's stream (gpu_ntt.cuh's sequences). */
+struct ntt2_dev_exec {
+    cuzk_gpu_domain *d;
+    cuzk_err pass(const ntt2_args &a, bool dit, bool inv)
+    {
+        void (*const fns[8])(const ntt2_args) = {
+            ntt2_pass_kernel<false, false, 2>, ntt2_pass_kernel<false, true, 2>,
+            ntt2_pass_kernel<true, false, 2>,  ntt2_pass_kernel<true, true, 2>,
+            ntt2_pass_kernel<false, false, 3>, ntt2_pass_kernel<false, true, 3>,
+            ntt2_pass_kernel<true, false, 3>,  ntt2_pass_kernel<true, true, 3>};
+        const int id = (a.rmax == 3 ? 4 : 0) + (dit ? 2 : 0) + (inv ? 1 : 0);
+        const size_t smem = ntt2_smem_bytes(a);
+        GPU_TRY(ntt_smem_allow_fn(d->device, 1 + id, (const void *)fns[id], smem));
+        const unsigned blocks = (unsigned)((size_t)1 << (a.k - a.elog));
+        fns[id]<<<blocks, ntt2_threads(a.elog, a.rmax), smem, d->stream>>>(a);
+        GPU_CHECK_LAUNCH(ntt2_pass_kernel);
+        return CUZK_OK;
+    }
+    cuzk_err bitrev(fr_t *x, unsigned k)
+    {
+        ntt2_brv_kernel<<<(unsigned)ntt2_brv_blocks(k), NTT2_THREADS, 0, d->stream>>>(x, k);
+        GPU_CHECK_LAUNCH(ntt2_brv_kernel);
+        return CUZK_OK;
+    }
+};
 
 /* The DIF passes in one direction (0 forward, 1 inverse) on a device array. */
 static cuzk_err ntt_dif(cuzk_gpu_domain *d, fr_t *x, int dir)
@@ -466,6 +586,12 @@ extern "C" cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool 
     GPU_TRY(gpu_use_device(d->device));
     GPU_TRY(domain_slot(d, slot));
     fr_t *x = d->slot[slot];
+    if (d->mode == CUZK_GPU_NTT_NEW) {
+        ntt2_dev_exec ex = {d};
+        GPU_TRY(ntt2_run_ntt(ex, d->c2, x, inverse));
+        GPU_CHECK(cudaStreamSynchronize(d->stream));
+        return CUZK_OK;
+    }
     GPU_TRY(ntt_dif(d, x, inverse ? 1 : 0));
     GPU_TRY(ntt_bitrev(d, x, inverse ? 1 : 0, &d->n_inv, d->tables));
     GPU_CHECK(cudaStreamSynchronize(d->stream));
@@ -480,6 +606,12 @@ extern "C" cuzk_err cuzk_gpu_domain_h_snarkjs(cuzk_gpu_domain *d)
     GPU_TRY(gpu_use_device(d->device));
     for (unsigned s = 0; s < 3; s++)
         GPU_TRY(domain_slot(d, s));
+    if (d->mode == CUZK_GPU_NTT_NEW) {
+        ntt2_dev_exec ex = {d};
+        GPU_TRY(ntt2_run_h(ex, d->c2, d->slot[0], d->slot[1], d->slot[2], false));
+        GPU_CHECK(cudaStreamSynchronize(d->stream));
+        return CUZK_OK;
+    }
     for (unsigned s = 0; s < 3; s++) {
         fr_t *x = d->slot[s];
         GPU_TRY(ntt_dif(d, x, 1));
@@ -506,6 +638,12 @@ extern "C" cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d)
     GPU_TRY(gpu_use_device(d->device));
     for (unsigned s = 0; s < 3; s++)
         GPU_TRY(domain_slot(d, s));
+    if (d->mode == CUZK_GPU_NTT_NEW) {
+        ntt2_dev_exec ex = {d};
+        GPU_TRY(ntt2_run_h(ex, d->c2, d->slot[0], d->slot[1], d->slot[2], true));
+        GPU_CHECK(cudaStreamSynchronize(d->stream));
+        return CUZK_OK;
+    }
     for (unsigned s = 0; s < 3; s++) {
         fr_t *x = d->slot[s];
         GPU_TRY(ntt_dif(d, x, 1));

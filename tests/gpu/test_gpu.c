@@ -7,12 +7,21 @@
  *                     bellman H (2^1..2^20, against cuzk_h_bellman), the split MSM
  *                     (batch add of ones + Pippenger over significant positions) for G1
  *                     and G2 against cuzk_gN_msm_auto_fr, G2 MSM and batch add (sizes 1,
- *                     2, 3, 2^k-1, 2^k, 2^k+1 up to 2^18; the same edge cases).
+ *                     2, 3, 2^k-1, 2^k, 2^k+1 up to 2^18; the same edge cases); then the G1
+ *                     MSM and split checks again with the batch-affine accumulation
+ *                     (AFFINE and AFFINE_FULL in turn, slices of 2^20 pairs) and inputs
+ *                     aimed at its special cases (equal bases: doublings; P, -P in one
+ *                     bucket; all scalars equal: one run a window).
  *   test_gpu --bench  timings (MSM 2^20, 2^22, 2^24 with bases resident; NTT 2^20, 2^24,
  *                     2^27 with data resident; medians of 3 after a warm-up), a table and
  *                     JSON lines, plus a CPU check of the 2^24 MSM; also the split
  *                     MSM at 2^24 (Filecoin-like scalars), bellman H 2^20/2^24/2^27,
- *                     G2 MSM 2^18/2^20 and G2 batch add 2^20.
+ *                     G2 MSM 2^18/2^20 and G2 batch add 2^20; G1 MSM rows *_affine with
+ *                     the batch-affine accumulation.
+ *   test_gpu --large  see run_large.
+ * The NTT, H and their benchmarks run for each NTT variant: the old path, and the new one
+ * (cuzk_gpu_domain_set_mode) with radix-4 and radix-8 rounds; the benchmarks also compare
+ * each variant's results with the old path's (names end _old, _new4, _new8).
  * Without a usable GPU it says why and exits 77 (CTest SKIP_RETURN_CODE).
  */
 #include <stdbool.h>
@@ -221,24 +230,48 @@ static size_t count_diff(const cuzk_fr *x, const cuzk_fr *y, size_t n)
     return bad;
 }
 
-static void test_ntt(void)
+/* The NTT variants under test: the old path, and the new one with radix-4 and radix-8
+ * rounds (CUZK_GPU_NTT_RADIX, read when a domain is made). */
+typedef struct {
+    cuzk_gpu_ntt_mode mode;
+    const char *radix, *name;
+} ntt_variant;
+static const ntt_variant ntt_variants[3] = {
+    {CUZK_GPU_NTT_OLD, "4", "old"}, {CUZK_GPU_NTT_NEW, "4", "new4"}, {CUZK_GPU_NTT_NEW, "8", "new8"}};
+
+static cuzk_err gpu_domain_new_variant(cuzk_gpu_domain **d, unsigned k, cuzk_roots fam,
+                                       const ntt_variant *v)
+{
+    setenv("CUZK_GPU_NTT_RADIX", v->radix, 1);
+    cuzk_err e = cuzk_gpu_domain_new(d, 0, k, fam);
+    unsetenv("CUZK_GPU_NTT_RADIX");
+    if (e == CUZK_OK && (e = cuzk_gpu_domain_set_mode(*d, v->mode)) != CUZK_OK) {
+        cuzk_gpu_domain_free(*d);
+        *d = NULL;
+    }
+    return e;
+}
+
+static void test_ntt_variant(const ntt_variant *v)
 {
     const size_t nmax = (size_t)1 << MAX_LOG;
     cuzk_fr *x = xmalloc(nmax * sizeof *x), *g = xmalloc(nmax * sizeof *g);
     cuzk_fr *c = xmalloc(nmax * sizeof *c);
     const cuzk_roots fams[2] = {CUZK_ROOTS_SNARKJS, CUZK_ROOTS_BELLMAN};
+    const char *mn = v->name;
     for (unsigned k = 1; k <= MAX_LOG; k++) {
         const size_t n = (size_t)1 << k;
         for (int f = 0; f < 2; f++) {
             cuzk_gpu_domain *gd = NULL;
             cuzk_domain *cd = NULL;
-            CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, fams[f]));
+            CHECK_OK(gpu_domain_new_variant(&gd, k, fams[f], v));
             CHECK_OK(cuzk_domain_new(&cd, k, fams[f]));
             if (!gd || !cd) {
                 cuzk_gpu_domain_free(gd);
                 cuzk_domain_free(cd);
                 continue;
             }
+            CHECK(cuzk_gpu_domain_mode(gd) == v->mode);
             rand_frs(x, n);
             if (k == 10) /* a constant vector and a delta */
                 for (size_t i = 0; i < n; i++) {
@@ -253,7 +286,7 @@ static void test_ntt(void)
             cuzk_ntt_forward(cd, c, 0);
             size_t bad = count_diff(g, c, n);
             if (bad)
-                fprintf(stderr, "ntt forward 2^%u family %d: %zu of %zu differ\n", k,
+                fprintf(stderr, "ntt (%s) forward 2^%u family %d: %zu of %zu differ\n", mn, k,
                         (int)fams[f], bad, n);
             CHECK(bad == 0);
             /* inverse of a fresh vector, then back */
@@ -264,7 +297,7 @@ static void test_ntt(void)
             cuzk_ntt_inverse(cd, c, 0);
             bad = count_diff(g, c, n);
             if (bad)
-                fprintf(stderr, "ntt inverse 2^%u family %d: %zu of %zu differ\n", k,
+                fprintf(stderr, "ntt (%s) inverse 2^%u family %d: %zu of %zu differ\n", mn, k,
                         (int)fams[f], bad, n);
             CHECK(bad == 0);
             CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
@@ -273,11 +306,68 @@ static void test_ntt(void)
             cuzk_domain_free(cd);
         }
     }
-    printf("ntt: ok so far (%lu failed)\n", test_failed_);
+    printf("ntt (%s): ok so far (%lu failed)\n", mn, test_failed_);
     free(x); free(g); free(c);
 }
 
-static void test_h(void)
+/* The new path with blocks of 2^10 and 2^12 elements (CUZK_GPU_NTT_ELOG): other shared
+ * memory sizes and thread counts. */
+static void test_ntt_elog(void)
+{
+    const unsigned ks[4] = {12, 17, 20, MAX_LOG};
+    const size_t nmax = (size_t)1 << MAX_LOG;
+    cuzk_fr *x = xmalloc(nmax * sizeof *x), *g = xmalloc(nmax * sizeof *g);
+    const char *elogs[2] = {"10", "12"};
+    for (int e = 0; e < 2; e++) {
+        setenv("CUZK_GPU_NTT_ELOG", elogs[e], 1);
+        for (int vi = 1; vi < 3; vi++) {
+            for (int i = 0; i < 4; i++) {
+                const size_t n = (size_t)1 << ks[i];
+                const cuzk_roots fam = i & 1 ? CUZK_ROOTS_BELLMAN : CUZK_ROOTS_SNARKJS;
+                cuzk_gpu_domain *gd = NULL;
+                cuzk_domain *cd = NULL;
+                CHECK_OK(gpu_domain_new_variant(&gd, ks[i], fam, &ntt_variants[vi]));
+                CHECK_OK(cuzk_domain_new(&cd, ks[i], fam));
+                if (gd && cd) {
+                    rand_frs(x, n);
+                    memcpy(g, x, n * sizeof *x);
+                    CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
+                    cuzk_ntt_forward(cd, x, 0);
+                    size_t bad = count_diff(g, x, n);
+                    CHECK_OK(cuzk_gpu_ntt_inverse(gd, g));
+                    cuzk_ntt_inverse(cd, x, 0);
+                    bad += count_diff(g, x, n);
+                    if (bad)
+                        fprintf(stderr, "ntt (%s, elog %s) 2^%u: %zu differ\n",
+                                ntt_variants[vi].name, elogs[e], ks[i], bad);
+                    CHECK(bad == 0);
+                }
+                cuzk_gpu_domain_free(gd);
+                cuzk_domain_free(cd);
+            }
+        }
+    }
+    unsetenv("CUZK_GPU_NTT_ELOG");
+    printf("ntt (new, elog 10 and 12): ok so far (%lu failed)\n", test_failed_);
+    free(x); free(g);
+}
+
+/* Every NTT variant, and the mode switch's errors. */
+static void test_ntt(void)
+{
+    for (int v = 0; v < 3; v++)
+        test_ntt_variant(&ntt_variants[v]);
+    test_ntt_elog();
+    cuzk_gpu_domain *gd = NULL;
+    CHECK_EQ_ERR(cuzk_gpu_domain_set_mode(NULL, CUZK_GPU_NTT_NEW), CUZK_EINVAL);
+    CHECK(cuzk_gpu_domain_mode(NULL) == CUZK_GPU_NTT_OLD);
+    CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 4, CUZK_ROOTS_BELLMAN));
+    if (gd)
+        CHECK_EQ_ERR(cuzk_gpu_domain_set_mode(gd, (cuzk_gpu_ntt_mode)7), CUZK_EINVAL);
+    cuzk_gpu_domain_free(gd);
+}
+
+static void test_h_variant(const ntt_variant *v)
 {
     const unsigned maxk = 20;
     const size_t nmax = (size_t)1 << maxk;
@@ -288,7 +378,7 @@ static void test_h(void)
         const size_t n = (size_t)1 << k;
         cuzk_gpu_domain *gd = NULL;
         cuzk_domain *cd = NULL;
-        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, CUZK_ROOTS_SNARKJS));
+        CHECK_OK(gpu_domain_new_variant(&gd, k, CUZK_ROOTS_SNARKJS, v));
         CHECK_OK(cuzk_domain_new(&cd, k, CUZK_ROOTS_SNARKJS));
         if (!gd || !cd) {
             cuzk_gpu_domain_free(gd);
@@ -306,34 +396,61 @@ static void test_h(void)
         CHECK_OK(cuzk_h_snarkjs(cd, a, b, c, 0));
         size_t bad = count_diff(ga, a, n);
         if (bad)
-            fprintf(stderr, "h_snarkjs 2^%u: %zu of %zu differ\n", k, bad, n);
+            fprintf(stderr, "h_snarkjs (%s) 2^%u: %zu of %zu differ\n", v->name, k, bad, n);
         CHECK(bad == 0);
         cuzk_gpu_domain_free(gd);
         cuzk_domain_free(cd);
     }
     /* a bellman domain is refused */
     cuzk_gpu_domain *gd = NULL;
-    CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 4, CUZK_ROOTS_BELLMAN));
+    CHECK_OK(gpu_domain_new_variant(&gd, 4, CUZK_ROOTS_BELLMAN, v));
     if (gd)
         CHECK_EQ_ERR(cuzk_gpu_h_snarkjs(gd, a, b, c), CUZK_EINVAL);
     cuzk_gpu_domain_free(gd);
-    printf("h: ok so far (%lu failed)\n", test_failed_);
+    printf("h (%s): ok so far (%lu failed)\n", v->name, test_failed_);
     free(a); free(b); free(c); free(ga); free(b0); free(c0);
 }
 
+static void test_h(void)
+{
+    for (int v = 0; v < 3; v++)
+        test_h_variant(&ntt_variants[v]);
+}
+
 /* ---- MSM and batch add ---- */
+/* The affine pass (g_affine): every G1 MSM check sets the context's accumulation to AFFINE
+ * and AFFINE_FULL in turn, and counts the MSMs that ran affine rounds. */
+static bool g_affine;
+static unsigned long g_aff_calls, g_aff_used;
+
+static void acc_next(cuzk_gpu_msm *m)
+{
+    if (g_affine)
+        CHECK_OK(cuzk_gpu_msm_set_accumulation(m, (g_aff_calls++ & 1) ? CUZK_GPU_MSM_ACC_AFFINE_FULL
+                                                                        : CUZK_GPU_MSM_ACC_AFFINE));
+}
+
+static void acc_count(const cuzk_gpu_msm *m)
+{
+    if (g_affine && cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE)
+        g_aff_used++;
+}
+
 static bool msm_matches(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, const cuzk_fr *s,
                         size_t n, unsigned window, const char *what)
 {
     cuzk_g1_jac rg, rc;
+    acc_next(m);
     cuzk_err eg = cuzk_gpu_g1_msm_fr(m, &rg, s, n, window);
+    acc_count(m);
     if (eg != CUZK_OK)
         fprintf(stderr, "gpu msm (%s, n=%zu): %s: %s\n", what, n, cuzk_errname(eg),
                 cuzk_error_detail());
     cuzk_err ec = cuzk_g1_msm_fr(&rc, NULL, bases, s, n, NULL);
     bool ok = eg == CUZK_OK && ec == CUZK_OK && cuzk_g1_jac_eq(&rg, &rc);
     if (!ok)
-        fprintf(stderr, "msm %s n=%zu window=%u: GPU != CPU\n", what, n, window);
+        fprintf(stderr, "msm %s n=%zu window=%u%s: GPU != CPU\n", what, n, window,
+                g_affine ? " (affine)" : "");
     return ok;
 }
 
@@ -443,6 +560,101 @@ static void test_batch_add(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t 
     }
     printf("batch_add: ok so far (%lu failed)\n", test_failed_);
     free(bits);
+}
+
+/* GPU in both affine modes == CPU for one scalar set over the context's bases b;
+ * AFFINE_FULL must have run affine rounds. */
+static bool aff_case(cuzk_gpu_msm *m, const cuzk_g1_affine *b, const cuzk_fr *s, size_t n,
+                     const char *what)
+{
+    cuzk_g1_jac rc, rg;
+    if (cuzk_g1_msm_fr(&rc, NULL, b, s, n, NULL) != CUZK_OK)
+        return false;
+    const cuzk_gpu_msm_acc modes[2] = {CUZK_GPU_MSM_ACC_AFFINE_FULL, CUZK_GPU_MSM_ACC_AFFINE};
+    bool ok = true;
+    for (int i = 0; i < 2; i++) {
+        CHECK_OK(cuzk_gpu_msm_set_accumulation(m, modes[i]));
+        cuzk_err e = cuzk_gpu_g1_msm_fr(m, &rg, s, n, 0);
+        bool ok1 = e == CUZK_OK && cuzk_g1_jac_eq(&rg, &rc);
+        if (i == 0)
+            ok1 = ok1 && cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE;
+        if (!ok1)
+            fprintf(stderr, "affine case %s n=%zu mode %d: GPU != CPU or no rounds (%s)\n", what,
+                    n, (int)modes[i], e == CUZK_OK ? "" : cuzk_error_detail());
+        ok = ok && ok1;
+    }
+    return ok;
+}
+
+/* Inputs that drive the affine rounds through their special cases, on a context of
+ * 3 * 4096 + 1 bases: 4096 copies of P (doublings; two infinities among them), 4096 of
+ * Q, -Q alternating, then distinct bases (test bases, with their infinities, repeats and
+ * negatives). Scalars: all equal (every window one huge run), random on the copies of P
+ * (every bucket holds several: doublings, then sums of multiples of P), equal on each
+ * Q, -Q pair and zero elsewhere (P next to -P in every bucket: infinity; the MSM is
+ * infinity), small values (a few huge buckets), and mixes. Then on the big context (bases
+ * of test_msm): all scalars equal at 2^20 + 1. */
+static void test_affine_cases(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, size_t nmax)
+{
+    const size_t g = 4096, n = 3 * g + 1;
+    cuzk_g1_affine *b = xmalloc(n * sizeof *b);
+    for (size_t i = 0; i < n; i++) {
+        if (i < g)
+            b[i] = bases[1];
+        else if (i < 2 * g && i % 2)
+            cuzk_g1_affine_neg(&b[i], &bases[2]);
+        else if (i < 2 * g)
+            b[i] = bases[2];
+        else
+            b[i] = bases[i];
+    }
+    cuzk_g1_affine_set_inf(&b[100]);
+    cuzk_g1_affine_set_inf(&b[101]);
+    const size_t ns = ((size_t)1 << 20) + 1 <= nmax ? ((size_t)1 << 20) + 1 : nmax;
+    cuzk_fr *s = xmalloc(ns * sizeof *s), v;
+    cuzk_gpu_msm *m = NULL;
+    CHECK_OK(cuzk_gpu_msm_new(&m, 0, b, n));
+    if (m) {
+        CHECK_EQ_ERR(cuzk_gpu_msm_set_accumulation(NULL, CUZK_GPU_MSM_ACC_AFFINE), CUZK_EINVAL);
+        CHECK_EQ_ERR(cuzk_gpu_msm_set_accumulation(m, (cuzk_gpu_msm_acc)7), CUZK_EINVAL);
+        test_rand_fr(&v);
+        for (size_t i = 0; i < n; i++)
+            s[i] = v;
+        CHECK(aff_case(m, b, s, n, "all equal"));
+        rand_frs(s, g);
+        CHECK(aff_case(m, b, s, g, "copies of P"));
+        for (size_t i = 0; i < n; i++)
+            cuzk_fr_set_zero(&s[i]);
+        for (size_t i = g; i < 2 * g; i += 2) {
+            test_rand_fr(&s[i]);
+            s[i + 1] = s[i];
+        }
+        CHECK(aff_case(m, b, s, n, "P, -P pairs"));
+        cuzk_g1_jac r;
+        CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, n, 0));
+        CHECK(cuzk_g1_jac_is_inf(&r));
+        for (size_t i = 0; i < n; i++)
+            cuzk_fr_set_u64(&s[i], 1 + test_rand64() % 3);
+        CHECK(aff_case(m, b, s, n, "small scalars"));
+        for (size_t i = 0; i < n; i++) {
+            if (i % 3 == 0)
+                fr_minus(&s[i], 1);
+            else if (i % 3 == 1)
+                cuzk_fr_set_one(&s[i]);
+            else
+                test_rand_fr(&s[i]);
+        }
+        CHECK(aff_case(m, b, s, n, "mixed"));
+    }
+    cuzk_gpu_msm_free(m);
+    test_rand_fr(&v);
+    for (size_t i = 0; i < ns; i++)
+        s[i] = v;
+    CHECK(aff_case(big, bases, s, ns, "all equal, big"));
+    CHECK_OK(cuzk_gpu_msm_set_accumulation(big, CUZK_GPU_MSM_ACC_XYZZ));
+    printf("affine cases: ok so far (%lu failed)\n", test_failed_);
+    free(s);
+    free(b);
 }
 
 static void test_errors(void)
@@ -730,7 +942,9 @@ static bool split_matches(const split_target *tg, const cuzk_fr *s, size_t n, in
     cuzk_err eg, ec;
     if (tg->group == 1) {
         cuzk_g1_jac rg, rc;
+        acc_next(tg->m);
         eg = cuzk_gpu_g1_msm_split(tg->m, &rg, sc, flags, one, sig, n, 0);
+        acc_count(tg->m);
         ec = cuzk_g1_msm_auto_fr(&rc, NULL, tg->bases, s, n, NULL);
         ok = eg == CUZK_OK && ec == CUZK_OK && cuzk_g1_jac_eq(&rg, &rc);
     } else {
@@ -742,8 +956,9 @@ static bool split_matches(const split_target *tg, const cuzk_fr *s, size_t n, in
     if (eg != CUZK_OK)
         fprintf(stderr, "gpu split: %s: %s\n", cuzk_errname(eg), cuzk_error_detail());
     if (!ok)
-        fprintf(stderr, "g%d split %s n=%zu variant %d (ones %zu, sig %zu): GPU != CPU\n",
-                tg->group, what, n, variant, cnt.n_one, cnt.n_sig);
+        fprintf(stderr, "g%d split %s n=%zu variant %d (ones %zu, sig %zu)%s: GPU != CPU\n",
+                tg->group, what, n, variant, cnt.n_one, cnt.n_sig,
+                g_affine && tg->group == 1 ? " (affine)" : "");
     free(one);
     free(sig);
     free(cs);
@@ -866,18 +1081,19 @@ static void test_split(const split_target *tg, size_t nmax, unsigned maxlog)
 }
 
 /* ---- bellman H ---- */
-static void test_h_bellman(void)
+static void test_h_bellman_variant(const ntt_variant *v)
 {
     const unsigned maxk = 20;
     const size_t nmax = (size_t)1 << maxk;
     cuzk_fr *a = xmalloc(nmax * sizeof *a), *b = xmalloc(nmax * sizeof *b);
     cuzk_fr *c = xmalloc(nmax * sizeof *c), *ga = xmalloc(nmax * sizeof *ga);
     cuzk_fr *b0 = xmalloc(nmax * sizeof *b0), *c0 = xmalloc(nmax * sizeof *c0);
+    const char *mn = v->name;
     for (unsigned k = 1; k <= maxk; k++) {
         const size_t n = (size_t)1 << k;
         cuzk_gpu_domain *gd = NULL;
         cuzk_domain *cd = NULL;
-        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, CUZK_ROOTS_BELLMAN));
+        CHECK_OK(gpu_domain_new_variant(&gd, k, CUZK_ROOTS_BELLMAN, v));
         CHECK_OK(cuzk_domain_new(&cd, k, CUZK_ROOTS_BELLMAN));
         if (!gd || !cd) {
             cuzk_gpu_domain_free(gd);
@@ -900,7 +1116,8 @@ static void test_h_bellman(void)
             CHECK_OK(cuzk_h_bellman(cd, a, b, c, 0));
             size_t bad = count_diff(ga, a, n);
             if (bad)
-                fprintf(stderr, "h_bellman 2^%u (sat %d): %zu of %zu differ\n", k, sat, bad, n);
+                fprintf(stderr, "h_bellman (%s) 2^%u (sat %d): %zu of %zu differ\n", mn, k, sat,
+                        bad, n);
             CHECK(bad == 0);
             if (sat)
                 CHECK(cuzk_fr_is_zero(&ga[n - 1]));
@@ -910,12 +1127,18 @@ static void test_h_bellman(void)
     }
     /* a snarkjs domain is refused, and a bellman domain by the snarkjs step */
     cuzk_gpu_domain *gd = NULL;
-    CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 4, CUZK_ROOTS_SNARKJS));
+    CHECK_OK(gpu_domain_new_variant(&gd, 4, CUZK_ROOTS_SNARKJS, v));
     if (gd)
         CHECK_EQ_ERR(cuzk_gpu_h_bellman(gd, a, b, c), CUZK_EINVAL);
     cuzk_gpu_domain_free(gd);
-    printf("h bellman: ok so far (%lu failed)\n", test_failed_);
+    printf("h bellman (%s): ok so far (%lu failed)\n", mn, test_failed_);
     free(a); free(b); free(c); free(ga); free(b0); free(c0);
+}
+
+static void test_h_bellman(void)
+{
+    for (int v = 0; v < 3; v++)
+        test_h_bellman_variant(&ntt_variants[v]);
 }
 
 /* ---- benchmarks ---- */
@@ -930,7 +1153,7 @@ typedef struct {
     char name[64];
     double ms;
 } bench_row;
-static bench_row rows[64];
+static bench_row rows[160];
 static int nrows;
 
 static void record(const char *name, double *t)
@@ -943,6 +1166,33 @@ static void record(const char *name, double *t)
     fflush(stdout);
 }
 
+/* A deterministic, non-trivial 2^k input (cheap at 2^27). */
+static void bench_fill(cuzk_fr *x, size_t n)
+{
+    rand_frs(x, n < 4096 ? n : 4096);
+    for (size_t i = 4096; i < n; i++) /* cheap fill, not zeros */
+        cuzk_fr_add(&x[i], &x[i - 4096], &x[i % 4096]);
+}
+
+/* Slot 0 of d against ref (the old path's result; taken into ref for variant 0): the 2^27
+ * check, where a CPU reference would take minutes. */
+static void bench_same(cuzk_gpu_domain *d, int v, cuzk_fr *ref, cuzk_fr *out, size_t n,
+                       const char *what)
+{
+    if (!ref || !out)
+        return;
+    CHECK_OK(cuzk_gpu_domain_store(d, 0, v == 0 ? ref : out));
+    if (v == 0)
+        return;
+    size_t bad = count_diff(out, ref, n);
+    if (bad)
+        fprintf(stderr, "bench %s (%s): %zu of %zu differ from the old path\n", what,
+                ntt_variants[v].name, bad, n);
+    CHECK(bad == 0);
+}
+
+/* The NTT and the snarkjs H step (elog NULL) on resident data, per variant (old, new radix 4,
+ * new radix 8), and each variant's results against the old path's on the same input. */
 static void bench_ntt(unsigned k, const char *elog)
 {
     if (elog)
@@ -950,49 +1200,63 @@ static void bench_ntt(unsigned k, const char *elog)
     else
         unsetenv("CUZK_GPU_NTT_ELOG");
     const size_t n = (size_t)1 << k;
-    cuzk_gpu_domain *d = NULL;
     cuzk_fr *x = NULL;
-    if (cuzk_gpu_host_alloc((void **)&x, n * sizeof *x) != CUZK_OK ||
-        cuzk_gpu_domain_new(&d, 0, k, CUZK_ROOTS_SNARKJS) != CUZK_OK) {
+    if (cuzk_gpu_host_alloc((void **)&x, n * sizeof *x) != CUZK_OK) {
         fprintf(stderr, "bench ntt 2^%u: %s\n", k, cuzk_error_detail());
         test_failed_++;
-        cuzk_gpu_host_free(x);
         return;
     }
-    rand_frs(x, n < 4096 ? n : 4096);
-    for (size_t i = 4096; i < n; i++) /* cheap fill, not zeros */
-        cuzk_fr_add(&x[i], &x[i - 4096], &x[i % 4096]);
-    for (unsigned s = 0; s < 3; s++)
-        CHECK_OK(cuzk_gpu_domain_load(d, s, x));
-    double t[REPS];
-    char name[64];
+    bench_fill(x, n);
+    cuzk_fr *ref_f = malloc(n * sizeof *x), *ref_h = malloc(n * sizeof *x);
+    cuzk_fr *out = malloc(n * sizeof *x);
     const char *tag = elog ? elog : "def";
-    CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
-    for (int r = 0; r < REPS; r++) {
-        double t0 = now_ms();
+    for (int v = 0; v < 3; v++) {
+        const char *vn = ntt_variants[v].name;
+        cuzk_gpu_domain *d = NULL;
+        CHECK_OK(gpu_domain_new_variant(&d, k, CUZK_ROOTS_SNARKJS, &ntt_variants[v]));
+        if (!d)
+            continue;
+        for (unsigned s = 0; s < 3; s++)
+            CHECK_OK(cuzk_gpu_domain_load(d, s, x));
+        double t[REPS];
+        char name[64];
         CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
-        t[r] = now_ms() - t0;
-    }
-    snprintf(name, sizeof name, "ntt_fwd_2^%u_elog%s", k, tag);
-    record(name, t);
-    for (int r = 0; r < REPS; r++) {
-        double t0 = now_ms();
-        CHECK_OK(cuzk_gpu_domain_ntt(d, 0, true));
-        t[r] = now_ms() - t0;
-    }
-    snprintf(name, sizeof name, "ntt_inv_2^%u_elog%s", k, tag);
-    record(name, t);
-    if (!elog) {
-        CHECK_OK(cuzk_gpu_domain_h_snarkjs(d));
         for (int r = 0; r < REPS; r++) {
             double t0 = now_ms();
-            CHECK_OK(cuzk_gpu_domain_h_snarkjs(d));
+            CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
             t[r] = now_ms() - t0;
         }
-        snprintf(name, sizeof name, "h_snarkjs_2^%u", k);
+        snprintf(name, sizeof name, "ntt_fwd_2^%u_elog%s_%s", k, tag, vn);
         record(name, t);
+        for (int r = 0; r < REPS; r++) {
+            double t0 = now_ms();
+            CHECK_OK(cuzk_gpu_domain_ntt(d, 0, true));
+            t[r] = now_ms() - t0;
+        }
+        snprintf(name, sizeof name, "ntt_inv_2^%u_elog%s_%s", k, tag, vn);
+        record(name, t);
+        CHECK_OK(cuzk_gpu_domain_load(d, 0, x));
+        CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
+        bench_same(d, v, ref_f, out, n, "ntt forward");
+        if (!elog) {
+            CHECK_OK(cuzk_gpu_domain_h_snarkjs(d));
+            for (int r = 0; r < REPS; r++) {
+                double t0 = now_ms();
+                CHECK_OK(cuzk_gpu_domain_h_snarkjs(d));
+                t[r] = now_ms() - t0;
+            }
+            snprintf(name, sizeof name, "h_snarkjs_2^%u_%s", k, vn);
+            record(name, t);
+            for (unsigned s = 0; s < 3; s++)
+                CHECK_OK(cuzk_gpu_domain_load(d, s, x));
+            CHECK_OK(cuzk_gpu_domain_h_snarkjs(d));
+            bench_same(d, v, ref_h, out, n, "h_snarkjs");
+        }
+        cuzk_gpu_domain_free(d);
     }
-    cuzk_gpu_domain_free(d);
+    free(ref_f);
+    free(ref_h);
+    free(out);
     cuzk_gpu_host_free(x);
 }
 
@@ -1046,35 +1310,44 @@ static void bench_split(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t n)
     cuzk_gpu_host_free(cs);
 }
 
+/* The bellman H step on resident data per variant, each against the old path's result. */
 static void bench_h_bellman(unsigned k)
 {
     unsetenv("CUZK_GPU_NTT_ELOG");
     const size_t n = (size_t)1 << k;
-    cuzk_gpu_domain *d = NULL;
     cuzk_fr *x = NULL;
-    if (cuzk_gpu_host_alloc((void **)&x, n * sizeof *x) != CUZK_OK ||
-        cuzk_gpu_domain_new(&d, 0, k, CUZK_ROOTS_BELLMAN) != CUZK_OK) {
+    if (cuzk_gpu_host_alloc((void **)&x, n * sizeof *x) != CUZK_OK) {
         fprintf(stderr, "bench h_bellman 2^%u: %s\n", k, cuzk_error_detail());
         test_failed_++;
-        cuzk_gpu_host_free(x);
         return;
     }
-    rand_frs(x, n < 4096 ? n : 4096);
-    for (size_t i = 4096; i < n; i++)
-        cuzk_fr_add(&x[i], &x[i - 4096], &x[i % 4096]);
-    for (unsigned s = 0; s < 3; s++)
-        CHECK_OK(cuzk_gpu_domain_load(d, s, x));
-    double t[REPS];
-    char name[64];
-    CHECK_OK(cuzk_gpu_domain_h_bellman(d));
-    for (int r = 0; r < REPS; r++) {
-        double t0 = now_ms();
+    bench_fill(x, n);
+    cuzk_fr *ref = malloc(n * sizeof *x), *out = malloc(n * sizeof *x);
+    for (int v = 0; v < 3; v++) {
+        cuzk_gpu_domain *d = NULL;
+        CHECK_OK(gpu_domain_new_variant(&d, k, CUZK_ROOTS_BELLMAN, &ntt_variants[v]));
+        if (!d)
+            continue;
+        for (unsigned s = 0; s < 3; s++)
+            CHECK_OK(cuzk_gpu_domain_load(d, s, x));
+        double t[REPS];
+        char name[64];
         CHECK_OK(cuzk_gpu_domain_h_bellman(d));
-        t[r] = now_ms() - t0;
+        for (int r = 0; r < REPS; r++) {
+            double t0 = now_ms();
+            CHECK_OK(cuzk_gpu_domain_h_bellman(d));
+            t[r] = now_ms() - t0;
+        }
+        snprintf(name, sizeof name, "h_bellman_2^%u_%s", k, ntt_variants[v].name);
+        record(name, t);
+        for (unsigned s = 0; s < 3; s++)
+            CHECK_OK(cuzk_gpu_domain_load(d, s, x));
+        CHECK_OK(cuzk_gpu_domain_h_bellman(d));
+        bench_same(d, v, ref, out, n, "h_bellman");
+        cuzk_gpu_domain_free(d);
     }
-    snprintf(name, sizeof name, "h_bellman_2^%u", k);
-    record(name, t);
-    cuzk_gpu_domain_free(d);
+    free(ref);
+    free(out);
     cuzk_gpu_host_free(x);
 }
 
@@ -1160,6 +1433,29 @@ static int run_bench(void)
         snprintf(name, sizeof name, "msm_g1_2^%u_c%u", k, cuzk_gpu_msm_window((size_t)1 << k));
         record(name, t);
     }
+    /* the batch-affine accumulation, same sizes (2^24 checked against the XYZZ result) */
+    {
+        cuzk_g1_jac rx, ra;
+        CHECK_OK(cuzk_gpu_g1_msm_fr(m, &rx, s, n, 0));
+        CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AFFINE));
+        CHECK_OK(cuzk_gpu_g1_msm_fr(m, &ra, s, n, 0));
+        CHECK(cuzk_g1_jac_eq(&rx, &ra));
+        if (cuzk_gpu_msm_accumulation_used(m) != CUZK_GPU_MSM_ACC_AFFINE)
+            printf("msm affine: fell back to xyzz (device memory)\n");
+        for (unsigned k = 20; k <= kmsm; k += 2) {
+            cuzk_g1_jac r;
+            CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, (size_t)1 << k, 0));
+            for (int i = 0; i < REPS; i++) {
+                t0 = now_ms();
+                CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, (size_t)1 << k, 0));
+                t[i] = now_ms() - t0;
+            }
+            snprintf(name, sizeof name, "msm_g1_2^%u_c%u_affine", k,
+                     cuzk_gpu_msm_window((size_t)1 << k));
+            record(name, t);
+        }
+        CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
+    }
     const unsigned wins[] = {16, 18, 21, 22};
     for (size_t w = 0; w < sizeof wins / sizeof wins[0]; w++) {
         cuzk_g1_jac r;
@@ -1208,10 +1504,102 @@ static int run_bench(void)
     return test_finish();
 }
 
+/* The same G1 MSM on the device with XYZZ and with the affine accumulation (mode), which
+ * must agree (the XYZZ one is checked against the CPU elsewhere); prints both times (the
+ * first affine call includes its buffer allocation). *ran: affine rounds ran. */
+static bool aff_vs_xyzz(cuzk_gpu_msm *m, const cuzk_fr *s, size_t n, cuzk_gpu_msm_acc mode,
+                        const char *what, bool *ran)
+{
+    cuzk_g1_jac rx, ra;
+    CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
+    const double t0 = now_ms();
+    const cuzk_err ex = cuzk_gpu_g1_msm_fr(m, &rx, s, n, 0);
+    const double t1 = now_ms();
+    CHECK_OK(cuzk_gpu_msm_set_accumulation(m, mode));
+    const cuzk_err ea = cuzk_gpu_g1_msm_fr(m, &ra, s, n, 0);
+    const double t2 = now_ms();
+    *ran = cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE;
+    CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
+    const bool ok = ex == CUZK_OK && ea == CUZK_OK && cuzk_g1_jac_eq(&rx, &ra);
+    printf("affine%s %s n=%zu: %s, xyzz %.1f ms, affine %.1f ms (%s)\n",
+           mode == CUZK_GPU_MSM_ACC_AFFINE_FULL ? "_full" : "", what, n,
+           ok ? "same" : "DIFFERENT", t1 - t0, t2 - t1, *ran ? "rounds ran" : "fell back to xyzz");
+    return ok;
+}
+
+/* --large's NTT and H part: per size one CPU reference, then every variant against it
+ * (forward at 2^24 snarkjs and 2^26 bellman and back; the H steps at 2^24). x, g, c hold
+ * 2^26 values. */
+static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c, double t0)
+{
+    for (int i = 0; i < 2; i++) {
+        const size_t n = (size_t)1 << ks[i];
+        const cuzk_roots fam = i ? CUZK_ROOTS_BELLMAN : CUZK_ROOTS_SNARKJS;
+        cuzk_domain *cd = NULL;
+        CHECK_OK(cuzk_domain_new(&cd, ks[i], fam));
+        if (!cd)
+            continue;
+        rand_frs(x, n);
+        memcpy(c, x, n * sizeof *x);
+        cuzk_ntt_forward(cd, c, 0);
+        for (int v = 0; v < 3; v++) {
+            cuzk_gpu_domain *gd = NULL;
+            CHECK_OK(gpu_domain_new_variant(&gd, ks[i], fam, &ntt_variants[v]));
+            if (!gd)
+                continue;
+            memcpy(g, x, n * sizeof *x);
+            CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
+            CHECK(count_diff(g, c, n) == 0);
+            CHECK_OK(cuzk_gpu_ntt_inverse(gd, g));
+            CHECK(count_diff(g, x, n) == 0);
+            cuzk_gpu_domain_free(gd);
+            printf("large ntt 2^%u (%s): ok so far (%lu failed) [%.0f ms]\n", ks[i],
+                   ntt_variants[v].name, test_failed_, now_ms() - t0);
+        }
+        cuzk_domain_free(cd);
+    }
+    /* H at 2^24, both conventions: x = a, b, c (3 n values), CPU result in c */
+    const unsigned kh = 24;
+    const size_t n = (size_t)1 << kh;
+    for (int f = 0; f < 2; f++) {
+        const cuzk_roots fam = f ? CUZK_ROOTS_BELLMAN : CUZK_ROOTS_SNARKJS;
+        cuzk_domain *cd = NULL;
+        CHECK_OK(cuzk_domain_new(&cd, kh, fam));
+        if (!cd)
+            continue;
+        rand_frs(x, 3 * n);
+        memcpy(g, x, 3 * n * sizeof *x);
+        CHECK_OK(f ? cuzk_h_bellman(cd, g, g + n, g + 2 * n, 0)
+                   : cuzk_h_snarkjs(cd, g, g + n, g + 2 * n, 0));
+        memcpy(c, g, n * sizeof *x);
+        for (int v = 0; v < 3; v++) {
+            cuzk_gpu_domain *gd = NULL;
+            CHECK_OK(gpu_domain_new_variant(&gd, kh, fam, &ntt_variants[v]));
+            if (!gd)
+                continue;
+            memcpy(g, x, n * sizeof *x);
+            CHECK_OK(f ? cuzk_gpu_h_bellman(gd, g, x + n, x + 2 * n)
+                       : cuzk_gpu_h_snarkjs(gd, g, x + n, x + 2 * n));
+            size_t bad = count_diff(g, c, n);
+            if (bad)
+                fprintf(stderr, "large h %s 2^%u (%s): %zu of %zu differ\n",
+                        f ? "bellman" : "snarkjs", kh, ntt_variants[v].name, bad, n);
+            CHECK(bad == 0);
+            cuzk_gpu_domain_free(gd);
+            printf("large h %s 2^%u (%s): ok so far (%lu failed) [%.0f ms]\n",
+                   f ? "bellman" : "snarkjs", kh, ntt_variants[v].name, test_failed_,
+                   now_ms() - t0);
+        }
+        cuzk_domain_free(cd);
+    }
+}
+
 /* --large: the kernels at 2^24 and 2^26 against the CPU (issue 4's large sizes; minutes of
  * CPU reference work, so not in the default run): NTT forward/inverse in both families,
  * G1 MSM of random scalars at 2^24 - 1, 2^24 + 1 and 2^26, scalars from the device, edge
- * scalars at 2^24, batch add of 2^26 points with half the bits set. */
+ * scalars at 2^24, batch add of 2^26 points with half the bits set. The batch-affine
+ * accumulation (default slices) on the same random scalars and at 2^24 on the edge sets,
+ * against the device's XYZZ result. */
 static int run_large(void)
 {
     double t0 = now_ms();
@@ -1219,30 +1607,7 @@ static int run_large(void)
     const size_t nmax = ((size_t)1 << 26) + 1;
     cuzk_fr *x = xmalloc(nmax * sizeof *x), *g = xmalloc(nmax * sizeof *g);
     cuzk_fr *c = xmalloc(nmax * sizeof *c);
-    for (int i = 0; i < 2; i++) {
-        const size_t n = (size_t)1 << ks[i];
-        const cuzk_roots fam = i ? CUZK_ROOTS_BELLMAN : CUZK_ROOTS_SNARKJS;
-        cuzk_gpu_domain *gd = NULL;
-        cuzk_domain *cd = NULL;
-        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, ks[i], fam));
-        CHECK_OK(cuzk_domain_new(&cd, ks[i], fam));
-        if (!gd || !cd) {
-            cuzk_gpu_domain_free(gd);
-            cuzk_domain_free(cd);
-            continue;
-        }
-        rand_frs(x, n);
-        memcpy(g, x, n * sizeof *x);
-        memcpy(c, x, n * sizeof *x);
-        CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
-        cuzk_ntt_forward(cd, c, 0);
-        CHECK(count_diff(g, c, n) == 0);
-        CHECK_OK(cuzk_gpu_ntt_inverse(gd, g));
-        CHECK(count_diff(g, x, n) == 0);
-        cuzk_gpu_domain_free(gd);
-        cuzk_domain_free(cd);
-        printf("large ntt 2^%u: ok so far (%lu failed) [%.0f ms]\n", ks[i], test_failed_, now_ms() - t0);
-    }
+    large_ntt_h(ks, x, g, c, t0);
     cuzk_g1_affine *bases = make_bases(nmax);
     printf("large bases ready [%.0f ms]\n", now_ms() - t0);
     cuzk_gpu_msm *m = NULL;
@@ -1252,6 +1617,9 @@ static int run_large(void)
         for (int i = 0; i < 3; i++) {
             rand_frs(x, sizes[i]);
             CHECK(msm_matches(m, bases, x, sizes[i], 0, "large random"));
+            bool ran;
+            CHECK(aff_vs_xyzz(m, x, sizes[i], CUZK_GPU_MSM_ACC_AFFINE, "large random", &ran));
+            CHECK(ran);
             printf("large msm n=%zu: ok so far (%lu failed) [%.0f ms]\n", sizes[i], test_failed_,
                    now_ms() - t0);
         }
@@ -1271,6 +1639,37 @@ static int run_large(void)
         /* edge scalars at 2^24 */
         msm_edge_scalars(m, bases, x, (size_t)1 << 24);
         printf("large msm edges: ok so far (%lu failed) [%.0f ms]\n", test_failed_, now_ms() - t0);
+        /* the affine accumulation at 2^24 on the edge sets (the last one, mixed, is in x),
+         * all scalars equal (one run a window), and rounds to the end (AFFINE_FULL) */
+        {
+            const size_t n24 = (size_t)1 << 24;
+            bool ran;
+            CHECK(aff_vs_xyzz(m, x, n24, CUZK_GPU_MSM_ACC_AFFINE, "large mixed edges", &ran));
+            CHECK(aff_vs_xyzz(m, x, n24, CUZK_GPU_MSM_ACC_AFFINE_FULL, "large mixed edges", &ran));
+            CHECK(ran);
+            for (int set = 0; set < 4; set++) {
+                cuzk_fr v;
+                test_rand_fr(&v);
+                for (size_t i = 0; i < n24; i++) {
+                    if (set == 0)
+                        cuzk_fr_set_zero(&x[i]);
+                    else if (set == 1)
+                        cuzk_fr_set_one(&x[i]);
+                    else if (set == 2)
+                        fr_minus(&x[i], 1);
+                    else
+                        x[i] = v;
+                }
+                static const char *const names[4] = {"large zeros", "large ones", "large r-1",
+                                                     "large all equal"};
+                CHECK(aff_vs_xyzz(m, x, n24, CUZK_GPU_MSM_ACC_AFFINE, names[set], &ran));
+            }
+            rand_frs(x, n24);
+            CHECK(aff_vs_xyzz(m, x, n24, CUZK_GPU_MSM_ACC_AFFINE_FULL, "large random", &ran));
+            CHECK(ran);
+            printf("large msm affine: ok so far (%lu failed) [%.0f ms]\n", test_failed_,
+                   now_ms() - t0);
+        }
         /* batch add of 2^26 points, half the bits set */
         const size_t nb = (size_t)1 << 26, words = CUZK_MSM_BITVEC_WORDS(nb);
         uint64_t *bits = xmalloc(words * sizeof *bits);
@@ -1340,6 +1739,21 @@ int main(int argc, char **argv)
         split_target tg = {1, m, bases};
         test_split(&tg, nmax, MAX_LOG);
         printf("[%.0f ms]\n", now_ms() - t0);
+    }
+    /* the G1 MSM checks again with the batch-affine accumulation (AFFINE and AFFINE_FULL in
+     * turn), slices of 2^20 pairs unless CUZK_GPU_MSM_AFF_SLICE says otherwise */
+    if (m) {
+        setenv("CUZK_GPU_MSM_AFF_SLICE", "1048576", 0);
+        g_affine = true;
+        test_msm(m, bases, nmax);
+        split_target tg = {1, m, bases};
+        test_split(&tg, nmax, MAX_LOG);
+        g_affine = false;
+        test_affine_cases(m, bases, nmax);
+        printf("affine pass: %lu of %lu MSMs ran affine rounds [%.0f ms]\n", g_aff_used,
+               g_aff_calls, now_ms() - t0);
+        CHECK(g_aff_used > g_aff_calls / 3);
+        CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
     }
     cuzk_gpu_msm_free(m);
     free(bases);

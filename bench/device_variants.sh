@@ -1,0 +1,64 @@
+#!/bin/bash
+# One device call comparing the kernels' implementation variants (issue 4): the NTT path
+# (CUZK_GPU_NTT_MODE=old|new, CUZK_GPU_NTT_RADIX=4|8) and the MSM accumulation
+# (CUZK_GPU_MSM_ACC=xyzz|affine): correctness against the CPU first (test_gpu runs every
+# variant; whole proofs with each variant equal to the CPU's), then timings side by side,
+# then the large sizes. Binaries from bench/device_pack.sh (carry .gpu-deps). A table last.
+#   VAR_SKIP_LARGE=1   leave out test_gpu --large
+#   VAR_KERNELS="24 26"  cuzk-bench kernels sizes;  VAR_POREP="24:4 27:1:--abc" porep batches
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+D=${GPU_DEPS:-$ROOT/.gpu-deps}
+if [ -f "$D/pack.tgz" ]; then
+    mkdir -p /tmp/gpu-deps && tar xzf "$D/pack.tgz" -C /tmp/gpu-deps && D=/tmp/gpu-deps
+fi
+OUT=${OUT:-/tmp/variants-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export CUZK_TEST_DATA=$ROOT/tests/data
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+summary=()
+step() { # step NAME TIMEOUT cmd... (env assignments via env)
+    local name=$1 to=$2; shift 2
+    local t0; t0=$(date +%s)
+    timeout "$to" "$@" >"$OUT/$name.log" 2>&1; local rc=$?
+    summary+=("$name rc=$rc $(grep -h 'passed,' "$OUT/$name.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+    grep -iE "fail|differ" "$OUT/$name.log" | head -8
+    return $rc
+}
+
+step test_gpu ${T_TEST_GPU:-200} "$D/bin/test_gpu"
+step groth16_ntt_new ${T_G16:-120} env CUZK_GPU_NTT_MODE=new "$D/bin/test_gpu_groth16"
+step groth16_ntt_new8 ${T_G16:-120} env CUZK_GPU_NTT_MODE=new CUZK_GPU_NTT_RADIX=8 "$D/bin/test_gpu_groth16"
+step groth16_msm_affine ${T_G16:-120} env CUZK_GPU_MSM_ACC=affine "$D/bin/test_gpu_groth16"
+step test_gpu_bench ${T_BENCH:-150} "$D/bin/test_gpu" --bench
+grep -hE '"bench": "(ntt|h_)' "$OUT/test_gpu_bench.log" | sed 's/{"bench": "\([^"]*\)", "median_ms": \([0-9.]*\).*/\1 \2/' | column -t | head -60
+
+for k in ${VAR_KERNELS:-24 26}; do
+    for acc in xyzz affine; do
+        t0=$(date +%s)
+        CUZK_GPU_MSM_ACC=$acc CUZK_GPU_MSM_PROFILE=1 timeout ${T_KERNELS:-150} "$D/bin/cuzk-bench" kernels -k "$k" \
+            --backend gpu --runs 3 >"$OUT/kernels-$k-$acc.log" 2>"$OUT/kernels-$k-$acc.err"; rc=$?
+        summary+=("kernels 2^$k msm acc $acc rc=$rc ($(( $(date +%s) - t0 )) s)")
+        echo "-- kernels 2^$k, accumulation $acc"
+        grep -v '^{' "$OUT/kernels-$k-$acc.log"
+        awk '/^gpu msm g1/ {last = $0} END {print last}' "$OUT/kernels-$k-$acc.err"
+    done
+done
+
+for spec in ${VAR_POREP:-}; do
+    IFS=: read -r k kp kargs_ <<<"$spec"
+    for v in "old xyzz" "new affine"; do
+        set -- $v
+        t0=$(date +%s)
+        CUZK_GPU_NTT_MODE=$1 CUZK_GPU_MSM_ACC=$2 timeout ${T_POREP:-200} "$D/bin/cuzk-bench" porep -k "$k" -p "${kp:-2}" \
+            --runs 3 --backend gpu --b-g2 gpu ${kargs_:-} >"$OUT/porep-$k-$1-$2.log" 2>&1; rc=$?
+        summary+=("porep-$k x${kp:-2} ${kargs_:-} ntt $1 msm $2 rc=$rc ($(( $(date +%s) - t0 )) s): $(grep -h '^gpu' "$OUT/porep-$k-$1-$2.log" | tail -1)")
+    done
+done
+
+[ -z "${VAR_SKIP_LARGE:-}" ] && step test_gpu_large ${T_LARGE:-300} "$D/bin/test_gpu" --large
+
+echo "== summary"
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+(cd "$OUT" && tar czf /tmp/variants-bundle.tgz . && find . -mindepth 1 -delete && mv /tmp/variants-bundle.tgz bundle.tgz)
