@@ -6,6 +6,8 @@
 # then the large sizes. Binaries from bench/device_pack.sh (carry .gpu-deps). A table last.
 #   VAR_SKIP_LARGE=1   leave out test_gpu --large
 #   VAR_KERNELS="24 26"  cuzk-bench kernels sizes;  VAR_POREP="24:4 27:1:--abc" porep batches
+#   VAR_POREP_MODES="old,xyzz new,xyzz"  NTT mode,MSM accumulation pairs for them
+#   VAR_SKIP_TESTS=1  leave out test_gpu and --bench (the variants' correctness run)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 D=${GPU_DEPS:-$ROOT/.gpu-deps}
@@ -27,14 +29,17 @@ step() { # step NAME TIMEOUT cmd... (env assignments via env)
     return $rc
 }
 
+step groth16_default ${T_G16:-120} "$D/bin/test_gpu_groth16"
+if [ -z "${VAR_SKIP_TESTS:-}" ]; then
 step test_gpu ${T_TEST_GPU:-200} "$D/bin/test_gpu"
 step groth16_ntt_new ${T_G16:-120} env CUZK_GPU_NTT_MODE=new "$D/bin/test_gpu_groth16"
 step groth16_ntt_new8 ${T_G16:-120} env CUZK_GPU_NTT_MODE=new CUZK_GPU_NTT_RADIX=8 "$D/bin/test_gpu_groth16"
 step groth16_msm_affine ${T_G16:-120} env CUZK_GPU_MSM_ACC=affine "$D/bin/test_gpu_groth16"
 step test_gpu_bench ${T_BENCH:-150} "$D/bin/test_gpu" --bench
-grep -hE '"bench": "(ntt|h_)' "$OUT/test_gpu_bench.log" | sed 's/{"bench": "\([^"]*\)", "median_ms": \([0-9.]*\).*/\1 \2/' | column -t | head -60
+grep -hE '"bench": "(ntt|h_|msm)' "$OUT/test_gpu_bench.log" | sed 's/{"bench": "\([^"]*\)", "median_ms": \([0-9.]*\).*/\1 \2/' | head -80
+fi
 
-for k in ${VAR_KERNELS:-24 26}; do
+for k in ${VAR_KERNELS-24 26}; do
     for acc in xyzz affine; do
         t0=$(date +%s)
         CUZK_GPU_MSM_ACC=$acc CUZK_GPU_MSM_PROFILE=1 timeout ${T_KERNELS:-150} "$D/bin/cuzk-bench" kernels -k "$k" \
@@ -48,7 +53,8 @@ done
 
 for spec in ${VAR_POREP:-}; do
     IFS=: read -r k kp kargs_ <<<"$spec"
-    for v in "old xyzz" "new affine"; do
+    for v in ${VAR_POREP_MODES:-old,xyzz new,xyzz new,affine}; do
+        v=${v/,/ }
         set -- $v
         t0=$(date +%s)
         CUZK_GPU_NTT_MODE=$1 CUZK_GPU_MSM_ACC=$2 timeout ${T_POREP:-200} "$D/bin/cuzk-bench" porep -k "$k" -p "${kp:-2}" \

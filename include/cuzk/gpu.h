@@ -126,7 +126,8 @@ cuzk_err cuzk_gpu_domain_slot_dev(cuzk_gpu_domain *d, unsigned slot, void **ptr,
  * butterfly), up to 3 stages per trip through shared memory, DIF/DIT pairs in the H step
  * with the coset scalings and a b - c fused into the passes (no bit reversal in snarkjs's,
  * one in bellman's), tiled bit reversal. A domain starts in the mode named by the
- * environment variable CUZK_GPU_NTT_MODE ("old" or "new"), OLD when unset.
+ * environment variable CUZK_GPU_NTT_MODE ("old" or "new"), NEW when unset (measured
+ * faster on the H200).
  * CUZK_EINVAL for a NULL domain or an unknown mode. */
 typedef enum { CUZK_GPU_NTT_OLD = 0, CUZK_GPU_NTT_NEW = 1 } cuzk_gpu_ntt_mode;
 cuzk_err cuzk_gpu_domain_set_mode(cuzk_gpu_domain *d, cuzk_gpu_ntt_mode mode) CUZK_WUR;

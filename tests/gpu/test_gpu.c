@@ -364,6 +364,24 @@ static void test_ntt(void)
     CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 4, CUZK_ROOTS_BELLMAN));
     if (gd)
         CHECK_EQ_ERR(cuzk_gpu_domain_set_mode(gd, (cuzk_gpu_ntt_mode)7), CUZK_EINVAL);
+    /* the default is the new path; CUZK_GPU_NTT_MODE=old picks the old one */
+    const char *was = getenv("CUZK_GPU_NTT_MODE");
+    char *keep = was ? strdup(was) : NULL;
+    unsetenv("CUZK_GPU_NTT_MODE");
+    cuzk_gpu_domain *g2 = NULL;
+    CHECK_OK(cuzk_gpu_domain_new(&g2, 0, 4, CUZK_ROOTS_BELLMAN));
+    CHECK(g2 && cuzk_gpu_domain_mode(g2) == CUZK_GPU_NTT_NEW);
+    cuzk_gpu_domain_free(g2);
+    g2 = NULL;
+    setenv("CUZK_GPU_NTT_MODE", "old", 1);
+    CHECK_OK(cuzk_gpu_domain_new(&g2, 0, 4, CUZK_ROOTS_BELLMAN));
+    CHECK(g2 && cuzk_gpu_domain_mode(g2) == CUZK_GPU_NTT_OLD);
+    cuzk_gpu_domain_free(g2);
+    if (keep)
+        setenv("CUZK_GPU_NTT_MODE", keep, 1);
+    else
+        unsetenv("CUZK_GPU_NTT_MODE");
+    free(keep);
     cuzk_gpu_domain_free(gd);
 }
 
