@@ -34,6 +34,22 @@ typedef struct {
     int ntt_same, msm_same; /* -1: not compared */
 } row;
 
+
+/* dst = the median of `runs` timings of call (a cuzk_err expression) after one untimed
+ * warm-up; returns 1 from the enclosing function when call fails. Uses its `s` and `runs`. */
+#define TIMED(dst, call)                                                                  \
+    do {                                                                                  \
+        s.n = 0;                                                                          \
+        for (int i_ = -1; i_ < runs; i_++) {                                              \
+            double t0_ = cuzk_now_ms();                                                   \
+            if ((call) != CUZK_OK)                                                        \
+                return 1;                                                                 \
+            if (i_ >= 0)                                                                  \
+                s.v[s.n++] = cuzk_now_ms() - t0_;                                         \
+        }                                                                                 \
+        dst = cuzk_median(s.v, (size_t)s.n);                                              \
+    } while (0)
+
 static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
 {
     size_t n = (size_t)1 << k;
@@ -65,15 +81,7 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
         }
         rw->ntt_cpu = cuzk_median(s.v, (size_t)s.n);
         memcpy(ref, y, sizeof(cuzk_fr) * n);
-        s.n = 0;
-        for (int i = -1; i < runs; i++) {
-            double t0 = cuzk_now_ms();
-            if (cuzk_g1_msm_fr(&r_cpu, NULL, pts, x, n, NULL) != CUZK_OK)
-                return 1;
-            if (i >= 0)
-                s.v[s.n++] = cuzk_now_ms() - t0;
-        }
-        rw->msm_cpu = cuzk_median(s.v, (size_t)s.n);
+        TIMED(rw->msm_cpu, cuzk_g1_msm_fr(&r_cpu, NULL, pts, x, n, NULL));
         cuzk_domain_free(d);
     }
 #ifdef CUZK_HAVE_CUDA
@@ -86,16 +94,7 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
             cuzk_gpu_domain_free(gd);
             return 1;
         }
-        s.n = 0;
-        for (int i = -1; i < runs; i++) {
-            double t0 = cuzk_now_ms();
-            cuzk_err e = cuzk_gpu_domain_ntt(gd, 0, false); /* synchronous: returns when done */
-            if (e != CUZK_OK)
-                return 1;
-            if (i >= 0)
-                s.v[s.n++] = cuzk_now_ms() - t0;
-        }
-        rw->ntt_gpu = cuzk_median(s.v, (size_t)s.n);
+        TIMED(rw->ntt_gpu, cuzk_gpu_domain_ntt(gd, 0, false)); /* synchronous: returns when done */
         /* one forward transform of x, for the comparison */
         if (cpu && cuzk_gpu_domain_load(gd, 0, x) == CUZK_OK && cuzk_gpu_domain_ntt(gd, 0, false) == CUZK_OK &&
             cuzk_gpu_domain_store(gd, 0, y) == CUZK_OK)
@@ -113,42 +112,18 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
             memcpy(xp, x, sizeof(cuzk_fr) * n);
             xs = xp;
         }
-        s.n = 0;
-        for (int i = -1; i < runs; i++) {
-            double t0 = cuzk_now_ms();
-            if (cuzk_gpu_g1_msm_fr(m, &r_gpu, xs, n, 0) != CUZK_OK)
-                return 1;
-            if (i >= 0)
-                s.v[s.n++] = cuzk_now_ms() - t0;
-        }
-        rw->msm_gpu = cuzk_median(s.v, (size_t)s.n);
+        TIMED(rw->msm_gpu, cuzk_gpu_g1_msm_fr(m, &r_gpu, xs, n, 0));
         cuzk_gpu_host_free(xp);
         void *xd = NULL;
         cuzk_g1_jac r_dev;
         if (cuzk_gpu_domain_load(gd, 1, x) == CUZK_OK && cuzk_gpu_domain_slot_dev(gd, 1, &xd, NULL) == CUZK_OK) {
-            s.n = 0;
-            for (int i = -1; i < runs; i++) {
-                double t0 = cuzk_now_ms();
-                if (cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, 0) != CUZK_OK)
-                    return 1;
-                if (i >= 0)
-                    s.v[s.n++] = cuzk_now_ms() - t0;
-            }
-            rw->msm_dev = cuzk_median(s.v, (size_t)s.n);
+            TIMED(rw->msm_dev, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, 0));
             if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
                 rw->msm_same = 0; /* the two GPU entries disagree */
             /* the same with the batch-affine accumulation (for this context from here on) */
             if (cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AFFINE) != CUZK_OK)
                 return 1;
-            s.n = 0;
-            for (int i = -1; i < runs; i++) {
-                double t0 = cuzk_now_ms();
-                if (cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, 0) != CUZK_OK)
-                    return 1;
-                if (i >= 0)
-                    s.v[s.n++] = cuzk_now_ms() - t0;
-            }
-            rw->msm_aff = cuzk_median(s.v, (size_t)s.n);
+            TIMED(rw->msm_aff, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, 0));
             if (cuzk_gpu_msm_accumulation_used(m) != CUZK_GPU_MSM_ACC_AFFINE)
                 fprintf(stderr, "cuzk-bench kernels: 2^%u: the affine accumulation fell back to xyzz\n", k);
             if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
@@ -164,15 +139,7 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
                 bits[w] = wb.l[0] ^ wb.l[1];
             }
             cuzk_g1_jac rb;
-            s.n = 0;
-            for (int i = -1; i < runs; i++) {
-                double t0 = cuzk_now_ms();
-                if (cuzk_gpu_g1_batch_add(m, &rb, bits, n) != CUZK_OK)
-                    return 1;
-                if (i >= 0)
-                    s.v[s.n++] = cuzk_now_ms() - t0;
-            }
-            rw->badd_gpu = cuzk_median(s.v, (size_t)s.n);
+            TIMED(rw->badd_gpu, cuzk_gpu_g1_batch_add(m, &rb, bits, n));
             free(bits);
         }
         cuzk_gpu_domain_free(gd);

@@ -55,23 +55,10 @@ template <class F> __device__ __forceinline__ void sg_mul_abs_x_xyzz(xyzz_t<F> &
     }
 }
 
-__global__ void __launch_bounds__(SG_THREADS)
-sg_g1_kernel(const g1_aff_t *__restrict__ pts, size_t n, size_t base, fp_t beta,
-             unsigned long long *first_bad)
-{
-    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    const g1_aff_t p = ld_vec(pts + i);
-    if (aff_is_inf(p))
-        return;
-    xyzz_t<fp_t> q, q2;
-    sg_mul_abs_x(q, p.x, p.y);
-    sg_mul_abs_x_xyzz(q2, q);
-    xyzz_add_affine(q2, fe_mul(p.x, beta), p.y); /* + sigma(P) */
-    if (!xyzz_is_inf(q2))
-        atomicMin(first_bad, (unsigned long long)(base + i));
-}
+struct sg_consts {
+    fp_t beta;    /* sigma's cube root of unity */
+    fp2_t cx, cy; /* psi's constants */
+};
 
 __device__ __forceinline__ fp2_t sg_conj(const fp2_t &a)
 {
@@ -81,20 +68,35 @@ __device__ __forceinline__ fp2_t sg_conj(const fp2_t &a)
     return r;
 }
 
+/* G1: sigma(P) + |x|(|x| P) = O */
+__device__ __forceinline__ bool sg_in(const g1_aff_t &p, const sg_consts &k)
+{
+    xyzz_t<fp_t> q, q2;
+    sg_mul_abs_x(q, p.x, p.y);
+    sg_mul_abs_x_xyzz(q2, q);
+    xyzz_add_affine(q2, fe_mul(p.x, k.beta), p.y);
+    return xyzz_is_inf(q2);
+}
+
+/* G2: psi(P) + |x| P = O */
+__device__ __forceinline__ bool sg_in(const g2_aff_t &p, const sg_consts &k)
+{
+    xyzz_t<fp2_t> q;
+    sg_mul_abs_x(q, p.x, p.y);
+    xyzz_add_affine(q, fe_mul(sg_conj(p.x), k.cx), fe_mul(sg_conj(p.y), k.cy));
+    return xyzz_is_inf(q);
+}
+
+template <class A>
 __global__ void __launch_bounds__(SG_THREADS)
-sg_g2_kernel(const g2_aff_t *__restrict__ pts, size_t n, size_t base, fp2_t cx, fp2_t cy,
-             unsigned long long *first_bad)
+sg_kernel(const A *__restrict__ pts, size_t n, size_t base, sg_consts k,
+          unsigned long long *first_bad)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    const g2_aff_t p = ld_vec(pts + i);
-    if (aff_is_inf(p))
-        return;
-    xyzz_t<fp2_t> q;
-    sg_mul_abs_x(q, p.x, p.y);
-    xyzz_add_affine(q, fe_mul(sg_conj(p.x), cx), fe_mul(sg_conj(p.y), cy)); /* + psi(P) */
-    if (!xyzz_is_inf(q))
+    const A p = ld_vec(pts + i);
+    if (!aff_is_inf(p) && !sg_in(p, k))
         atomicMin(first_bad, (unsigned long long)(base + i));
 }
 
@@ -114,16 +116,15 @@ extern "C" cuzk_err cuzk_gpu_subgroup_check(const void *pts, size_t n, int group
     cudaStream_t st[2] = {NULL, NULL};
     cuzk_err e = CUZK_OK;
     cudaError_t ce = cudaSuccess;
-    fp_t beta;
-    fp2_t cx, cy;
+    sg_consts k;
     {
         cuzk_fp b;
         cuzk_g1_beta_(&b);
-        memcpy(&beta, &b, sizeof beta);
+        memcpy(&k.beta, &b, sizeof k.beta);
         cuzk_fp2 hx, hy;
         cuzk_g2_psi_consts_(&hx, &hy);
-        memcpy(&cx, &hx, sizeof cx);
-        memcpy(&cy, &hy, sizeof cy);
+        memcpy(&k.cx, &hx, sizeof k.cx);
+        memcpy(&k.cy, &hy, sizeof k.cy);
     }
     const unsigned long long none = ~0ULL;
     for (int k = 0; k < 2 && ce == cudaSuccess; k++) {
@@ -145,11 +146,11 @@ extern "C" cuzk_err cuzk_gpu_subgroup_check(const void *pts, size_t n, int group
         if (ce != cudaSuccess)
             break;
         if (group == 1)
-            sg_g1_kernel<<<gpu_blocks(m, SG_THREADS), SG_THREADS, 0, st[s]>>>(
-                (const g1_aff_t *)buf[s], m, off, beta, dbad);
+            sg_kernel<<<gpu_blocks(m, SG_THREADS), SG_THREADS, 0, st[s]>>>(
+                (const g1_aff_t *)buf[s], m, off, k, dbad);
         else
-            sg_g2_kernel<<<gpu_blocks(m, SG_THREADS), SG_THREADS, 0, st[s]>>>(
-                (const g2_aff_t *)buf[s], m, off, cx, cy, dbad);
+            sg_kernel<<<gpu_blocks(m, SG_THREADS), SG_THREADS, 0, st[s]>>>(
+                (const g2_aff_t *)buf[s], m, off, k, dbad);
         ce = cudaGetLastError();
     }
     for (int k = 0; k < 2; k++)
