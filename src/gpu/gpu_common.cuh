@@ -600,6 +600,34 @@ template <class T> __device__ __forceinline__ void st_vec(T *p, const T &v)
         d[i] = s[i];
 }
 
+/* The same three for code that also runs on the host (the host tests of device code): plain
+ * accesses there. hd_ld reads through the read-only cache (data no thread of the kernel
+ * writes); hd_ld_rw and hd_st for data the kernel writes. */
+template <class T> GPU_HD T hd_ld(const T *p)
+{
+#ifdef __CUDA_ARCH__
+    return ld_vec(p);
+#else
+    return *p;
+#endif
+}
+template <class T> GPU_HD T hd_ld_rw(const T *p)
+{
+#ifdef __CUDA_ARCH__
+    return ld_vec_rw(p);
+#else
+    return *p;
+#endif
+}
+template <class T> GPU_HD void hd_st(T *p, const T &v)
+{
+#ifdef __CUDA_ARCH__
+    st_vec(p, v);
+#else
+    *p = v;
+#endif
+}
+
 /* ---- Fp2 = Fp[u]/(u^2 + 1), the same layout as cuzk_fp2 (c0 + c1 u) ---- */
 struct __align__(16) fp2_t {
     fp_t c0, c1;

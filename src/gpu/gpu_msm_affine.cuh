@@ -267,35 +267,9 @@ GPU_HD g1_aff_t aff_pair_sum(int c, const g1_aff_t &p, const g1_aff_t &q, const 
     return r;
 }
 
-/* ---- memory of a round ----
- * Loads through the read-only cache on the device for data that no thread of the kernel
- * writes; plain loads for the thread's own scratch. */
-template <class T> GPU_HD T aff_ld(const T *p)
-{
-#ifdef __CUDA_ARCH__
-    return ld_vec(p);
-#else
-    return *p;
-#endif
-}
-template <class T> GPU_HD T aff_ld_rw(const T *p)
-{
-#ifdef __CUDA_ARCH__
-    return ld_vec_rw(p);
-#else
-    return *p;
-#endif
-}
-template <class T> GPU_HD void aff_st(T *p, const T &v)
-{
-#ifdef __CUDA_ARCH__
-    st_vec(p, v);
-#else
-    *p = v;
-#endif
-}
-
-/* What a round reads and writes. FIRST: round 0, whose element e is the base
+/* ---- memory of a round (hd_ld / hd_ld_rw / hd_st of gpu_common.cuh: the read-only cache
+ * for data that no thread of the kernel writes, plain accesses for its own scratch) ----
+ * What a round reads and writes. FIRST: round 0, whose element e is the base
  * pts[vals[e] & ~MSM_AFF_SIGN], negated when the sign bit is set; later rounds read pts[e].
  * keys hold global bucket keys (k0 + the slice bucket kl); off_in / off_out are the slice's
  * run offsets of this round and the next. pre / meta: the thread's scratch, slot i at
@@ -315,21 +289,21 @@ template <bool FIRST> struct aff_io {
     GPU_HD g1_aff_t point(uint32_t e) const
     {
         if (!FIRST)
-            return aff_ld(pts + e);
+            return hd_ld(pts + e);
         const uint32_t v = vals[e];
-        g1_aff_t p = aff_ld(pts + (v & ~MSM_AFF_SIGN));
+        g1_aff_t p = hd_ld(pts + (v & ~MSM_AFF_SIGN));
         if (v & MSM_AFF_SIGN)
             p.y = f_neg<FpP>(p.y);
         return p;
     }
     GPU_HD fp_t x(uint32_t e) const
     {
-        return aff_ld(&pts[FIRST ? (vals[e] & ~MSM_AFF_SIGN) : e].x);
+        return hd_ld(&pts[FIRST ? (vals[e] & ~MSM_AFF_SIGN) : e].x);
     }
-    GPU_HD void st_point(uint32_t j, const g1_aff_t &p) const { aff_st(out + j, p); }
+    GPU_HD void st_point(uint32_t j, const g1_aff_t &p) const { hd_st(out + j, p); }
     GPU_HD void st_key(uint32_t j, uint32_t kl) const { okeys[j] = kl + k0; }
-    GPU_HD void st_pre(unsigned i, const fp_t &a) const { aff_st(pre + i * stride + t, a); }
-    GPU_HD fp_t ld_pre(unsigned i) const { return aff_ld_rw(pre + i * stride + t); }
+    GPU_HD void st_pre(unsigned i, const fp_t &a) const { hd_st(pre + i * stride + t, a); }
+    GPU_HD fp_t ld_pre(unsigned i) const { return hd_ld_rw(pre + i * stride + t); }
     GPU_HD void st_meta(unsigned i, uint32_t e, uint32_t j) const
     {
         meta[i * stride + t] = make_uint2(e, j);

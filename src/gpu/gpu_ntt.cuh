@@ -75,40 +75,13 @@ GPU_HD unsigned ntt2_brev(unsigned x, unsigned bits) /* the low `bits` bits of x
 #endif
 }
 
-/* Loads of read-only tables (through the read-only cache on the device). */
-GPU_HD fr_t ntt2_ld(const fr_t *p)
-{
-#ifdef __CUDA_ARCH__
-    return ld_vec(p);
-#else
-    return *p;
-#endif
-}
-/* Loads and stores of data the kernel also writes. */
-GPU_HD fr_t ntt2_ld_rw(const fr_t *p)
-{
-#ifdef __CUDA_ARCH__
-    return ld_vec_rw(p);
-#else
-    return *p;
-#endif
-}
-GPU_HD void ntt2_st(fr_t *p, const fr_t &v)
-{
-#ifdef __CUDA_ARCH__
-    st_vec(p, v);
-#else
-    *p = v;
-#endif
-}
-
 /* pre s^x from a three-level table (tab[j] = pre s^j, tab[1024 + j] = s^(1024 j),
  * tab[2048 + j] = s^(2^20 j)), x < 2^30: two multiplications. */
 GPU_HD fr_t ntt2_pow3(const fr_t *tab, size_t x)
 {
-    const fr_t f = f_mul<FrP>(ntt2_ld(tab + (x & (NTT2_TAB - 1))),
-                              ntt2_ld(tab + NTT2_TAB + ((x >> 10) & (NTT2_TAB - 1))));
-    return f_mul<FrP>(f, ntt2_ld(tab + 2 * NTT2_TAB + (x >> 20)));
+    const fr_t f = f_mul<FrP>(hd_ld(tab + (x & (NTT2_TAB - 1))),
+                              hd_ld(tab + NTT2_TAB + ((x >> 10) & (NTT2_TAB - 1))));
+    return f_mul<FrP>(f, hd_ld(tab + 2 * NTT2_TAB + (x >> 20)));
 }
 
 /* ---- rounds: stages of a pass in chunks of at most rmax (2 or 3; radix-2^R steps) ----
@@ -475,7 +448,7 @@ GPU_HD void ntt2_phase_load(const ntt2_args &a, const ntt2_sm &s, size_t blk, un
     for (unsigned e = tid; e < s.E; e += nth) {
         unsigned g, m;
         const size_t p = ntt2_addr(a, blk, e, &g, &m);
-        ntt2_sm_put(s, (m << gl) | g, ntt2_ld_rw(a.x + p));
+        ntt2_sm_put(s, (m << gl) | g, hd_ld_rw(a.x + p));
     }
 }
 
@@ -497,7 +470,7 @@ GPU_HD void ntt2_phase_prep(const ntt2_args &a, const ntt2_sm &s, size_t blk, un
         const fr_t *p0 = a.sc + ((size_t)1 << t), *p1 = p0 + NTT2_TAB;
         for (unsigned g = tid; g < G; g += nth) {
             const unsigned x = ntt2_brev((unsigned)((blk << gl) + g), a.k - t);
-            s.D[g] = f_mul<FrP>(ntt2_ld(p0 + (x & (NTT2_TAB - 1))), ntt2_ld(p1 + (x >> 10)));
+            s.D[g] = f_mul<FrP>(hd_ld(p0 + (x & (NTT2_TAB - 1))), hd_ld(p1 + (x >> 10)));
         }
     }
 }
@@ -524,7 +497,7 @@ GPU_HD void ntt2_phase_tw(const ntt2_args &a, const ntt2_sm &s, unsigned tid, un
         while (e >= (1u << (t - R0)) - (1u << (t - r - 1)))
             r++;
         const unsigned mp = e - ((1u << (t - R0)) - (1u << (t - r)));
-        s.T[i] = f_mul<FrP>(s.A[r * G + g], ntt2_ld(a.w + ntt2_widx_b<INV>(a, r, mp)));
+        s.T[i] = f_mul<FrP>(s.A[r * G + g], hd_ld(a.w + ntt2_widx_b<INV>(a, r, mp)));
     }
 }
 
@@ -539,11 +512,11 @@ GPU_HD fr_t ntt2_twiddle(const ntt2_args &a, const ntt2_sm &s, unsigned ci, unsi
         size_t j = (((size_t)mp << sb) + lo) << (a.L - (a.k - a.s0) + r);
         if (INV)
             j = ((size_t)1 << (a.L - 1)) - j;
-        return ntt2_ld(a.w + j);
+        return hd_ld(a.w + j);
     }
     const unsigned gl = a.elog - t, G = 1u << gl;
     if (ci == 0)
-        return f_mul<FrP>(s.A[r * G + g], ntt2_ld(a.w + ntt2_widx_b<INV>(a, r, mp)));
+        return f_mul<FrP>(s.A[r * G + g], hd_ld(a.w + ntt2_widx_b<INV>(a, r, mp)));
     const unsigned R0 = ntt2_chunk_size(t, 0, a.rmax);
     const unsigned base = (1u << (t - R0)) - (1u << (t - r));
     return s.T[((base + mp) << gl) + g];
@@ -641,10 +614,10 @@ GPU_HD void ntt2_phase_store(const ntt2_args &a, const ntt2_sm &s, size_t blk, u
         if (a.post == NTT2_POST_CONST)
             v = f_mul<FrP>(v, a.cst);
         else if (a.post == NTT2_POST_COSET)
-            v = f_mul<FrP>(v, f_mul<FrP>(ntt2_ld(a.sc + ntt2_brev(m, a.t)), s.D[g]));
+            v = f_mul<FrP>(v, f_mul<FrP>(hd_ld(a.sc + ntt2_brev(m, a.t)), s.D[g]));
         if (a.hfinal)
-            v = f_sub<FrP>(f_mul<FrP>(ntt2_ld_rw(a.out + p), ntt2_ld(a.hb + p)), v);
-        ntt2_st(a.out + p, v);
+            v = f_sub<FrP>(f_mul<FrP>(hd_ld_rw(a.out + p), hd_ld(a.hb + p)), v);
+        hd_st(a.out + p, v);
     }
 }
 
@@ -674,11 +647,11 @@ GPU_HD void ntt2_brv_phase(fr_t *x, unsigned k, size_t blk, int st, fr_t *sh, un
         const unsigned a_ = e >> q, c = e & ((1u << q) - 1);
         const size_t p = ((size_t)a_ << (k - q)) | ((size_t)(tile ? rb : b) << q) | c;
         if (!st) {
-            sh[ntt2_brv_sidx(q, tile, a_, c)] = ntt2_ld_rw(x + p);
+            sh[ntt2_brv_sidx(q, tile, a_, c)] = hd_ld_rw(x + p);
         } else {
             /* (a, tile's b, c) <- (rev c, other b, rev a) */
             const unsigned src = ntile == 1 ? 0 : 1 - tile;
-            ntt2_st(x + p, sh[ntt2_brv_sidx(q, src, ntt2_brev(c, q), ntt2_brev(a_, q))]);
+            hd_st(x + p, sh[ntt2_brv_sidx(q, src, ntt2_brev(c, q), ntt2_brev(a_, q))]);
         }
     }
 }

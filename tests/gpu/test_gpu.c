@@ -1209,6 +1209,31 @@ static void bench_same(cuzk_gpu_domain *d, int v, cuzk_fr *ref, cuzk_fr *out, si
     CHECK(bad == 0);
 }
 
+/* The H step (snarkjs's or bellman's) of variant v on the three slots loaded from x: timed
+ * after a warm-up, then once more from x and compared with the old path's result. */
+static void bench_h_step(cuzk_gpu_domain *d, int v, unsigned k, const cuzk_fr *x, size_t n,
+                         bool bellman, cuzk_fr *ref, cuzk_fr *out)
+{
+    cuzk_err (*h)(cuzk_gpu_domain *) = bellman ? cuzk_gpu_domain_h_bellman : cuzk_gpu_domain_h_snarkjs;
+    const char *what = bellman ? "h_bellman" : "h_snarkjs";
+    double t[REPS];
+    char name[64];
+    for (unsigned s = 0; s < 3; s++)
+        CHECK_OK(cuzk_gpu_domain_load(d, s, x));
+    CHECK_OK(h(d));
+    for (int r = 0; r < REPS; r++) {
+        double t0 = now_ms();
+        CHECK_OK(h(d));
+        t[r] = now_ms() - t0;
+    }
+    snprintf(name, sizeof name, "%s_2^%u_%s", what, k, ntt_variants[v].name);
+    record(name, t);
+    for (unsigned s = 0; s < 3; s++)
+        CHECK_OK(cuzk_gpu_domain_load(d, s, x));
+    CHECK_OK(h(d));
+    bench_same(d, v, ref, out, n, what);
+}
+
 /* The NTT and the snarkjs H step (elog NULL) on resident data, per variant (old, new radix 4,
  * new radix 8), and each variant's results against the old path's on the same input. */
 static void bench_ntt(unsigned k, const char *elog)
@@ -1256,20 +1281,8 @@ static void bench_ntt(unsigned k, const char *elog)
         CHECK_OK(cuzk_gpu_domain_load(d, 0, x));
         CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
         bench_same(d, v, ref_f, out, n, "ntt forward");
-        if (!elog) {
-            CHECK_OK(cuzk_gpu_domain_h_snarkjs(d));
-            for (int r = 0; r < REPS; r++) {
-                double t0 = now_ms();
-                CHECK_OK(cuzk_gpu_domain_h_snarkjs(d));
-                t[r] = now_ms() - t0;
-            }
-            snprintf(name, sizeof name, "h_snarkjs_2^%u_%s", k, vn);
-            record(name, t);
-            for (unsigned s = 0; s < 3; s++)
-                CHECK_OK(cuzk_gpu_domain_load(d, s, x));
-            CHECK_OK(cuzk_gpu_domain_h_snarkjs(d));
-            bench_same(d, v, ref_h, out, n, "h_snarkjs");
-        }
+        if (!elog)
+            bench_h_step(d, v, k, x, n, false, ref_h, out);
         cuzk_gpu_domain_free(d);
     }
     free(ref_f);
@@ -1346,22 +1359,7 @@ static void bench_h_bellman(unsigned k)
         CHECK_OK(gpu_domain_new_variant(&d, k, CUZK_ROOTS_BELLMAN, &ntt_variants[v]));
         if (!d)
             continue;
-        for (unsigned s = 0; s < 3; s++)
-            CHECK_OK(cuzk_gpu_domain_load(d, s, x));
-        double t[REPS];
-        char name[64];
-        CHECK_OK(cuzk_gpu_domain_h_bellman(d));
-        for (int r = 0; r < REPS; r++) {
-            double t0 = now_ms();
-            CHECK_OK(cuzk_gpu_domain_h_bellman(d));
-            t[r] = now_ms() - t0;
-        }
-        snprintf(name, sizeof name, "h_bellman_2^%u_%s", k, ntt_variants[v].name);
-        record(name, t);
-        for (unsigned s = 0; s < 3; s++)
-            CHECK_OK(cuzk_gpu_domain_load(d, s, x));
-        CHECK_OK(cuzk_gpu_domain_h_bellman(d));
-        bench_same(d, v, ref, out, n, "h_bellman");
+        bench_h_step(d, v, k, x, n, true, ref, out);
         cuzk_gpu_domain_free(d);
     }
     free(ref);
