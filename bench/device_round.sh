@@ -17,21 +17,9 @@
 #   ROUND_SETUP=1     test_gpu_setup;  ROUND_SCALE_K="24"  bench/scale.sh (MEM=1: in memory)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-D=${GPU_DEPS:-$ROOT/.gpu-deps}
-if [ -f "$D/pack.tgz" ]; then # bench/device_pack.sh's archive
-    mkdir -p /tmp/gpu-deps && tar xzf "$D/pack.tgz" -C /tmp/gpu-deps && D=/tmp/gpu-deps
-fi
-OUT=${OUT:-/tmp/round-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export CUZK_TEST_DATA=$ROOT/tests/data
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
-echo "cpus: $(nproc)"
-summary=()
+. "$ROOT/bench/lib-device.sh" /tmp/round-out
 
-t0=$(date +%s)
-timeout 240 "$D/bin/test_gpu_groth16" >"$OUT/test_gpu_groth16.log" 2>&1; rc=$?
-summary+=("test_gpu_groth16 rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_groth16.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+device_step test_gpu_groth16 240 "" "$D/bin/test_gpu_groth16"
 tail -14 "$OUT/test_gpu_groth16.log"
 
 if [ -n "${ROUND_DAEMON:-}" ]; then
@@ -123,50 +111,25 @@ if [ -n "${ROUND_KERNELS:-}" ]; then
     unset CUZK_GPU_MSM_ACC_MINB
 fi
 
-if [ -z "${SKIP_KERNELS:-}" ]; then
-    t0=$(date +%s)
-    timeout ${KERNEL_TIMEOUT:-240} "$D/bin/test_gpu" >"$OUT/test_gpu.log" 2>&1; rc=$?
-    summary+=("test_gpu rc=$rc $(grep -h 'passed,' "$OUT/test_gpu.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
-    grep -i "fail" "$OUT/test_gpu.log" | head -5
-fi
-if [ -n "${ROUND_LARGE:-}" ]; then
-    # issue 4's large sizes: kernels at 2^24 and 2^26 against the CPU
-    t0=$(date +%s)
-    timeout ${LARGE_TIMEOUT:-420} "$D/bin/test_gpu" --large >"$OUT/test_gpu_large.log" 2>&1; rc=$?
-    summary+=("test_gpu --large rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_large.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
-    grep -h "large\|fail\|differ" "$OUT/test_gpu_large.log" | head -20
-fi
+[ -z "${SKIP_KERNELS:-}" ] && device_step test_gpu ${KERNEL_TIMEOUT:-240} "fail" "$D/bin/test_gpu"
+# issue 4's large sizes: kernels at 2^24 and 2^26 against the CPU
+[ -n "${ROUND_LARGE:-}" ] && device_step test_gpu_large ${LARGE_TIMEOUT:-420} "large|fail|differ" "$D/bin/test_gpu" --large
 if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
-    t0=$(date +%s)
-    timeout 180 compute-sanitizer --tool memcheck --leak-check full "$D/bin/test_gpu_groth16" \
-        >"$OUT/sanitizer.log" 2>&1; rc=$?
-    summary+=("compute-sanitizer memcheck test_gpu_groth16 rc=$rc: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
+    device_step sanitizer 180 "" compute-sanitizer --tool memcheck --leak-check full "$D/bin/test_gpu_groth16"
+    summary+=("  compute-sanitizer memcheck of test_gpu_groth16: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)")
 fi
 if [ -n "${ROUND_SUBGROUP:-}" ]; then
     # subgroup checks on the device: the kernel against the CPU, then the .params reader's
-    # rejections (test_params) with every vector checked on the device
-    t0=$(date +%s)
-    timeout ${SUBGROUP_TIMEOUT:-200} "$D/bin/test_gpu_subgroup" >"$OUT/test_gpu_subgroup.log" 2>&1; rc=$?
-    summary+=("test_gpu_subgroup rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_subgroup.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
-    grep -iE "fail|points" "$OUT/test_gpu_subgroup.log" | head -20
-    t0=$(date +%s)
-    CUZK_PARAMS_GPU_MIN=1 CUZK_PARAMS_BENCH_LOG2=${ROUND_SUBGROUP_BENCH_LOG2:-20} timeout ${SUBGROUP_TIMEOUT:-200} \
-        "$D/bin/test_params" >"$OUT/test_params_gpu.log" 2>&1; rc=$?
-    summary+=("test_params, subgroup checks on the device: rc=$rc $(grep -h 'passed,' "$OUT/test_params_gpu.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
-    grep -iE "fail|MB/s|decode" "$OUT/test_params_gpu.log" | head -20
-    # the same decode benchmark with the checks on the CPU (side by side)
-    CUZK_BACKEND=cpu CUZK_PARAMS_BENCH_LOG2=${ROUND_SUBGROUP_BENCH_LOG2:-20} timeout ${SUBGROUP_TIMEOUT:-200} \
-        "$D/bin/test_params" >"$OUT/test_params_cpu.log" 2>&1; rc=$?
-    summary+=("test_params, subgroup checks on the CPU: rc=$rc $(grep -h 'passed,' "$OUT/test_params_cpu.log" | tail -1)")
-    grep -iE "fail|MB/s|decode" "$OUT/test_params_cpu.log" | head -20
+    # rejections (test_params) with every vector checked on the device, and its decode
+    # benchmark with the checks on the device and then on the CPU (side by side)
+    device_step test_gpu_subgroup ${SUBGROUP_TIMEOUT:-200} "fail|points" "$D/bin/test_gpu_subgroup"
+    export CUZK_PARAMS_BENCH_LOG2=${ROUND_SUBGROUP_BENCH_LOG2:-20}
+    device_step test_params_gpu ${SUBGROUP_TIMEOUT:-200} "fail|MB/s|decode" env CUZK_PARAMS_GPU_MIN=1 "$D/bin/test_params"
+    device_step test_params_cpu ${SUBGROUP_TIMEOUT:-200} "fail|MB/s|decode" env CUZK_BACKEND=cpu "$D/bin/test_params"
+    unset CUZK_PARAMS_BENCH_LOG2
 fi
-if [ -n "${ROUND_SETUP:-}" ]; then
-    # GPU fixed-base setup against the CPU (points, whole keys, proofs from GPU-made keys)
-    t0=$(date +%s)
-    timeout ${SETUP_TIMEOUT:-240} "$D/bin/test_gpu_setup" >"$OUT/test_gpu_setup.log" 2>&1; rc=$?
-    summary+=("test_gpu_setup rc=$rc $(grep -h 'passed,' "$OUT/test_gpu_setup.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
-    grep -iE "fail|ms" "$OUT/test_gpu_setup.log" | head -20
-fi
+# GPU fixed-base setup against the CPU (points, whole keys, proofs from GPU-made keys)
+[ -n "${ROUND_SETUP:-}" ] && device_step test_gpu_setup ${SETUP_TIMEOUT:-240} "fail|ms" "$D/bin/test_gpu_setup"
 
 if [ -n "${ROUND_SCALE_K:-}" ]; then
     # issue 6: real setup + proofs at scale (bench/scale.sh), proofs kept for snarkjs here
@@ -184,5 +147,4 @@ fi
 
 echo "== summary"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
-# only a few files come back from the device: everything in one archive
-(cd "$OUT" && tar czf /tmp/round-bundle.tgz . && find . -mindepth 1 -delete && mv /tmp/round-bundle.tgz bundle.tgz)
+device_bundle

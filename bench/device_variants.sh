@@ -10,32 +10,15 @@
 #   VAR_SKIP_TESTS=1  leave out test_gpu and --bench (the variants' correctness run)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-D=${GPU_DEPS:-$ROOT/.gpu-deps}
-if [ -f "$D/pack.tgz" ]; then
-    mkdir -p /tmp/gpu-deps && tar xzf "$D/pack.tgz" -C /tmp/gpu-deps && D=/tmp/gpu-deps
-fi
-OUT=${OUT:-/tmp/variants-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export CUZK_TEST_DATA=$ROOT/tests/data
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
-summary=()
-step() { # step NAME TIMEOUT cmd... (env assignments via env)
-    local name=$1 to=$2; shift 2
-    local t0; t0=$(date +%s)
-    timeout "$to" "$@" >"$OUT/$name.log" 2>&1; local rc=$?
-    summary+=("$name rc=$rc $(grep -h 'passed,' "$OUT/$name.log" | tail -1) ($(( $(date +%s) - t0 )) s)")
-    grep -iE "fail|differ" "$OUT/$name.log" | head -8
-    return $rc
-}
+. "$ROOT/bench/lib-device.sh" /tmp/variants-out
 
-step groth16_default ${T_G16:-120} "$D/bin/test_gpu_groth16"
+device_step groth16_default ${T_G16:-120} "fail|differ" "$D/bin/test_gpu_groth16"
 if [ -z "${VAR_SKIP_TESTS:-}" ]; then
-step test_gpu ${T_TEST_GPU:-200} "$D/bin/test_gpu"
-step groth16_ntt_new ${T_G16:-120} env CUZK_GPU_NTT_MODE=new "$D/bin/test_gpu_groth16"
-step groth16_ntt_new8 ${T_G16:-120} env CUZK_GPU_NTT_MODE=new CUZK_GPU_NTT_RADIX=8 "$D/bin/test_gpu_groth16"
-step groth16_msm_affine ${T_G16:-120} env CUZK_GPU_MSM_ACC=affine "$D/bin/test_gpu_groth16"
-step test_gpu_bench ${T_BENCH:-150} "$D/bin/test_gpu" --bench
+device_step test_gpu ${T_TEST_GPU:-200} "fail|differ" "$D/bin/test_gpu"
+device_step groth16_ntt_new ${T_G16:-120} "fail|differ" env CUZK_GPU_NTT_MODE=new "$D/bin/test_gpu_groth16"
+device_step groth16_ntt_new8 ${T_G16:-120} "fail|differ" env CUZK_GPU_NTT_MODE=new CUZK_GPU_NTT_RADIX=8 "$D/bin/test_gpu_groth16"
+device_step groth16_msm_affine ${T_G16:-120} "fail|differ" env CUZK_GPU_MSM_ACC=affine "$D/bin/test_gpu_groth16"
+device_step test_gpu_bench ${T_BENCH:-150} "fail|differ" "$D/bin/test_gpu" --bench
 grep -hE '"bench": "(ntt|h_|msm)' "$OUT/test_gpu_bench.log" | sed 's/{"bench": "\([^"]*\)", "median_ms": \([0-9.]*\).*/\1 \2/' | head -80
 fi
 
@@ -63,8 +46,8 @@ for spec in ${VAR_POREP:-}; do
     done
 done
 
-[ -z "${VAR_SKIP_LARGE:-}" ] && step test_gpu_large ${T_LARGE:-300} "$D/bin/test_gpu" --large
+[ -z "${VAR_SKIP_LARGE:-}" ] && device_step test_gpu_large ${T_LARGE:-300} "fail|differ" "$D/bin/test_gpu" --large
 
 echo "== summary"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
-(cd "$OUT" && tar czf /tmp/variants-bundle.tgz . && find . -mindepth 1 -delete && mv /tmp/variants-bundle.tgz bundle.tgz)
+device_bundle

@@ -288,61 +288,23 @@ GPU_HD uint32_t mul_hi(uint32_t a, uint32_t b)
 #endif
 }
 
-/* ---- fields ---- */
-struct FpP {
-    static constexpr int N = 12;
-    static GPU_HD uint32_t p(int j)
-    {
+/* ---- fields ----
+ * A field's parameters: its modulus, Montgomery one and -p^-1 mod 2^32, from the constant
+ * bank on the device and from the host copies in host code (the host tests). */
 #ifdef __CUDA_ARCH__
-        return c_fp_p[j];
+#define GPU_FIELD_CONST(dev, host) (dev)
 #else
-        return h_fp_p[j];
+#define GPU_FIELD_CONST(dev, host) (host)
 #endif
-    }
-    static GPU_HD uint32_t one(int j)
-    {
-#ifdef __CUDA_ARCH__
-        return c_fp_one[j];
-#else
-        return h_fp_one[j];
-#endif
-    }
-    static GPU_HD uint32_t n0()
-    {
-#ifdef __CUDA_ARCH__
-        return c_fp_n0;
-#else
-        return h_fp_n0;
-#endif
-    }
-};
-struct FrP {
-    static constexpr int N = 8;
-    static GPU_HD uint32_t p(int j)
-    {
-#ifdef __CUDA_ARCH__
-        return c_fr_p[j];
-#else
-        return h_fr_p[j];
-#endif
-    }
-    static GPU_HD uint32_t one(int j)
-    {
-#ifdef __CUDA_ARCH__
-        return c_fr_one[j];
-#else
-        return h_fr_one[j];
-#endif
-    }
-    static GPU_HD uint32_t n0()
-    {
-#ifdef __CUDA_ARCH__
-        return c_fr_n0;
-#else
-        return h_fr_n0;
-#endif
-    }
-};
+#define GPU_FIELD_PARAMS(Name, limbs, pre)                                                  \
+    struct Name {                                                                           \
+        static constexpr int N = limbs;                                                     \
+        static GPU_HD uint32_t p(int j) { return GPU_FIELD_CONST(c_##pre##_p[j], h_##pre##_p[j]); } \
+        static GPU_HD uint32_t one(int j) { return GPU_FIELD_CONST(c_##pre##_one[j], h_##pre##_one[j]); } \
+        static GPU_HD uint32_t n0() { return GPU_FIELD_CONST(c_##pre##_n0, h_##pre##_n0); } \
+    };
+GPU_FIELD_PARAMS(FpP, 12, fp)
+GPU_FIELD_PARAMS(FrP, 8, fr)
 
 template <class P> struct __align__(16) Fe {
     uint32_t v[P::N];

@@ -147,15 +147,11 @@ static cuzk_err decode_vec(void **out, const char *path, const char *name, const
     size_t bad = io_par_first_fail(count, grain, decode_ok, &c);
 #ifdef CUZK_HAVE_CUDA
     if (dev && bad == count) {
-        size_t first = count;
-        if (cuzk_gpu_subgroup_check(*out, count, g2 ? 2 : 1, 0, &first) == CUZK_OK) {
-            bad = first;
-        } else { /* the device failed: the CPU checks */
-            cuzk_error_clear();
-            c.flags = flags;
+        c.flags = flags; /* from here (and for the detail below) the CPU's checks in full */
+        if (cuzk_gpu_subgroup_check(*out, count, g2 ? 2 : 1, 0, &bad) != CUZK_OK) {
+            cuzk_error_clear(); /* the device failed: the CPU checks */
             bad = io_par_first_fail(count, 16, decode_ok, &c);
         }
-        c.flags = flags; /* the detail below comes from the CPU's own check */
     }
 #endif
     if (bad == count)
