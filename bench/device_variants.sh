@@ -6,8 +6,11 @@
 # then the large sizes. Binaries from bench/device_pack.sh (carry .gpu-deps). A table last.
 #   VAR_SKIP_LARGE=1   leave out test_gpu --large
 #   VAR_KERNELS="24 26"  cuzk-bench kernels sizes;  VAR_POREP="24:4 27:1:--abc" porep batches
-#   VAR_POREP_MODES="old,xyzz new,xyzz"  NTT mode,MSM accumulation pairs for them
+#   VAR_POREP_MODES="old,xyzz new,xyzz new,xyzz,stream"  NTT mode,MSM accumulation[,bases]
+#     for them (bases: CUZK_GPU_BASES, auto when not given)
 #   VAR_SKIP_TESTS=1  leave out test_gpu and --bench (the variants' correctness run)
+#   VAR_SKIP_VARIANTS=1  run test_gpu but leave out the variants' proofs and --bench
+#   VAR_SUBGROUP=1  also test_gpu_subgroup
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib-device.sh" /tmp/variants-out
@@ -15,6 +18,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 device_step groth16_default ${T_G16:-120} "fail|differ" "$D/bin/test_gpu_groth16"
 if [ -z "${VAR_SKIP_TESTS:-}" ]; then
 device_step test_gpu ${T_TEST_GPU:-200} "fail|differ" "$D/bin/test_gpu"
+fi
+[ -n "${VAR_SUBGROUP:-}" ] && device_step subgroup ${T_SUBGROUP:-120} "fail|differ" "$D/bin/test_gpu_subgroup"
+if [ -z "${VAR_SKIP_TESTS:-}" ] && [ -z "${VAR_SKIP_VARIANTS:-}" ]; then
 device_step groth16_ntt_new ${T_G16:-120} "fail|differ" env CUZK_GPU_NTT_MODE=new "$D/bin/test_gpu_groth16"
 device_step groth16_ntt_new8 ${T_G16:-120} "fail|differ" env CUZK_GPU_NTT_MODE=new CUZK_GPU_NTT_RADIX=8 "$D/bin/test_gpu_groth16"
 device_step groth16_msm_affine ${T_G16:-120} "fail|differ" env CUZK_GPU_MSM_ACC=affine "$D/bin/test_gpu_groth16"
@@ -23,7 +29,7 @@ grep -hE '"bench": "(ntt|h_|msm)' "$OUT/test_gpu_bench.log" | sed 's/{"bench": "
 fi
 
 for k in ${VAR_KERNELS-24 26}; do
-    for acc in xyzz affine; do
+    for acc in ${VAR_KERNEL_ACC:-xyzz affine}; do
         t0=$(date +%s)
         CUZK_GPU_MSM_ACC=$acc CUZK_GPU_MSM_PROFILE=1 timeout ${T_KERNELS:-150} "$D/bin/cuzk-bench" kernels -k "$k" \
             --backend gpu --runs 3 >"$OUT/kernels-$k-$acc.log" 2>"$OUT/kernels-$k-$acc.err"; rc=$?
@@ -37,12 +43,15 @@ done
 for spec in ${VAR_POREP:-}; do
     IFS=: read -r k kp kargs_ <<<"$spec"
     for v in ${VAR_POREP_MODES:-old,xyzz new,xyzz new,affine}; do
-        v=${v/,/ }
-        set -- $v
+        IFS=, read -r ntt_ acc_ bases_ <<<"$v"
+        bases_=${bases_:-auto}
+        log="$OUT/porep-$k-$ntt_-$acc_-$bases_.log"
         t0=$(date +%s)
-        CUZK_GPU_NTT_MODE=$1 CUZK_GPU_MSM_ACC=$2 timeout ${T_POREP:-200} "$D/bin/cuzk-bench" porep -k "$k" -p "${kp:-2}" \
-            --runs 3 --backend gpu --b-g2 gpu ${kargs_:-} >"$OUT/porep-$k-$1-$2.log" 2>&1; rc=$?
-        summary+=("porep-$k x${kp:-2} ${kargs_:-} ntt $1 msm $2 rc=$rc ($(( $(date +%s) - t0 )) s): $(grep -h '^gpu' "$OUT/porep-$k-$1-$2.log" | tail -1)")
+        CUZK_GPU_NTT_MODE=$ntt_ CUZK_GPU_MSM_ACC=$acc_ CUZK_GPU_BASES=$bases_ timeout ${T_POREP:-200} \
+            "$D/bin/cuzk-bench" porep -k "$k" -p "${kp:-2}" --runs 3 --backend gpu --b-g2 gpu \
+            ${kargs_:-} >"$log" 2>&1; rc=$?
+        summary+=("porep-$k x${kp:-2} ${kargs_:-} ntt $ntt_ msm $acc_ bases $bases_ rc=$rc ($(( $(date +%s) - t0 )) s): $(grep -h '^gpu ' "$log" | tail -1)")
+        summary+=("  $(grep -h '^gpu device time by stage' "$log" | tail -1) $(grep -h '^gpu bases streamed' "$log" | tail -1)")
     done
 done
 

@@ -226,6 +226,24 @@ cuzk_err cuzk_gpu_g2_msm_fr(cuzk_gpu_msm *m, cuzk_g2_jac *r, const cuzk_fr *scal
 cuzk_err cuzk_gpu_g2_batch_add(cuzk_gpu_msm *m, cuzk_g2_jac *r, const uint64_t *bits,
                                size_t n) CUZK_WUR;
 
+/* ---- streamed bases ----
+ * For bases that do not fit in device memory: a context of either group (1: bases are
+ * cuzk_g1_affine, 2: cuzk_g2_affine) that keeps only `chunk` bases on the device, in two
+ * stages. Every call above (MSM, batch add, split) then runs chunk by chunk: the next
+ * chunk's bases are copied from host memory while the device works on the present one, and
+ * the parts are added on the host. Results equal the resident context's. chunk 0 picks
+ * CUZK_GPU_MSM_CHUNK or 2^22; it is rounded up to a multiple of 64. The host array is read
+ * at every call: it must stay valid and unchanged until cuzk_gpu_msm_free. It is page-locked
+ * in place (cudaHostRegister, read-only when allowed) for the life of the context, so that
+ * the copies overlap the work; when that fails (or another context already page-locked it)
+ * the copies are made from pageable memory, slower but the same. Device memory: about
+ * 2 chunk (size of a base + 16) bytes plus the work buffers of a chunk-sized MSM. */
+cuzk_err cuzk_gpu_msm_new_streamed(cuzk_gpu_msm **out, int device, int group, const void *bases,
+                                   size_t n_max, size_t chunk) CUZK_WUR;
+bool cuzk_gpu_msm_streamed(const cuzk_gpu_msm *m); /* false for NULL */
+/* Device bytes of a resident context's bases and scalars: n (base + 32) bytes. */
+size_t cuzk_gpu_msm_bytes(int group, size_t n);
+
 /* ---- the Groth16 split on resident bases (cuzk/msm.h's classification) ----
  * r = sum_{i < n, one bit i set} P_i + sum_{i < n, sig bit i set} s_i P_i
  * in one call, without uploading bases: the ones by batch add, the significant terms by

@@ -16,14 +16,20 @@ int cuzk_bench_porep(int argc, char **argv);
 static void progress(const char *phase) { fprintf(stderr, "porep: %s...\n", phase); }
 
 #define MAX_RUNS 16
+#define DEV_STAGES 6
 typedef struct {
     const char *name;
     double total[MAX_RUNS], prep[MAX_RUNS], h[MAX_RUNS], msm[MAX_RUNS], b2[MAX_RUNS], epi[MAX_RUNS];
     double dev[MAX_RUNS]; /* device time (locks held), summed over the devices */
+    double stage[DEV_STAGES][MAX_RUNS]; /* the device time by stage (cuzk_prove_timings) */
+    unsigned streamed; /* cuzk_gpu_key_streamed of device 0's key */
     double key_ms;
     int runs;
     cuzk_proof *proofs;
 } backend_result;
+
+static const char *const stage_names[DEV_STAGES] = {"abc", "ntt", "h_msm", "batch_add", "tail",
+                                                    "b2"};
 
 static void free_keys(cuzk_gpu_key **gk, unsigned n)
 {
@@ -50,6 +56,7 @@ static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w
                 return 1;
             }
         res->key_ms = cuzk_now_ms() - t0;
+        res->streamed = cuzk_gpu_key_streamed(gk[0]);
         o.gpu_keys = gk;
         o.n_gpu_keys = ndev;
     }
@@ -79,6 +86,10 @@ static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w
         res->b2[i] = t.b_g2_ms;
         res->epi[i] = t.epilogue_ms;
         res->dev[i] = t.device_ms;
+        const double st[DEV_STAGES] = {t.dev_abc_ms,       t.dev_ntt_ms,  t.dev_h_msm_ms,
+                                       t.dev_batch_add_ms, t.dev_tail_ms, t.dev_b2_ms};
+        for (int j = 0; j < DEV_STAGES; j++)
+            res->stage[j][i] = st[j];
         res->runs = i + 1;
     }
     free_keys(gk, ndev);
@@ -201,6 +212,23 @@ int cuzk_bench_porep(int argc, char **argv)
                    cuzk_median(r->msm, (size_t)r->runs), cuzk_median(r->b2, (size_t)r->runs), cuzk_median(r->epi, (size_t)r->runs),
                    cuzk_median(r->dev, (size_t)r->runs), r->key_ms);
         }
+        for (int b = 0; b < nb; b++) {
+            backend_result *r = &res[b];
+            if (cuzk_median(r->dev, (size_t)r->runs) <= 0)
+                continue;
+            printf("%s device time by stage (ms, batch, median):", r->name);
+            for (int j = 0; j < DEV_STAGES; j++)
+                printf(" %s %.1f", stage_names[j], cuzk_median(r->stage[j], (size_t)r->runs));
+            printf("\n");
+            if (r->streamed) {
+                static const char *const names[] = CUZK_GPU_KEY_BASES_NAMES;
+                printf("%s bases streamed from host memory:", r->name);
+                for (int j = 0; j < 5; j++)
+                    if (r->streamed & (1u << j))
+                        printf(" %s", names[j]);
+                printf("\n");
+            }
+        }
         if (same >= 0)
             printf("gpu and cpu proofs (fixed r, s): %s\n", same ? "identical" : "DIFFERENT");
         if (json) {
@@ -213,6 +241,13 @@ int cuzk_bench_porep(int argc, char **argv)
                        r->name, cuzk_median(r->total, (size_t)r->runs), cuzk_median(r->prep, (size_t)r->runs), cuzk_median(r->h, (size_t)r->runs),
                        cuzk_median(r->msm, (size_t)r->runs), cuzk_median(r->b2, (size_t)r->runs), cuzk_median(r->epi, (size_t)r->runs),
                        cuzk_median(r->dev, (size_t)r->runs), r->key_ms);
+                if (cuzk_median(r->dev, (size_t)r->runs) > 0) {
+                    printf(",\"%s_stages\":{", r->name);
+                    for (int j = 0; j < DEV_STAGES; j++)
+                        printf("%s\"%s_ms\":%.1f", j ? "," : "", stage_names[j],
+                               cuzk_median(r->stage[j], (size_t)r->runs));
+                    printf("},\"%s_streamed\":%u", r->name, r->streamed);
+                }
             }
             if (same >= 0)
                 printf(",\"identical\":%s", same ? "true" : "false");

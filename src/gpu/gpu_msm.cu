@@ -133,6 +133,17 @@ struct cuzk_gpu_msm {
     size_t aff_scan_tmp_cap;
     struct msm_aff_slice *aff_slices; /* host: the plan */
     size_t aff_slices_cap;
+    /* streamed bases (cuzk_gpu_msm_new_streamed): m->bases points at the stage holding the
+     * chunk being worked on; the next chunk is copied into the other stage meanwhile */
+    int streamed;
+    int registered;              /* hbases page-locked here (cudaHostRegister) */
+    const unsigned char *hbases; /* the caller's bases, n_max of aff_bytes */
+    size_t aff_bytes;
+    size_t chunk; /* bases per stage, a multiple of 64 */
+    void *stage[2];
+    cudaStream_t cstream;       /* the copies */
+    cudaEvent_t copied[2];      /* stage s holds its chunk */
+    cudaEvent_t used[2];        /* the work on stage s is done */
 };
 
 /* ---- kernels ---- */
@@ -543,6 +554,23 @@ extern "C" void cuzk_gpu_msm_free(cuzk_gpu_msm *m)
                     m->aff_off0, m->aff_info, m->aff_pts[0], m->aff_pts[1], m->aff_keys[0],
                     m->aff_keys[1], m->aff_pre, m->aff_meta, m->aff_off[0], m->aff_off[1],
                     m->aff_lens, m->aff_iota, m->aff_scan_tmp};
+    if (m->streamed) {
+        ptrs[0] = m->stage[0]; /* m->bases is one of the stages */
+        if (m->cstream)
+            (void)cudaStreamSynchronize(m->cstream);
+        if (m->stage[1])
+            (void)cudaFree(m->stage[1]);
+        for (int i = 0; i < 2; i++) {
+            if (m->copied[i])
+                (void)cudaEventDestroy(m->copied[i]);
+            if (m->used[i])
+                (void)cudaEventDestroy(m->used[i]);
+        }
+        if (m->cstream)
+            (void)cudaStreamDestroy(m->cstream);
+        if (m->registered)
+            (void)cudaHostUnregister((void *)m->hbases);
+    }
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         if (ptrs[i])
             (void)cudaFree(ptrs[i]);
@@ -579,16 +607,32 @@ static int msm_acc_mode_env(void)
     return CUZK_GPU_MSM_ACC_XYZZ;
 }
 
+static void msm_pin_host(cuzk_gpu_msm *m);
+
 static cuzk_err msm_init(cuzk_gpu_msm *m, const void *bases, size_t aff_bytes)
 {
     GPU_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, m->device));
     m->sm_count = prop.multiProcessorCount;
-    const size_t nb = m->n_max ? m->n_max : 1;
-    GPU_CHECK(cudaMalloc(&m->bases, nb * aff_bytes));
-    if (m->n_max)
-        GPU_CHECK(cudaMemcpy(m->bases, bases, m->n_max * aff_bytes, cudaMemcpyHostToDevice));
+    /* resident: all n_max bases and scalars; streamed: two stages of a chunk each, and the
+     * scalars of one chunk (every call on the device then covers at most a chunk) */
+    const size_t span = m->streamed ? std::min(m->chunk, m->n_max) : m->n_max;
+    const size_t nb = span ? span : 1;
+    if (m->streamed) {
+        for (int i = 0; i < 2; i++) {
+            GPU_CHECK(cudaMalloc(&m->stage[i], nb * aff_bytes));
+            GPU_CHECK(cudaEventCreateWithFlags(&m->copied[i], cudaEventDisableTiming));
+            GPU_CHECK(cudaEventCreateWithFlags(&m->used[i], cudaEventDisableTiming));
+        }
+        GPU_CHECK(cudaStreamCreateWithFlags(&m->cstream, cudaStreamNonBlocking));
+        m->bases = m->stage[0];
+        msm_pin_host(m);
+    } else {
+        GPU_CHECK(cudaMalloc(&m->bases, nb * aff_bytes));
+        if (m->n_max)
+            GPU_CHECK(cudaMemcpy(m->bases, bases, m->n_max * aff_bytes, cudaMemcpyHostToDevice));
+    }
     GPU_CHECK(cudaMalloc(&m->scal, nb * sizeof(fr_t)));
     GPU_CHECK(cudaMalloc(&m->winres, 256 * sizeof(g2_xyzz_t)));
     GPU_CHECK(cudaMalloc(&m->red, MSM_RED1_BLOCKS * sizeof(g2_xyzz_t)));
@@ -596,8 +640,28 @@ static cuzk_err msm_init(cuzk_gpu_msm *m, const void *bases, size_t aff_bytes)
     return CUZK_OK;
 }
 
+/* Streamed bases: page-locks the caller's array in place so that the chunk copies run
+ * asynchronously beside the work (read-only registration first, as the array may be a
+ * read-only mapping of a file). When it cannot (or another context already did, e.g. the
+ * same key on a second device), the copies still work, from pageable memory. */
+static void msm_pin_host(cuzk_gpu_msm *m)
+{
+    if (!m->n_max)
+        return;
+    void *p = (void *)m->hbases;
+    const size_t bytes = m->n_max * m->aff_bytes;
+    cudaError_t ce = cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
+    if (ce != cudaSuccess) {
+        (void)cudaGetLastError();
+        ce = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+    }
+    m->registered = ce == cudaSuccess;
+    if (!m->registered)
+        (void)cudaGetLastError(); /* not sticky: clear it */
+}
+
 static cuzk_err msm_new(cuzk_gpu_msm **out, int device, const void *bases, size_t n_max,
-                        int group, size_t aff_bytes, const char *fn)
+                        int group, size_t aff_bytes, size_t chunk, const char *fn)
 {
     if (!out)
         return cuzk_error_set(CUZK_EINVAL, "%s: out is NULL", fn);
@@ -614,6 +678,12 @@ static cuzk_err msm_new(cuzk_gpu_msm **out, int device, const void *bases, size_
     m->group = group;
     m->n_max = n_max;
     m->acc_mode = msm_acc_mode_env();
+    m->aff_bytes = aff_bytes;
+    if (chunk) {
+        m->streamed = 1;
+        m->chunk = (chunk + 63) / 64 * 64;
+        m->hbases = (const unsigned char *)bases;
+    }
     cuzk_err err = msm_init(m, bases, aff_bytes);
     if (err != CUZK_OK) {
         cuzk_gpu_msm_free(m);
@@ -628,7 +698,44 @@ extern "C" cuzk_err cuzk_gpu_msm_new(cuzk_gpu_msm **out, int device, const cuzk_
 {
     static_assert(sizeof(cuzk_g1_affine) == sizeof(g1_aff_t), "affine layout");
     static_assert(sizeof(cuzk_g1_xyzz) == sizeof(g1_xyzz_t), "xyzz layout");
-    return msm_new(out, device, bases, n_max, 1, sizeof(g1_aff_t), "cuzk_gpu_msm_new");
+    return msm_new(out, device, bases, n_max, 1, sizeof(g1_aff_t), 0, "cuzk_gpu_msm_new");
+}
+
+/* CUZK_GPU_MSM_CHUNK (bases a stage) or 2^22. */
+static size_t msm_chunk_default(void)
+{
+    const char *e = getenv("CUZK_GPU_MSM_CHUNK");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (*end == '\0' && v > 0 && v < MSM_SIGN)
+            return (size_t)v;
+    }
+    return (size_t)1 << 22;
+}
+
+extern "C" cuzk_err cuzk_gpu_msm_new_streamed(cuzk_gpu_msm **out, int device, int group,
+                                              const void *bases, size_t n_max, size_t chunk)
+{
+    if (group != 1 && group != 2) {
+        if (out)
+            *out = NULL;
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_msm_new_streamed: group %d (1 or 2)",
+                              group);
+    }
+    return msm_new(out, device, bases, n_max, group, group == 1 ? sizeof(g1_aff_t)
+                                                                : sizeof(g2_aff_t),
+                   chunk ? chunk : msm_chunk_default(), "cuzk_gpu_msm_new_streamed");
+}
+
+extern "C" bool cuzk_gpu_msm_streamed(const cuzk_gpu_msm *m)
+{
+    return m && m->streamed;
+}
+
+extern "C" size_t cuzk_gpu_msm_bytes(int group, size_t n)
+{
+    return n * ((group == 2 ? sizeof(g2_aff_t) : sizeof(g1_aff_t)) + sizeof(fr_t));
 }
 
 extern "C" cuzk_err cuzk_gpu_msm_new_g2(cuzk_gpu_msm **out, int device,
@@ -637,7 +744,7 @@ extern "C" cuzk_err cuzk_gpu_msm_new_g2(cuzk_gpu_msm **out, int device,
     static_assert(sizeof(cuzk_g2_affine) == sizeof(g2_aff_t), "G2 affine layout");
     static_assert(sizeof(cuzk_g2_xyzz) == sizeof(g2_xyzz_t), "G2 xyzz layout");
     static_assert(sizeof(cuzk_fp2) == sizeof(fp2_t), "Fp2 layout");
-    return msm_new(out, device, bases, n_max, 2, sizeof(g2_aff_t), "cuzk_gpu_msm_new_g2");
+    return msm_new(out, device, bases, n_max, 2, sizeof(g2_aff_t), 0, "cuzk_gpu_msm_new_g2");
 }
 
 /* sum of in[0..cnt) into out (device), two levels when cnt is large; uses m->red. */
@@ -1156,6 +1263,57 @@ static cuzk_err msm_upload(cuzk_gpu_msm *m, const void *scalars, size_t ns, bool
     return CUZK_OK;
 }
 
+/* Streamed bases: queues the copy of chunk k of [0, n) into stage k & 1 (after the work
+ * that last read that stage) on the copy stream. */
+static cuzk_err stage_copy(cuzk_gpu_msm *m, size_t k, size_t n)
+{
+    const size_t lo = k * m->chunk, cnt = std::min(m->chunk, n - lo);
+    const int s = (int)(k & 1);
+    GPU_CHECK(cudaStreamWaitEvent(m->cstream, m->used[s], 0));
+    GPU_CHECK(cudaMemcpyAsync(m->stage[s], m->hbases + lo * m->aff_bytes, cnt * m->aff_bytes,
+                              cudaMemcpyHostToDevice, m->cstream));
+    GPU_CHECK(cudaEventRecord(m->copied[s], m->cstream));
+    return CUZK_OK;
+}
+
+/* *res = the sum of body(lo, cnt) over a cover of [0, n): one call over all n with resident
+ * bases; with streamed bases one call per chunk (body sees that chunk's bases at m->bases,
+ * base lo first), the next chunk's copy running meanwhile, the parts added on the host. */
+template <class H, class Body>
+static cuzk_err msm_chunked(cuzk_gpu_msm *m, typename H::X *res, size_t n, Body body)
+{
+    if (!m->streamed)
+        return body((size_t)0, n, res);
+    H::set_inf(res);
+    if (n == 0)
+        return CUZK_OK;
+    GPU_TRY(gpu_use_device(m->device));
+    const size_t nch = (n + m->chunk - 1) / m->chunk;
+    cuzk_err e = stage_copy(m, 0, n);
+    for (size_t k = 0; k < nch && e == CUZK_OK; k++) {
+        const size_t lo = k * m->chunk;
+        const int s = (int)(k & 1);
+        if (k + 1 < nch)
+            e = stage_copy(m, k + 1, n);
+        cudaError_t ce = cudaSuccess;
+        if (e == CUZK_OK && (ce = cudaStreamWaitEvent(m->stream, m->copied[s], 0)) != cudaSuccess)
+            e = gpu_fail(ce, "cudaStreamWaitEvent", __FILE__, __LINE__);
+        m->bases = m->stage[s];
+        typename H::X part;
+        if (e == CUZK_OK)
+            e = body(lo, std::min(m->chunk, n - lo), &part);
+        if (e == CUZK_OK && (ce = cudaEventRecord(m->used[s], m->stream)) != cudaSuccess)
+            e = gpu_fail(ce, "cudaEventRecord", __FILE__, __LINE__);
+        if (e == CUZK_OK)
+            H::add(res, res, &part);
+    }
+    if (e != CUZK_OK) { /* leave nothing in flight on the stages */
+        (void)cudaStreamSynchronize(m->cstream);
+        (void)cudaStreamSynchronize(m->stream);
+    }
+    return e;
+}
+
 /* on_device: scalars is device memory, read in place. */
 template <class H>
 static cuzk_err msm_dense(cuzk_gpu_msm *m, typename H::X *res, const void *scalars, size_t n,
@@ -1191,6 +1349,8 @@ static cuzk_err msm_check(cuzk_gpu_msm *m, int group, size_t n, bool need_arr, u
     return CUZK_OK;
 }
 
+static_assert(sizeof(cuzk_msm_scalar) == sizeof(fr_t), "scalar layouts");
+
 template <class H>
 static cuzk_err msm_entry(cuzk_gpu_msm *m, typename H::J *r, const void *scalars, size_t n,
                           unsigned window, int mont, const char *fn, bool on_device = false)
@@ -1200,7 +1360,10 @@ static cuzk_err msm_entry(cuzk_gpu_msm *m, typename H::J *r, const void *scalars
     H::jac_inf(r);
     GPU_TRY(msm_check(m, H::group, n, !n || scalars, window, fn));
     typename H::X res;
-    cuzk_err err = msm_dense<H>(m, &res, scalars, n, window, mont, on_device);
+    const unsigned char *sc = (const unsigned char *)scalars;
+    cuzk_err err = msm_chunked<H>(m, &res, n, [&](size_t lo, size_t cnt, typename H::X *part) {
+        return msm_dense<H>(m, part, sc + lo * sizeof(fr_t), cnt, window, mont, on_device);
+    });
     if (err == CUZK_OK)
         H::to_jac(r, &res);
     return err;
@@ -1276,7 +1439,9 @@ static cuzk_err batch_add_entry(cuzk_gpu_msm *m, typename H::J *r, const uint64_
     H::jac_inf(r);
     GPU_TRY(msm_check(m, H::group, n, !n || bits, 0, fn));
     typename H::X res;
-    cuzk_err err = batch_add_run<H>(m, &res, bits, n);
+    cuzk_err err = msm_chunked<H>(m, &res, n, [&](size_t lo, size_t cnt, typename H::X *part) {
+        return batch_add_run<H>(m, part, bits + lo / 64, cnt);
+    });
     if (err == CUZK_OK)
         H::to_jac(r, &res);
     return err;
@@ -1391,7 +1556,20 @@ static cuzk_err msm_split_entry(cuzk_gpu_msm *m, typename H::J *r, const void *s
     if (flags & ~(unsigned)(CUZK_GPU_SCALARS_FR | CUZK_GPU_SCALARS_GATHERED))
         return cuzk_error_set(CUZK_EINVAL, "%s: unknown flags 0x%x", fn, flags);
     typename H::X res;
-    cuzk_err err = msm_split_run<H>(m, &res, scalars, flags, one_bits, sig_bits, n, window);
+    /* a chunk's scalars: from its first position, or (gathered) after the set sig positions
+     * of the chunks before it */
+    const unsigned char *sc = (const unsigned char *)scalars;
+    const bool gathered = (flags & CUZK_GPU_SCALARS_GATHERED) != 0;
+    size_t sig_before = 0;
+    cuzk_err err = msm_chunked<H>(m, &res, n, [&](size_t lo, size_t cnt, typename H::X *part) {
+        const uint64_t *sb = sig_bits ? sig_bits + lo / 64 : NULL;
+        cuzk_err e = msm_split_run<H>(m, part, sc ? sc + (gathered ? sig_before : lo) * sizeof(fr_t)
+                                                  : NULL,
+                                      flags, one_bits ? one_bits + lo / 64 : NULL, sb, cnt, window);
+        if (sb && gathered)
+            sig_before += bits_count(sb, cnt);
+        return e;
+    });
     if (err == CUZK_OK)
         H::to_jac(r, &res);
     return err;

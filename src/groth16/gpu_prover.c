@@ -246,6 +246,39 @@ static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
 
 bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk) { return gk && gk->synth; }
 
+/* One set of bases on the device (group 1: G1, 2: G2). CUZK_GPU_BASES=auto (default) keeps
+ * it resident when it fits with `reserve` bytes to spare, else streams it from host memory
+ * chunk by chunk (cuzk_gpu_msm_new_streamed); resident or stream forces one. */
+static cuzk_err key_msm(cuzk_gpu_msm **out, int device, int group, const void *pts, size_t n,
+                        size_t reserve)
+{
+    const char *v = getenv("CUZK_GPU_BASES");
+    bool stream = v && !strcmp(v, "stream");
+    if (!stream && !(v && !strcmp(v, "resident"))) {
+        cuzk_gpu_device_info info;
+        if (cuzk_gpu_device_query(&info, device) == CUZK_OK)
+            stream = cuzk_gpu_msm_bytes(group, n) + reserve > info.free_mem;
+        else
+            cuzk_error_clear(); /* the constructor below reports it */
+    }
+    if (stream)
+        return cuzk_gpu_msm_new_streamed(out, device, group, pts, n, 0);
+    return group == 1 ? cuzk_gpu_msm_new(out, device, pts, n)
+                      : cuzk_gpu_msm_new_g2(out, device, pts, n);
+}
+
+unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk)
+{
+    if (!gk)
+        return 0;
+    const cuzk_gpu_msm *m[5] = {gk->h, gk->a, gk->b1, gk->l, gk->b2};
+    unsigned r = 0;
+    for (int i = 0; i < 5; i++)
+        if (cuzk_gpu_msm_streamed(m[i]))
+            r |= 1u << i;
+    return r;
+}
+
 cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device)
 {
     *out = NULL;
@@ -266,17 +299,20 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
     cuzk_err e = cuzk_gpu_domain_new(&k->dom, device, pk->log2_domain,
                                      pk->conv == CUZK_CONV_SNARKJS ? CUZK_ROOTS_SNARKJS
                                                                    : CUZK_ROOTS_BELLMAN);
+    /* room left for what the proofs allocate (as synth_resident's reserve, less the
+     * domain's slots, which are allocated by now) */
+    const size_t reserve = (size_t)352 * k->n;
     if (e == CUZK_OK)
-        e = cuzk_gpu_msm_new(&k->h, device, pk->h_pts, k->n_h);
+        e = key_msm(&k->h, device, 1, pk->h_pts, k->n_h, reserve);
     if (e == CUZK_OK)
-        e = cuzk_gpu_msm_new(&k->a, device, pk->a_pts, k->n_a);
+        e = key_msm(&k->a, device, 1, pk->a_pts, k->n_a, reserve);
     if (e == CUZK_OK)
-        e = cuzk_gpu_msm_new(&k->b1, device, pk->b1_pts, k->n_b);
+        e = key_msm(&k->b1, device, 1, pk->b1_pts, k->n_b, reserve);
     if (e == CUZK_OK)
-        e = cuzk_gpu_msm_new(&k->l, device, pk->l_pts, k->n_l);
-    /* B_G2 on the device when its G2 bases fit there (else the CPU thread does it). */
+        e = key_msm(&k->l, device, 1, pk->l_pts, k->n_l, reserve);
+    /* B_G2 on the device (resident or streamed) unless that fails: then the CPU thread. */
     if (e == CUZK_OK && cuzk_gpu_b_g2_on_device() &&
-        cuzk_gpu_msm_new_g2(&k->b2, device, pk->b2_pts, k->n_b) != CUZK_OK) {
+        key_msm(&k->b2, device, 2, pk->b2_pts, k->n_b, reserve) != CUZK_OK) {
         k->b2 = NULL;
         cuzk_error_clear();
     }
@@ -290,14 +326,33 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
     return CUZK_OK;
 }
 
-/* The Groth16 split on resident bases from a prepared split: the ones are batch-added and
- * the significant scalars go through Pippenger, on the device; only those scalars and the
- * two bit vectors are uploaded. */
-static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const cuzk_gpu_split_in *sp)
+/* The Groth16 split on the key's bases from a prepared split: the ones batch-added, then
+ * the significant scalars through Pippenger, on the device (only those scalars and the two
+ * bit vectors are uploaded); two calls so that each is timed (*t_ones, *t_tail). */
+static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const cuzk_gpu_split_in *sp,
+                          double *t_ones, double *t_tail)
 {
-    unsigned f = CUZK_GPU_SCALARS_GATHERED;
-    return g2 ? cuzk_gpu_g2_msm_split(m, r, sp->s, f, sp->one, sp->sig, sp->n, 0)
-              : cuzk_gpu_g1_msm_split(m, r, sp->s, f, sp->one, sp->sig, sp->n, 0);
+    const unsigned f = CUZK_GPU_SCALARS_GATHERED;
+    double t0 = cuzk_now_ms();
+    union {
+        cuzk_g1_jac g1;
+        cuzk_g2_jac g2;
+    } ones, tail;
+    cuzk_err e = g2 ? cuzk_gpu_g2_batch_add(m, &ones.g2, sp->one, sp->n)
+                    : cuzk_gpu_g1_batch_add(m, &ones.g1, sp->one, sp->n);
+    double t1 = cuzk_now_ms();
+    if (e == CUZK_OK)
+        e = g2 ? cuzk_gpu_g2_msm_split(m, &tail.g2, sp->s, f, NULL, sp->sig, sp->n, 0)
+               : cuzk_gpu_g1_msm_split(m, &tail.g1, sp->s, f, NULL, sp->sig, sp->n, 0);
+    *t_ones += t1 - t0;
+    *t_tail += cuzk_now_ms() - t1;
+    if (e != CUZK_OK)
+        return e;
+    if (g2)
+        cuzk_g2_jac_add_var((cuzk_g2_jac *)r, &ones.g2, &tail.g2);
+    else
+        cuzk_g1_jac_add_var((cuzk_g1_jac *)r, &ones.g1, &tail.g1);
+    return CUZK_OK;
 }
 
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk) { return gk && gk->b2; }
@@ -324,9 +379,11 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
     } else {
         e = cuzk_error_set(CUZK_EINVAL, "prove: no a, b, c and no synthesis on the device");
     }
+    double t_abc = cuzk_now_ms();
     if (e == CUZK_OK)
         e = pk->conv == CUZK_CONV_SNARKJS ? cuzk_gpu_domain_h_snarkjs(gk->dom)
                                           : cuzk_gpu_domain_h_bellman(gk->dom);
+    double t_ntt = cuzk_now_ms();
     /* the H MSM reads H's coefficients where the H step left them */
     void *hd = NULL;
     if (e == CUZK_OK)
@@ -334,19 +391,26 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
     if (e == CUZK_OK)
         e = cuzk_gpu_g1_msm_fr_dev(gk->h, h, hd, gk->n_h, 0);
     double t1 = cuzk_now_ms();
+    double ones = 0, tail = 0, b2_ones = 0, b2_tail = 0;
     if (e == CUZK_OK)
-        e = msm_split(gk->a, false, ra, &bufs->sp[0]);
+        e = msm_split(gk->a, false, ra, &bufs->sp[0], &ones, &tail);
     if (e == CUZK_OK)
-        e = msm_split(gk->b1, false, rb1, &bufs->sp[1]);
+        e = msm_split(gk->b1, false, rb1, &bufs->sp[1], &ones, &tail);
     if (e == CUZK_OK)
-        e = msm_split(gk->l, false, rl, &bufs->sp[2]);
+        e = msm_split(gk->l, false, rl, &bufs->sp[2], &ones, &tail);
     if (e == CUZK_OK && rb2 && gk->b2)
-        e = msm_split(gk->b2, true, rb2, &bufs->sp[1]);
+        e = msm_split(gk->b2, true, rb2, &bufs->sp[1], &b2_ones, &b2_tail);
     double t2 = cuzk_now_ms();
     pthread_mutex_unlock(lock);
     t->h_ms += t1 - t0;
     t->msm_ms += t2 - t1;
     t->device_ms += t2 - t0;
+    t->dev_abc_ms += t_abc - t0;
+    t->dev_ntt_ms += t_ntt - t_abc;
+    t->dev_h_msm_ms += t1 - t_ntt;
+    t->dev_batch_add_ms += ones;
+    t->dev_tail_ms += tail;
+    t->dev_b2_ms += b2_ones + b2_tail;
     if (t->device_first_ms == 0 || t0 < t->device_first_ms)
         t->device_first_ms = t0;
     if (t2 > t->device_last_ms)
@@ -393,6 +457,12 @@ bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk)
 {
     (void)gk;
     return false;
+}
+
+unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk)
+{
+    (void)gk;
+    return 0;
 }
 
 bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk)

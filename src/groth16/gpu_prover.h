@@ -72,6 +72,11 @@ bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk);
  * was made, or its G2 bases did not fit on the device). */
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);
 bool cuzk_gpu_b_g2_on_device(void);
+/* Which of the key's bases stream from host memory instead of staying resident (bit 0: H,
+ * 1: A, 2: B1, 3: L, 4: B2; see key_msm in gpu_prover.c: CUZK_GPU_BASES=auto|resident|stream
+ * when the key is made). */
+#define CUZK_GPU_KEY_BASES_NAMES {"H", "A", "B1", "L", "B2"}
+unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk);
 /* Visible devices (CUDA builds; 1 otherwise, where making a key reports the missing GPU). */
 unsigned cuzk_gpu_prover_devices(void);
 

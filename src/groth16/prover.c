@@ -471,6 +471,12 @@ static cuzk_err prove_gpu(cuzk_pending *p, cuzk_gpu_key *const *gks, unsigned nk
         p->t.msm_ms += t->msm_ms;
         p->t.device_ms += t->device_ms;
         p->t.witness_in_place += t->witness_in_place;
+        p->t.dev_abc_ms += t->dev_abc_ms;
+        p->t.dev_ntt_ms += t->dev_ntt_ms;
+        p->t.dev_h_msm_ms += t->dev_h_msm_ms;
+        p->t.dev_batch_add_ms += t->dev_batch_add_ms;
+        p->t.dev_tail_ms += t->dev_tail_ms;
+        p->t.dev_b2_ms += t->dev_b2_ms;
         if (t->device_first_ms && (!p->t.device_first_ms || t->device_first_ms < p->t.device_first_ms))
             p->t.device_first_ms = t->device_first_ms;
         if (t->device_last_ms > p->t.device_last_ms)

@@ -1707,6 +1707,110 @@ static int run_large(void)
     return test_finish();
 }
 
+/* Streamed bases (cuzk_gpu_msm_new_streamed): every entry point chunk by chunk equals the
+ * CPU, at sizes around the chunk (3008 bases, not a power of two) and at 2^20 + 1 (349
+ * chunks), for G1 (dense from the host and from device memory, canonical, batch add, split
+ * in its three scalar layouts) and G2; the errors of a resident context. */
+#define STREAM_CHUNK 3008
+static void test_streamed(const cuzk_g1_affine *bases, size_t nmax, const cuzk_g2_affine *b2,
+                          size_t n2)
+{
+    cuzk_gpu_msm *m = NULL;
+    CHECK_EQ_ERR(cuzk_gpu_msm_new_streamed(&m, 0, 3, bases, nmax, STREAM_CHUNK), CUZK_EINVAL);
+    CHECK(m == NULL);
+    CHECK_OK(cuzk_gpu_msm_new_streamed(&m, 0, 1, bases, nmax, 3000)); /* rounds up to 3008 */
+    if (!m)
+        return;
+    CHECK(cuzk_gpu_msm_streamed(m));
+    const size_t big = ((size_t)1 << 20) + 1 <= nmax ? ((size_t)1 << 20) + 1 : nmax;
+    const size_t sizes[] = {1, 63, 64, STREAM_CHUNK - 1, STREAM_CHUNK, STREAM_CHUNK + 1,
+                            2 * STREAM_CHUNK, 3 * STREAM_CHUNK + 5, 65537, big};
+    const size_t nsz = sizeof sizes / sizeof sizes[0];
+    cuzk_fr *s = xmalloc(big * sizeof *s);
+    cuzk_gpu_domain *gd = NULL;
+    CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 20, CUZK_ROOTS_SNARKJS)); /* device scalars */
+    for (size_t i = 0; i < nsz; i++) {
+        const size_t n = sizes[i];
+        rand_frs(s, n);
+        CHECK(msm_matches(m, bases, s, n, 0, "streamed"));
+        if (gd && n <= ((size_t)1 << 20)) {
+            cuzk_fr *full = xmalloc(((size_t)1 << 20) * sizeof *full);
+            memset(full, 0, ((size_t)1 << 20) * sizeof *full);
+            memcpy(full, s, n * sizeof *s);
+            void *xd = NULL;
+            cuzk_g1_jac rd, rc;
+            CHECK_OK(cuzk_gpu_domain_load(gd, 1, full));
+            CHECK_OK(cuzk_gpu_domain_slot_dev(gd, 1, &xd, NULL));
+            CHECK_OK(cuzk_gpu_g1_msm_fr_dev(m, &rd, xd, n, 0));
+            CHECK_OK(cuzk_g1_msm_fr(&rc, NULL, bases, s, n, NULL));
+            CHECK(cuzk_g1_jac_eq(&rd, &rc));
+            free(full);
+        }
+    }
+    msm_edge_scalars(m, bases, s, 3 * STREAM_CHUNK + 5);
+    { /* canonical scalars and the refusal of one >= 2^255 in a later chunk */
+        const size_t n = 2 * STREAM_CHUNK + 7;
+        rand_frs(s, n);
+        cuzk_msm_scalar *cs = xmalloc(n * sizeof *cs);
+        cuzk_msm_scalars_from_fr(cs, s, n, 0);
+        cuzk_g1_jac rg, rc;
+        CHECK_OK(cuzk_gpu_g1_msm(m, &rg, cs, n, 0));
+        CHECK_OK(cuzk_g1_msm(&rc, bases, cs, n, NULL));
+        CHECK(cuzk_g1_jac_eq(&rg, &rc));
+        cs[n - 3].l[3] |= 1ULL << 63;
+        CHECK_EQ_ERR(cuzk_gpu_g1_msm(m, &rg, cs, n, 0), CUZK_EINVAL);
+        CHECK(cuzk_g1_jac_is_inf(&rg));
+        CHECK_EQ_ERR(cuzk_gpu_g1_msm(m, &rg, cs, nmax + 1, 0), CUZK_ESIZE);
+        free(cs);
+        CHECK(msm_matches(m, bases, s, STREAM_CHUNK + 9, 0, "streamed, after an error"));
+    }
+    /* batch add (random half, none, all) */
+    uint64_t *bits = xmalloc(CUZK_MSM_BITVEC_WORDS(big) * sizeof *bits);
+    for (size_t i = 0; i < nsz; i++)
+        for (int mode = 0; mode < 3; mode++) {
+            const size_t n = sizes[i];
+            for (size_t w = 0; w < CUZK_MSM_BITVEC_WORDS(n); w++)
+                bits[w] = mode == 0 ? test_rand64() : mode == 1 ? 0 : ~0ULL;
+            cuzk_g1_jac rg, rc;
+            CHECK_OK(cuzk_gpu_g1_batch_add(m, &rg, bits, n));
+            CHECK_OK(cuzk_g1_batch_add(&rc, bases, n, bits, 0));
+            CHECK(cuzk_g1_jac_eq(&rg, &rc));
+        }
+    free(bits);
+    /* split, each scalar layout */
+    split_target tg = {1, m, bases};
+    for (size_t i = 0; i < nsz; i++) {
+        filecoin_scalars(s, sizes[i]);
+        CHECK(split_matches(&tg, s, sizes[i], (int)(i % 3), "streamed"));
+    }
+    for (int v = 0; v < 3; v++) {
+        filecoin_scalars(s, big);
+        CHECK(split_matches(&tg, s, big, v, "streamed, every layout"));
+    }
+    cuzk_gpu_msm_free(m);
+    cuzk_gpu_domain_free(gd);
+    printf("streamed g1: ok so far (%lu failed)\n", test_failed_);
+
+    /* G2 */
+    cuzk_gpu_msm *m2 = NULL;
+    CHECK_OK(cuzk_gpu_msm_new_streamed(&m2, 0, 2, b2, n2, 1000)); /* 1024 a chunk */
+    if (m2) {
+        cuzk_g1_jac r1;
+        CHECK_EQ_ERR(cuzk_gpu_g1_msm_fr(m2, &r1, s, 10, 0), CUZK_EINVAL); /* a G2 context */
+        const size_t s2[] = {1, 1023, 1024, 1025, 4100, n2};
+        for (size_t i = 0; i < sizeof s2 / sizeof s2[0]; i++) {
+            rand_frs(s, s2[i]);
+            CHECK(msm_matches_g2(m2, b2, s, s2[i], 0, "streamed"));
+            filecoin_scalars(s, s2[i]);
+            split_target t2 = {2, m2, b2};
+            CHECK(split_matches(&t2, s, s2[i], (int)(i % 3), "streamed g2"));
+        }
+    }
+    cuzk_gpu_msm_free(m2);
+    free(s);
+    printf("streamed g2: ok so far (%lu failed)\n", test_failed_);
+}
+
 int main(int argc, char **argv)
 {
     test_init("test_gpu");
@@ -1772,7 +1876,6 @@ int main(int argc, char **argv)
         CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
     }
     cuzk_gpu_msm_free(m);
-    free(bases);
 
     /* G2 last: MSM, batch add, split on 2^18 + 1 resident G2 bases */
     const size_t n2 = ((size_t)1 << G2_MAX_LOG) + 1;
@@ -1788,6 +1891,10 @@ int main(int argc, char **argv)
         printf("[%.0f ms]\n", now_ms() - t0);
     }
     cuzk_gpu_msm_free(m2);
+    /* streamed bases last (the same bases, read from host memory chunk by chunk) */
+    test_streamed(bases, nmax, b2, n2);
+    printf("[%.0f ms]\n", now_ms() - t0);
+    free(bases);
     free(b2);
     return test_finish();
 }

@@ -67,6 +67,8 @@ static bool want_dev_synth = true;
  * must have uploaded from where they lie (page-locked in place); -1: not checked */
 static bool sep_witnesses = false;
 static int want_in_place = -1;
+/* cuzk_gpu_key_streamed of the keys made (B2's bit dropped where B_G2 is on the CPU) */
+static unsigned want_streamed = 0;
 
 static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, bool given_abc)
 {
@@ -97,6 +99,8 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, 
         if (mixed_b2 && k2 == 0)
             unsetenv("CUZK_B_G2");
         CHECK(cuzk_gpu_key_synth(keys[k2]) == want_dev_synth);
+        const bool b2_cpu = (mixed_b2 && k2 == 0) || getenv("CUZK_B_G2");
+        CHECK(cuzk_gpu_key_streamed(keys[k2]) == (b2_cpu ? want_streamed & 15u : want_streamed));
     }
     if (nkeys) {
         og.gpu_keys = keys;
@@ -222,5 +226,24 @@ int main(void)
     sep_witnesses = false;
     want_in_place = -1;
     unsetenv("CUZK_GPU_WITNESS");
+    /* every set of bases streamed from host memory in chunks of 1024, as when a key does not
+     * fit on the device (read when a key is made) */
+    setenv("CUZK_GPU_BASES", "stream", 1);
+    setenv("CUZK_GPU_MSM_CHUNK", "1000", 1);
+    want_streamed = 31;
+    printf("with the bases streamed from host memory:\n");
+    fixture("chain");
+    fixture("multiplier");
+    porep_keys(13, 2, 1, false, false);
+    porep_keys(13, 3, 2, true, false); /* two keys on one view: the second cannot page-lock it */
+    porep_keys(12, 2, 1, false, true);
+    setenv("CUZK_GPU_MSM_CHUNK", "100000", 1); /* one chunk (2^16 values) */
+    porep_keys(16, 1, 1, false, false);
+    setenv("CUZK_GPU_BASES", "resident", 1);
+    want_streamed = 0;
+    porep_keys(12, 1, 1, false, false);
+    unsetenv("CUZK_GPU_BASES");
+    unsetenv("CUZK_GPU_MSM_CHUNK");
+    porep_keys(12, 1, 1, false, false); /* auto: these fit */
     return test_finish();
 }
