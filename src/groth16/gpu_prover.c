@@ -44,7 +44,7 @@ static void bufs_free(cuzk_gpu_bufs *b)
     for (int i = 0; i < 3; i++) {
         free(b->sp[i].one);
         free(b->sp[i].sig);
-        free(b->sp[i].s);
+        cuzk_gpu_split_free_scalars(&b->sp[i]);
     }
     free(b);
 }
@@ -328,12 +328,19 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
 
 /* The Groth16 split on the key's bases from a prepared split: the ones batch-added, then
  * the significant scalars through Pippenger, on the device (only those scalars and the two
- * bit vectors are uploaded); two calls so that each is timed (*t_ones, *t_tail). */
+ * bit vectors are uploaded); two calls so that each is timed (*t_ones, *t_tail), or with
+ * streamed bases one (one pass of copies; all of it counts as tail). */
 static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const cuzk_gpu_split_in *sp,
                           double *t_ones, double *t_tail)
 {
     const unsigned f = CUZK_GPU_SCALARS_GATHERED;
     double t0 = cuzk_now_ms();
+    if (cuzk_gpu_msm_streamed(m)) { /* one pass over the bases: both parts in one call */
+        cuzk_err e = g2 ? cuzk_gpu_g2_msm_split(m, r, sp->s, f, sp->one, sp->sig, sp->n, 0)
+                        : cuzk_gpu_g1_msm_split(m, r, sp->s, f, sp->one, sp->sig, sp->n, 0);
+        *t_tail += cuzk_now_ms() - t0;
+        return e;
+    }
     union {
         cuzk_g1_jac g1;
         cuzk_g2_jac g2;
@@ -512,14 +519,35 @@ void cuzk_gpu_bufs_witness_done(cuzk_gpu_bufs *b) { (void)b; }
 
 /* ---- the CPU side of the split MSMs (plain C: tested in every build) ---- */
 /* sp->s with room for cnt scalars (grown by a quarter more than asked, kept across proofs). */
+void cuzk_gpu_split_free_scalars(cuzk_gpu_split_in *sp)
+{
+#ifdef CUZK_HAVE_CUDA
+    if (sp->s_pinned)
+        cuzk_gpu_host_free(sp->s);
+    else
+#endif
+        free(sp->s);
+    sp->s = NULL;
+    sp->s_cap = 0;
+    sp->s_pinned = false;
+}
+
+/* sp->s with room for cnt scalars (grown by a quarter more than asked, kept across proofs;
+ * page-locked in CUDA builds when possible, for the upload). */
 static cuzk_err split_room(cuzk_gpu_split_in *sp, size_t cnt)
 {
     if (cnt <= sp->s_cap && sp->s)
         return CUZK_OK;
     size_t cap = cnt + cnt / 4 + 64;
-    free(sp->s);
-    sp->s_cap = 0;
-    if (!(sp->s = malloc(sizeof(cuzk_msm_scalar) * cap)))
+    cuzk_gpu_split_free_scalars(sp);
+#ifdef CUZK_HAVE_CUDA
+    sp->s_pinned = cuzk_gpu_host_alloc((void **)&sp->s, sizeof(cuzk_msm_scalar) * cap) == CUZK_OK;
+    if (!sp->s_pinned) {
+        cuzk_error_clear(); /* no device, or page-locked memory ran out: ordinary memory */
+        sp->s = NULL;
+    }
+#endif
+    if (!sp->s && !(sp->s = malloc(sizeof(cuzk_msm_scalar) * cap)))
         return cuzk_error_set(CUZK_ENOMEM, "prove: out of host memory for %zu scalars", cap);
     sp->s_cap = cap;
     return CUZK_OK;

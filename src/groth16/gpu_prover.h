@@ -15,7 +15,9 @@ typedef struct {
     uint64_t *one, *sig;    /* bits of the n bases (room for n_vars bits) */
     cuzk_msm_scalar *s;     /* n_sig scalars */
     size_t n, n_sig, s_cap;
+    bool s_pinned;          /* s is page-locked (cuzk_gpu_host_alloc) */
 } cuzk_gpu_split_in;
+void cuzk_gpu_split_free_scalars(cuzk_gpu_split_in *sp);
 
 /* Host work buffers of one in-flight partition: a, b, c (3n values, page-locked when
  * possible; with synthesis on the device n_vars values: the witness going up), the witness classified (ones, significant) and the prepared splits of A, B

@@ -203,7 +203,7 @@ static void test_prep_splits(void)
             cuzk_g1_jac_add(&tail, &tail, &ones);
             CHECK(cuzk_g1_jac_eq(&tail, &want));
             free(sc);
-            free(b.sp[t].s);
+            cuzk_gpu_split_free_scalars(&b.sp[t]);
         }
         for (size_t i = 0; i < 9; i++)
             free(*vec[i]);
