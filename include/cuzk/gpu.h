@@ -116,6 +116,12 @@ cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool inverse) CU
 cuzk_err cuzk_gpu_domain_h_snarkjs(cuzk_gpu_domain *d) CUZK_WUR;
 /* The same for bellman: reads slots 0, 1, 2, result in slot 0 (1 and 2 overwritten). */
 cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d) CUZK_WUR;
+/* The H step of the domain's family (bellman or snarkjs) from host arrays a, b, c (n values
+ * each, read until the call returns), result in slot 0 as above: the copies overlap the
+ * transforms (slot i's work waits for slot i's copy only) with the new NTT path, fully when
+ * the arrays are page-locked; the old path loads the three first. */
+cuzk_err cuzk_gpu_domain_h_host(cuzk_gpu_domain *d, const cuzk_fr *a, const cuzk_fr *b,
+                                const cuzk_fr *c) CUZK_WUR;
 /* The device address of a slot (n values, allocated on first use) and the domain size, for
  * the library's other kernels; the domain's pending work on it is finished first. */
 cuzk_err cuzk_gpu_domain_slot_dev(cuzk_gpu_domain *d, unsigned slot, void **ptr,

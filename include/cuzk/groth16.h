@@ -77,7 +77,8 @@ typedef struct {
      * (page-locked in place) rather than from a page-locked copy */
     unsigned witness_in_place;
     /* GPU backend, the device time by stage (host clock around each synchronous step):
-     * a, b, c uploaded or synthesised; the H step's NTTs; the H MSM; the batch adds of the
+     * a, b, c synthesised on the device (given or synthesised on the CPU, their upload
+     * overlaps the NTTs and counts there); the H step's NTTs; the H MSM; the batch adds of the
      * ones of A, B1, L; their tail MSMs (the significant scalars); B2's batch add and tail
      * when B_G2 runs on the device */
     double dev_abc_ms, dev_ntt_ms, dev_h_msm_ms, dev_batch_add_ms, dev_tail_ms, dev_b2_ms;

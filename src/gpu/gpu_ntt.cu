@@ -68,6 +68,9 @@ struct cuzk_gpu_domain {
     cuzk_gpu_ntt_mode mode;
     ntt2_ctx c2;         /* the new mode's plan and tables (c2.tab in device memory) */
     fr_t *tables2;
+    /* H from the host (domain_h_host): the slots' copies and their events */
+    cudaStream_t cstream;
+    cudaEvent_t loaded[3];
 };
 
 /* ---- kernels ---- */
@@ -283,6 +286,13 @@ extern "C" void cuzk_gpu_domain_free(cuzk_gpu_domain *d)
         (void)cudaFree(d->tables2);
     if (d->stream)
         (void)cudaStreamDestroy(d->stream);
+    if (d->cstream) {
+        (void)cudaStreamSynchronize(d->cstream);
+        (void)cudaStreamDestroy(d->cstream);
+    }
+    for (int s = 0; s < 3; s++)
+        if (d->loaded[s])
+            (void)cudaEventDestroy(d->loaded[s]);
     free(d);
 }
 
@@ -491,6 +501,13 @@ static cuzk_err ntt_smem_allow(int device, size_t smem)
 /* The new mode's passes and bit reversal on the domain's stream (gpu_ntt.cuh's sequences). */
 struct ntt2_dev_exec {
     cuzk_gpu_domain *d;
+    const cudaEvent_t *wait; /* slot i's work waits for wait[i] (NULL: nothing to wait for) */
+    cuzk_err slot_ready(int i)
+    {
+        if (wait)
+            GPU_CHECK(cudaStreamWaitEvent(d->stream, wait[i], 0));
+        return CUZK_OK;
+    }
     cuzk_err pass(const ntt2_args &a, bool dit, bool inv)
     {
         void (*const fns[8])(const ntt2_args) = {
@@ -590,7 +607,7 @@ extern "C" cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool 
     GPU_TRY(domain_slot(d, slot));
     fr_t *x = d->slot[slot];
     if (d->mode == CUZK_GPU_NTT_NEW) {
-        ntt2_dev_exec ex = {d};
+        ntt2_dev_exec ex = {d, NULL};
         GPU_TRY(ntt2_run_ntt(ex, d->c2, x, inverse));
         GPU_CHECK(cudaStreamSynchronize(d->stream));
         return CUZK_OK;
@@ -610,7 +627,7 @@ extern "C" cuzk_err cuzk_gpu_domain_h_snarkjs(cuzk_gpu_domain *d)
     for (unsigned s = 0; s < 3; s++)
         GPU_TRY(domain_slot(d, s));
     if (d->mode == CUZK_GPU_NTT_NEW) {
-        ntt2_dev_exec ex = {d};
+        ntt2_dev_exec ex = {d, NULL};
         GPU_TRY(ntt2_run_h(ex, d->c2, d->slot[0], d->slot[1], d->slot[2], false));
         GPU_CHECK(cudaStreamSynchronize(d->stream));
         return CUZK_OK;
@@ -642,7 +659,7 @@ extern "C" cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d)
     for (unsigned s = 0; s < 3; s++)
         GPU_TRY(domain_slot(d, s));
     if (d->mode == CUZK_GPU_NTT_NEW) {
-        ntt2_dev_exec ex = {d};
+        ntt2_dev_exec ex = {d, NULL};
         GPU_TRY(ntt2_run_h(ex, d->c2, d->slot[0], d->slot[1], d->slot[2], true));
         GPU_CHECK(cudaStreamSynchronize(d->stream));
         return CUZK_OK;
@@ -662,6 +679,52 @@ extern "C" cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d)
     return CUZK_OK;
 }
 
+/* The H step of the domain's family from host arrays: with the new path the three copies
+ * go on a copy stream and the transforms of slot i wait for slot i's copy alone, so b and c
+ * arrive while a is transformed; with the old path the three are loaded first. */
+extern "C" cuzk_err cuzk_gpu_domain_h_host(cuzk_gpu_domain *d, const cuzk_fr *a,
+                                           const cuzk_fr *b, const cuzk_fr *c)
+{
+    if (!d || !a || !b || !c)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_domain_h_host: NULL argument");
+    const bool bellman = d->family == CUZK_ROOTS_BELLMAN;
+    if (!bellman && d->k >= CUZK_FR_TWO_ADICITY)
+        return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_domain_h_host: domain is not a snarkjs domain");
+    if (d->mode != CUZK_GPU_NTT_NEW) {
+        GPU_TRY(cuzk_gpu_domain_load(d, 0, a));
+        GPU_TRY(cuzk_gpu_domain_load(d, 1, b));
+        GPU_TRY(cuzk_gpu_domain_load(d, 2, c));
+        return bellman ? cuzk_gpu_domain_h_bellman(d) : cuzk_gpu_domain_h_snarkjs(d);
+    }
+    GPU_TRY(gpu_use_device(d->device));
+    for (unsigned s = 0; s < 3; s++)
+        GPU_TRY(domain_slot(d, s));
+    if (!d->cstream) {
+        GPU_CHECK(cudaStreamCreateWithFlags(&d->cstream, cudaStreamNonBlocking));
+        for (int s = 0; s < 3; s++)
+            GPU_CHECK(cudaEventCreateWithFlags(&d->loaded[s], cudaEventDisableTiming));
+    }
+    /* the copies start after the work queued on the slots so far */
+    GPU_CHECK(cudaEventRecord(d->loaded[0], d->stream));
+    GPU_CHECK(cudaStreamWaitEvent(d->cstream, d->loaded[0], 0));
+    const cuzk_fr *src[3] = {a, b, c};
+    for (int s = 0; s < 3; s++) {
+        GPU_CHECK(cudaMemcpyAsync(d->slot[s], src[s], d->n * sizeof(fr_t), cudaMemcpyHostToDevice,
+                                  d->cstream));
+        GPU_CHECK(cudaEventRecord(d->loaded[s], d->cstream));
+    }
+    ntt2_dev_exec ex = {d, d->loaded};
+    cuzk_err e = ntt2_run_h(ex, d->c2, d->slot[0], d->slot[1], d->slot[2], bellman);
+    cudaError_t ce = cudaStreamSynchronize(d->stream);
+    cudaError_t ce2 = cudaStreamSynchronize(d->cstream); /* after an error too: a, b, c are read */
+    GPU_TRY(e);
+    if (ce == cudaSuccess)
+        ce = ce2;
+    if (ce != cudaSuccess)
+        return gpu_fail(ce, "cudaStreamSynchronize", __FILE__, __LINE__);
+    return CUZK_OK;
+}
+
 extern "C" cuzk_err cuzk_gpu_h_bellman(cuzk_gpu_domain *d, cuzk_fr *a, const cuzk_fr *b,
                                        const cuzk_fr *c)
 {
@@ -669,10 +732,7 @@ extern "C" cuzk_err cuzk_gpu_h_bellman(cuzk_gpu_domain *d, cuzk_fr *a, const cuz
         return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_h_bellman: NULL argument");
     if (d->family != CUZK_ROOTS_BELLMAN)
         return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_h_bellman: domain is not a bellman domain");
-    GPU_TRY(cuzk_gpu_domain_load(d, 0, a));
-    GPU_TRY(cuzk_gpu_domain_load(d, 1, b));
-    GPU_TRY(cuzk_gpu_domain_load(d, 2, c));
-    GPU_TRY(cuzk_gpu_domain_h_bellman(d));
+    GPU_TRY(cuzk_gpu_domain_h_host(d, a, b, c));
     return cuzk_gpu_domain_store(d, 0, a);
 }
 
@@ -697,9 +757,6 @@ extern "C" cuzk_err cuzk_gpu_h_snarkjs(cuzk_gpu_domain *d, cuzk_fr *a, const cuz
         return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_h_snarkjs: NULL argument");
     if (d->family != CUZK_ROOTS_SNARKJS || d->k >= CUZK_FR_TWO_ADICITY)
         return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_h_snarkjs: domain is not a snarkjs domain");
-    GPU_TRY(cuzk_gpu_domain_load(d, 0, a));
-    GPU_TRY(cuzk_gpu_domain_load(d, 1, b));
-    GPU_TRY(cuzk_gpu_domain_load(d, 2, c));
-    GPU_TRY(cuzk_gpu_domain_h_snarkjs(d));
+    GPU_TRY(cuzk_gpu_domain_h_host(d, a, b, c));
     return cuzk_gpu_domain_store(d, 0, a);
 }

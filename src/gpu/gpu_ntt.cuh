@@ -665,6 +665,7 @@ GPU_HD size_t ntt2_brv_blocks(unsigned k)
  * (DIF: 0, 1, ..; DIT: the reverse) one round and a barrier, then store. Here the block's
  * threads are one loop (tid 0 of 1), the barriers the order of the calls. */
 struct ntt2_host_exec {
+    static cuzk_err slot_ready(int) { return CUZK_OK; }
     template <unsigned RMAX>
     static void round(const ntt2_args &a, const ntt2_sm &s, size_t blk, unsigned ci, bool dit,
                       bool inv)
@@ -774,6 +775,7 @@ static cuzk_err ntt2_run_h(X &ex, const ntt2_ctx &c, fr_t *sa, fr_t *sb_, fr_t *
 {
     fr_t *sl[3] = {sa, sb_, sc_};
     for (int i = 0; i < 3; i++) {
+        GPU_TRY(ex.slot_ready(i)); /* slot i's input is there (it may still be arriving) */
         GPU_TRY(ntt2_run_dif(ex, c, sl[i], true, NTT2_POST_COSET, c.tab + c.off_sc[0]));
         GPU_TRY(ntt2_run_dit(ex, c, sl[i], false, i == 2 ? sa : NULL, i == 2 ? sb_ : NULL));
     }
