@@ -23,6 +23,11 @@ for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD
         esac
     done
 done
+# PACK_EXTRA="FILE=NAME ...": more binaries (e.g. a second build's cuzk-bench) as bin/NAME
+for x in ${PACK_EXTRA:-}; do
+    [ -x "${x%%=*}" ] || { echo "device_pack.sh: ${x%%=*} is not built" >&2; exit 1; }
+    cp "${x%%=*}" "$D/bin/${x#*=}"
+done
 # the carry limit is 64 MiB: ship one compressed archive (device_round.sh unpacks it)
 tar czf "$D.pack.tgz" -C "$D" bin lib && rm -rf "$D/bin" "$D/lib" && mv "$D.pack.tgz" "$D/pack.tgz"
 du -sh "$D"

@@ -5,12 +5,13 @@
 # variant; whole proofs with each variant equal to the CPU's), then timings side by side,
 # then the large sizes. Binaries from bench/device_pack.sh (carry .gpu-deps). A table last.
 #   VAR_SKIP_LARGE=1   leave out test_gpu --large
-#   VAR_KERNELS="24 26"  cuzk-bench kernels sizes;  VAR_POREP="24:4 27:1:--abc" porep batches
+#   VAR_KERNELS="24 26"  cuzk-bench kernels sizes (VAR_KERNEL_ACC="xyzz affine",
+#     VAR_KERNEL_BINS="cuzk-bench NAME": other builds packed by PACK_EXTRA);  VAR_POREP="24:4 27:1:--abc" porep batches
 #   VAR_POREP_MODES="old,xyzz new,xyzz new,xyzz,stream"  NTT mode,MSM accumulation[,bases]
 #     for them (bases: CUZK_GPU_BASES, auto when not given)
 #   VAR_SKIP_TESTS=1  leave out test_gpu and --bench (the variants' correctness run)
 #   VAR_SKIP_VARIANTS=1  run test_gpu but leave out the variants' proofs and --bench
-#   VAR_SUBGROUP=1  also test_gpu_subgroup
+#   VAR_SUBGROUP=1  also test_gpu_subgroup;  VAR_SANITIZER=1  test_gpu_groth16 under memcheck
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib-device.sh" /tmp/variants-out
@@ -30,13 +31,16 @@ fi
 
 for k in ${VAR_KERNELS-24 26}; do
     for acc in ${VAR_KERNEL_ACC:-xyzz affine}; do
-        t0=$(date +%s)
-        CUZK_GPU_MSM_ACC=$acc CUZK_GPU_MSM_PROFILE=1 timeout ${T_KERNELS:-150} "$D/bin/cuzk-bench" kernels -k "$k" \
-            --backend gpu --runs 3 >"$OUT/kernels-$k-$acc.log" 2>"$OUT/kernels-$k-$acc.err"; rc=$?
-        summary+=("kernels 2^$k msm acc $acc rc=$rc ($(( $(date +%s) - t0 )) s)")
-        echo "-- kernels 2^$k, accumulation $acc"
-        grep -v '^{' "$OUT/kernels-$k-$acc.log"
-        awk '/^gpu msm g1/ {last = $0} END {print last}' "$OUT/kernels-$k-$acc.err"
+        for bin in ${VAR_KERNEL_BINS:-cuzk-bench}; do # other builds packed with PACK_EXTRA
+            t0=$(date +%s)
+            log="$OUT/kernels-$k-$acc-$bin"
+            CUZK_GPU_MSM_ACC=$acc CUZK_GPU_MSM_PROFILE=1 timeout ${T_KERNELS:-150} "$D/bin/$bin" kernels \
+                -k "$k" --backend gpu --runs 3 >"$log.log" 2>"$log.err"; rc=$?
+            summary+=("kernels 2^$k msm acc $acc $bin rc=$rc ($(( $(date +%s) - t0 )) s): $(grep -E '^2\^' "$log.log" | tail -1)")
+            summary+=("  $(awk '/^gpu msm g1/ {last = $0} END {print last}' "$log.err")")
+            echo "-- kernels 2^$k, accumulation $acc, $bin"
+            grep -v '^{' "$log.log"
+        done
     done
 done
 
@@ -55,6 +59,11 @@ for spec in ${VAR_POREP:-}; do
     done
 done
 
+if [ -n "${VAR_SANITIZER:-}" ] && command -v compute-sanitizer >/dev/null; then
+    device_step sanitizer ${T_SANITIZER:-240} "" compute-sanitizer --tool memcheck --leak-check full \
+        "$D/bin/test_gpu_groth16"
+    summary+=("  compute-sanitizer memcheck of test_gpu_groth16: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)")
+fi
 [ -z "${VAR_SKIP_LARGE:-}" ] && device_step test_gpu_large ${T_LARGE:-300} "fail|differ" "$D/bin/test_gpu" --large
 
 echo "== summary"
