@@ -8,6 +8,10 @@
  * 4p < 2^384), and edge values (0, 1, p - 1, p, 2p - 1, all-ones words, 2^(32N) - 1). The
  * reference reduces the inputs mod p and uses cuzk_fp_mul etc. gpu_cc_lost_ must stay 0:
  * no carry was dropped where the code's bounds say none can occur.
+ * The squaring (f_sqr; f_sqr_raw for Fp, Fr squares through f_mul) is checked on its own
+ * inputs (run_sqr): reduced values and, for Fp, values below 2p. It must match f_mul(a, a)
+ * bit for bit, raw and reduced, and the CPU squaring. Fp's bounds (2a + p <= 2^384 for all
+ * a < 2p) are checked on the modulus.
  */
 #include <stdint.h>
 #include <string.h>
@@ -130,6 +134,26 @@ template <class C> static bool check_mul(const typename C::T &a, const typename 
         typename C::T wsq;
         C::sqr(&wsq, &ra);
         ok = ok && dev_eq<C>(f_sqr<P>(da), wsq);
+    }
+    return ok;
+}
+
+/* f_sqr(a) == f_mul(a, a) == cpu_sqr(a mod p), and where the field has it (sqr_fits: Fp)
+ * f_sqr_raw(a) == f_mul_raw(a, a) (both add the one M < 2^(32N) with a^2 + M p = 0 mod
+ * 2^(32N), so the raw values agree too); a reduced, or for Fp below 2p. */
+template <class C> static bool check_sqr(const typename C::T &a)
+{
+    typedef typename C::P P;
+    Fe<P> da;
+    to_dev<C>(&da, &a);
+    const typename C::T ra = reduce<C>(a);
+    typename C::T want;
+    C::sqr(&want, &ra);
+    const Fe<P> sq = f_sqr<P>(da), mu = f_mul<P>(da, da);
+    bool ok = dev_eq<C>(sq, want) && memcmp(&sq, &mu, sizeof sq) == 0;
+    if constexpr (sqr_fits<P>::value) {
+        const Fe<P> sq_raw = f_sqr_raw<P>(da), mu_raw = f_mul_raw<P>(da, da);
+        ok = ok && memcmp(&sq_raw, &mu_raw, sizeof sq_raw) == 0;
     }
     return ok;
 }
@@ -287,6 +311,105 @@ template <class C> static void run_field(unsigned long iters, bool lazy_2p)
     (void)dev_reduced<C>;
 }
 
+/* a with bit k set (k < 64 L). */
+template <class C> static typename C::T bit_value(int k)
+{
+    typename C::T r;
+    memset(&r, 0, sizeof r);
+    r.l[k / 64] = 1ULL << (k % 64);
+    return r;
+}
+
+/* f_sqr on random reduced values, 32-bit words of special values (0, all ones, top bit
+ * alone, all but the top bit, 1: the doubling's carried bits and long carry runs), and
+ * edges: 0, 1, the Montgomery one, p - 1, p - 2, 2^k, 2^k - 1, p - 2^k, p with its low
+ * words all ones and the next word one less (< p); for Fp also values in [p, 2p), among them
+ * 2p with low words all ones and the next one less. */
+template <class C> static void run_sqr(unsigned long iters, bool lazy_2p)
+{
+    typedef typename C::T T;
+    typedef typename C::P P;
+    const T &p = C::mod();
+    T p2;
+    big_add(p2.l, p.l, p.l, C::L);
+    int bits = 64 * C::L;
+    while (!((p.l[(bits - 1) / 64] >> ((bits - 1) % 64)) & 1))
+        bits--;
+    unsigned long bad = 0, n = 0;
+    const auto one = [&](const T &a) {
+        if (!check_sqr<C>(a))
+            bad++;
+        n++;
+    };
+    for (unsigned long it = 0; it < iters; it++) {
+        T a;
+        C::rand(&a);
+        one(a);
+    }
+    static const uint32_t special[] = {0, 0xffffffffu, 0x80000000u, 0x7fffffffu, 1};
+    for (unsigned long it = 0; it < iters / 4; it++) {
+        Fe<P> d;
+        for (int j = 0; j < P::N; j++) {
+            const uint64_t r = test_rand64();
+            d.v[j] = (r & 7) < 5 ? special[r & 7] : (uint32_t)(r >> 32);
+        }
+        T a;
+        from_dev<C>(&a, d);
+        a = reduce<C>(a);
+        one(a);
+    }
+    T e, pm;
+    memset(&e, 0, sizeof e);
+    one(e); /* 0 */
+    e.l[0] = 1;
+    one(e);
+    from_dev<C>(&e, f_one<P>());
+    one(e);
+    for (int k = 0; k < bits; k++) {
+        const T b = bit_value<C>(k);
+        T t;
+        big_sub(t.l, b.l, bit_value<C>(0).l, C::L); /* 2^k - 1 < p */
+        one(t);
+        big_sub(t.l, p.l, b.l, C::L); /* p - 2^k */
+        one(t);
+        if (k < bits - 1) /* 2^(bits-1) <= p */
+            one(b);
+        if (lazy_2p) {
+            big_add(t.l, p.l, b.l, C::L); /* p + 2^k, p + 2^k - 1 < 2p */
+            one(t);
+            big_sub(t.l, t.l, bit_value<C>(0).l, C::L);
+            one(t);
+            big_sub(t.l, p2.l, b.l, C::L); /* 2p - 2^k */
+            one(t);
+        }
+    }
+    big_sub(pm.l, p.l, bit_value<C>(1).l, C::L); /* p - 2 */
+    one(pm);
+    /* the largest values below p (for Fp also 2p) with words 0..j-1 all ones, word j below
+     * the bound's (row sums near their bounds) */
+    for (int b = 0; b < (lazy_2p ? 2 : 1); b++)
+        for (int j = 0; j < P::N; j++) {
+            Fe<P> d;
+            to_dev<C>(&d, b ? &p2 : &p);
+            if (d.v[j] == 0)
+                continue;
+            d.v[j]--;
+            for (int k = 0; k < j; k++)
+                d.v[k] = 0xffffffffu;
+            from_dev<C>(&e, d);
+            one(e);
+        }
+    if (lazy_2p) {
+        for (unsigned long it = 0; it < iters / 4; it++)
+            one(rand_below_2p<C>());
+        big_sub(e.l, p2.l, bit_value<C>(0).l, C::L); /* 2p - 1 */
+        one(e);
+        one(p);
+    }
+    printf("%s sqr: %lu values, %lu bad\n", C::name(), n, bad);
+    CHECK(bad == 0);
+}
+
 int main(void)
 {
     test_init("test_gpu_arith");
@@ -294,6 +417,17 @@ int main(void)
     const unsigned long iters = test_iters(100000);
     run_field<FpCpu>(iters, true);
     run_field<FrCpu>(iters, false);
+    {
+        /* f_sqr_raw<FpP> needs 2a + p <= 2^384 for all a < 2p: 5p < 2^384 */
+        const cuzk_fp &p = CUZK_FP_MODULUS;
+        cuzk_fp p2, p4, p5;
+        uint64_t carry = big_add(p2.l, p.l, p.l, CUZK_FP_LIMBS);
+        carry |= big_add(p4.l, p2.l, p2.l, CUZK_FP_LIMBS);
+        carry |= big_add(p5.l, p4.l, p.l, CUZK_FP_LIMBS);
+        CHECK(carry == 0);
+    }
+    run_sqr<FpCpu>(iters, true);
+    run_sqr<FrCpu>(iters, false);
     CHECK(gpu_cc_lost_ == 0);
     return test_finish();
 }
