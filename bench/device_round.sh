@@ -8,7 +8,7 @@
 #   ROUND_PORE_ARGS=--abc  extra cuzk-bench porep flags (--abc: a, b, c given, no synthesis)
 #   ROUND_DAEMON=1    also a cuzk-daemon batch on the GPU (the chain fixture, every proof checked)
 #   ROUND_KERNELS="20 24 26"  also cuzk-bench kernels (NTT and MSM, CPU and GPU) at those sizes
-#   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out
+#   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out (SANITIZER_TIMEOUT=180 s)
 #   ROUND_LARGE=1     test_gpu --large (NTT, MSM, batch add at 2^24 and 2^26 against the CPU)
 #   ROUND_D10_K=22    issue 5's daemon benchmark (10-partition jobs; ROUND_D10_WORKERS="1 2",
 #                     ROUND_D10_GPUS="1 2" on the first g GPUs)
@@ -115,7 +115,7 @@ fi
 # issue 4's large sizes: kernels at 2^24 and 2^26 against the CPU
 [ -n "${ROUND_LARGE:-}" ] && device_step test_gpu_large ${LARGE_TIMEOUT:-420} "large|fail|differ" "$D/bin/test_gpu" --large
 if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
-    device_step sanitizer 180 "" compute-sanitizer --tool memcheck --leak-check full "$D/bin/test_gpu_groth16"
+    device_step sanitizer ${SANITIZER_TIMEOUT:-180} "" compute-sanitizer --tool memcheck --leak-check full "$D/bin/test_gpu_groth16"
     summary+=("  compute-sanitizer memcheck of test_gpu_groth16: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)")
 fi
 if [ -n "${ROUND_SUBGROUP:-}" ]; then

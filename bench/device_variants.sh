@@ -6,7 +6,8 @@
 # then the large sizes. Binaries from bench/device_pack.sh (carry .gpu-deps). A table last.
 #   VAR_SKIP_LARGE=1   leave out test_gpu --large
 #   VAR_KERNELS="24 26"  cuzk-bench kernels sizes (VAR_KERNEL_ACC="xyzz affine",
-#     VAR_KERNEL_BINS="cuzk-bench NAME": other builds packed by PACK_EXTRA);  VAR_POREP="24:4 27:1:--abc" porep batches
+#     VAR_KERNEL_BINS="cuzk-bench NAME": other builds packed by PACK_EXTRA, VAR_KERNEL_WINDOWS=
+#     "0 21 22": MSM windows, 0 chosen from n);  VAR_POREP="24:4 27:1:--abc" porep batches
 #   VAR_POREP_MODES="old,xyzz new,xyzz new,xyzz,stream"  NTT mode,MSM accumulation[,bases]
 #     for them (bases: CUZK_GPU_BASES, auto when not given)
 #   VAR_SKIP_TESTS=1  leave out test_gpu and --bench (the variants' correctness run)
@@ -32,14 +33,16 @@ fi
 for k in ${VAR_KERNELS-24 26}; do
     for acc in ${VAR_KERNEL_ACC:-xyzz affine}; do
         for bin in ${VAR_KERNEL_BINS:-cuzk-bench}; do # other builds packed with PACK_EXTRA
+          for w in ${VAR_KERNEL_WINDOWS:-0}; do # 0: the window chosen from n
             t0=$(date +%s)
-            log="$OUT/kernels-$k-$acc-$bin"
+            log="$OUT/kernels-$k-$acc-$bin-w$w"
             CUZK_GPU_MSM_ACC=$acc CUZK_GPU_MSM_PROFILE=1 timeout ${T_KERNELS:-150} "$D/bin/$bin" kernels \
-                -k "$k" --backend gpu --runs 3 >"$log.log" 2>"$log.err"; rc=$?
-            summary+=("kernels 2^$k msm acc $acc $bin rc=$rc ($(( $(date +%s) - t0 )) s): $(grep -E '^2\^' "$log.log" | tail -1)")
-            summary+=("  $(awk '/^gpu msm g1/ {last = $0} END {print last}' "$log.err")")
-            echo "-- kernels 2^$k, accumulation $acc, $bin"
+                -k "$k" --backend gpu --runs 3 --window "$w" >"$log.log" 2>"$log.err"; rc=$?
+            summary+=("kernels 2^$k msm acc $acc $bin window $w rc=$rc ($(( $(date +%s) - t0 )) s): $(grep -E '^2\^' "$log.log" | tail -1)")
+            summary+=("  $(grep '^gpu msm g1' "$log.err" | grep -v affine | tail -1)")
+            echo "-- kernels 2^$k, accumulation $acc, $bin, window $w"
             grep -v '^{' "$log.log"
+          done
         done
     done
 done
@@ -49,7 +52,7 @@ for spec in ${VAR_POREP:-}; do
     for v in ${VAR_POREP_MODES:-old,xyzz new,xyzz new,affine}; do
         IFS=, read -r ntt_ acc_ bases_ <<<"$v"
         bases_=${bases_:-auto}
-        log="$OUT/porep-$k-$ntt_-$acc_-$bases_.log"
+        log="$OUT/porep-$k-x${kp:-2}${kargs_:+-abc}-$ntt_-$acc_-$bases_.log"
         t0=$(date +%s)
         CUZK_GPU_NTT_MODE=$ntt_ CUZK_GPU_MSM_ACC=$acc_ CUZK_GPU_BASES=$bases_ timeout ${T_POREP:-200} \
             "$D/bin/cuzk-bench" porep -k "$k" -p "${kp:-2}" --runs 3 --backend gpu --b-g2 gpu \

@@ -50,6 +50,8 @@ typedef struct {
         dst = cuzk_median(s.v, (size_t)s.n);                                              \
     } while (0)
 
+static unsigned g_window; /* --window: the GPU MSMs' window (0: chosen from n) */
+
 static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
 {
     size_t n = (size_t)1 << k;
@@ -112,18 +114,18 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
             memcpy(xp, x, sizeof(cuzk_fr) * n);
             xs = xp;
         }
-        TIMED(rw->msm_gpu, cuzk_gpu_g1_msm_fr(m, &r_gpu, xs, n, 0));
+        TIMED(rw->msm_gpu, cuzk_gpu_g1_msm_fr(m, &r_gpu, xs, n, g_window));
         cuzk_gpu_host_free(xp);
         void *xd = NULL;
         cuzk_g1_jac r_dev;
         if (cuzk_gpu_domain_load(gd, 1, x) == CUZK_OK && cuzk_gpu_domain_slot_dev(gd, 1, &xd, NULL) == CUZK_OK) {
-            TIMED(rw->msm_dev, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, 0));
+            TIMED(rw->msm_dev, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, g_window));
             if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
                 rw->msm_same = 0; /* the two GPU entries disagree */
             /* the same with the batch-affine accumulation (for this context from here on) */
             if (cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AFFINE) != CUZK_OK)
                 return 1;
-            TIMED(rw->msm_aff, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, 0));
+            TIMED(rw->msm_aff, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, g_window));
             if (cuzk_gpu_msm_accumulation_used(m) != CUZK_GPU_MSM_ACC_AFFINE)
                 fprintf(stderr, "cuzk-bench kernels: 2^%u: the affine accumulation fell back to xyzz\n", k);
             if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
@@ -172,8 +174,11 @@ int cuzk_bench_kernels(int argc, char **argv)
             backend = argv[++i];
         else if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--window") && i + 1 < argc)
+            g_window = (unsigned)atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: cuzk-bench kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]\n");
+            fprintf(stderr, "usage: cuzk-bench kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]"
+                            " [--window C (GPU MSMs, 1..22; default chosen from n)]\n");
             return 2;
         }
     }
