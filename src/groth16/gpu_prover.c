@@ -106,9 +106,12 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
     return CUZK_OK;
 }
 
-/* Witnesses from this size up are page-locked in place rather than copied: glibc serves
- * them with mmap, so two never share a page (registering a page twice fails). */
-#define WITNESS_REGISTER_MIN ((size_t)64 << 20)
+/* Witnesses from this size up (2^25 values) are page-locked in place rather than copied,
+ * for the host memory it saves (4 GiB a partition at 2^27); glibc serves them with mmap, so
+ * two never share a page (registering a page twice fails). Below it the copy is faster:
+ * page-locking takes the driver's lock and pins every page at each partition (2^22 daemon
+ * jobs: 497.6 against 447.9 proofs/min on one H200, bench/RESULTS.md). */
+#define WITNESS_REGISTER_MIN ((size_t)1 << 30)
 
 cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv, unsigned nthreads)
 {

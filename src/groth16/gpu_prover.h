@@ -37,7 +37,7 @@ typedef struct cuzk_gpu_bufs {
 } cuzk_gpu_bufs;
 cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out) CUZK_WUR;
 /* With synthesis on the device: makes w (nv values) ready for the upload, b->wsrc. Large
- * witnesses (64 MiB up; any size with CUZK_GPU_WITNESS=register) are page-locked in place
+ * witnesses (1 GiB up; any size with CUZK_GPU_WITNESS=register) are page-locked in place
  * (no copy: 4 GiB less host memory per partition at 2^27), unless CUZK_GPU_WITNESS=copy or
  * that fails (e.g. the same witness twice in a batch); else copied into b's page-locked
  * buffer. Undo with cuzk_gpu_bufs_witness_done. */

@@ -205,7 +205,7 @@ int main(void)
     printf("with the whole matrices forced:\n");
     porep_keys(12, 2, 1, false, false);
     unsetenv("CUZK_GPU_SYNTH");
-    /* witnesses page-locked in place for the upload (the default from 64 MiB; forced here),
+    /* witnesses page-locked in place for the upload (the default from 1 GiB; forced here),
      * each in its own allocation: all uploaded in place; one array: adjacent witnesses share
      * a page, so the second of two in flight falls back to the copy (correct either way) */
     setenv("CUZK_GPU_WITNESS", "register", 1);
