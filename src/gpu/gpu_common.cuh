@@ -426,6 +426,38 @@ template <class P> GPU_HD Fe<P> f_dbl(const Fe<P> &a)
  * Carries: the even chain's carry out (weight N) is added into od[N-1] (weight N); the odd
  * chain's carry out at weight N+1 is 0 because the row total t + a b_i + m p < 2^(32N+32)
  * and ev >= 0 bound od below 2^(32N). */
+/* The even chain of a row: ev[j], ev[j+1] += x(j) y for even j (one carry chain from
+ * ev[0]), its carry out (weight N) into od[N-1]. */
+template <class P, class X>
+GPU_HD void mont_even_chain(gpu_cc &c, uint32_t *ev, uint32_t *od, X x, uint32_t y)
+{
+    constexpr int N = P::N;
+    ev[0] = cc_mad_lo(c, x(0), y, ev[0]);
+    ev[1] = cc_madc_hi(c, x(0), y, ev[1]);
+#pragma unroll
+    for (int j = 2; j < N; j += 2) {
+        ev[j] = cc_madc_lo(c, x(j), y, ev[j]);
+        ev[j + 1] = cc_madc_hi(c, x(j), y, ev[j + 1]);
+    }
+    od[N - 1] = cc_addc_end(c, od[N - 1], 0);
+}
+
+/* The odd chain of a row that also divides by 2^32: od[j], od[j+1] = od[j+2], od[j+3] +
+ * x(j+1) y for even j (continuing the caller's carry chain), the top two words x(N-1) y
+ * alone; no carry out (hi + 1 < 2^32). */
+template <class P, class X>
+GPU_HD void mont_odd_chain_shift(gpu_cc &c, uint32_t *od, X x, uint32_t y)
+{
+    constexpr int N = P::N;
+#pragma unroll
+    for (int j = 0; j < N - 2; j += 2) {
+        od[j] = cc_madc_lo(c, x(j + 1), y, od[j + 2]);
+        od[j + 1] = cc_madc_hi(c, x(j + 1), y, od[j + 3]);
+    }
+    od[N - 2] = cc_madc_lo(c, x(N - 1), y, 0);
+    od[N - 1] = cc_madc_hi_end(c, x(N - 1), y, 0);
+}
+
 template <class P> GPU_HD void mont_row_reduce(uint32_t *ev, uint32_t *od)
 {
     constexpr int N = P::N;
@@ -439,14 +471,7 @@ template <class P> GPU_HD void mont_row_reduce(uint32_t *ev, uint32_t *od)
         od[j + 1] = cc_madc_hi(c, m, P::p(j + 1), od[j + 1]);
     }
     cc_none(c);
-    ev[0] = cc_mad_lo(c, m, P::p(0), ev[0]);
-    ev[1] = cc_madc_hi(c, m, P::p(0), ev[1]);
-#pragma unroll
-    for (int j = 2; j < N; j += 2) {
-        ev[j] = cc_madc_lo(c, m, P::p(j), ev[j]);
-        ev[j + 1] = cc_madc_hi(c, m, P::p(j), ev[j + 1]);
-    }
-    od[N - 1] = cc_addc_end(c, od[N - 1], 0);
+    mont_even_chain<P>(c, ev, od, [](int j) { return P::p(j); }, m);
 }
 
 /* Row 0: ev, od = the products a b_0 (no sums yet), then the reduction. */
@@ -467,25 +492,26 @@ template <class P> GPU_HD void mont_row0(uint32_t *ev, uint32_t *od, const uint3
  * 0, word 1 goes into ev[0], words 2.. shift down by two while the odd products are added). */
 template <class P> GPU_HD void mont_row(uint32_t *ev, uint32_t *od, const uint32_t *a, uint32_t bi)
 {
-    constexpr int N = P::N;
     gpu_cc c;
     ev[0] = cc_add(c, ev[0], od[1]); /* its carry is at weight 1: the odd chain's first word */
-#pragma unroll
-    for (int j = 0; j < N - 2; j += 2) {
-        od[j] = cc_madc_lo(c, a[j + 1], bi, od[j + 2]);
-        od[j + 1] = cc_madc_hi(c, a[j + 1], bi, od[j + 3]);
-    }
-    od[N - 2] = cc_madc_lo(c, a[N - 1], bi, 0);
-    od[N - 1] = cc_madc_hi_end(c, a[N - 1], bi, 0); /* hi(a b) + 1 < 2^32 */
-    ev[0] = cc_mad_lo(c, a[0], bi, ev[0]);
-    ev[1] = cc_madc_hi(c, a[0], bi, ev[1]);
-#pragma unroll
-    for (int j = 2; j < N; j += 2) {
-        ev[j] = cc_madc_lo(c, a[j], bi, ev[j]);
-        ev[j + 1] = cc_madc_hi(c, a[j], bi, ev[j + 1]);
-    }
-    od[N - 1] = cc_addc_end(c, od[N - 1], 0);
+    mont_odd_chain_shift<P>(c, od, [a](int j) { return a[j]; }, bi);
+    mont_even_chain<P>(c, ev, od, [a](int j) { return a[j]; }, bi);
     mont_row_reduce<P>(ev, od);
+}
+
+/* After the last row (ev, od): its division by 2^32, t = od + (ev[1..N-1] at weights
+ * 0..N-2), t < 2p < 2^(32N). */
+template <class P> GPU_HD Fe<P> mont_last_division(const uint32_t *od, const uint32_t *ev)
+{
+    constexpr int N = P::N;
+    Fe<P> r;
+    gpu_cc c;
+    r.v[0] = cc_add(c, od[0], ev[1]);
+#pragma unroll
+    for (int k = 1; k < N - 1; k++)
+        r.v[k] = cc_addc(c, od[k], ev[k + 1]);
+    r.v[N - 1] = cc_addc_end(c, od[N - 1], 0);
+    return r;
 }
 
 /* The product before the final subtraction: t < 2p (bounds as above). */
@@ -501,15 +527,7 @@ template <class P> GPU_HD Fe<P> f_mul_raw(const Fe<P> &a, const Fe<P> &b)
         if (i + 1 < N)
             mont_row<P>(x, y, a.v, b.v[i + 1]);
     }
-    /* after row N-1 (odd): ev = y, od = x; t = x + (y[1..N-1] at weights 0..N-2) */
-    Fe<P> r;
-    gpu_cc c;
-    r.v[0] = cc_add(c, x[0], y[1]);
-#pragma unroll
-    for (int k = 1; k < N - 1; k++)
-        r.v[k] = cc_addc(c, x[k], y[k + 1]);
-    r.v[N - 1] = cc_addc_end(c, x[N - 1], 0); /* t < 2p < 2^(32N) */
-    return r;
+    return mont_last_division<P>(x, y); /* after row N-1 (odd): ev = y, od = x */
 }
 
 /* a b 2^(-32N) mod p, reduced (bounds as for f_mul_raw). */
@@ -556,25 +574,11 @@ GPU_HD uint32_t sqr_word(const uint32_t *a, const uint32_t *a2, int i, int k)
  * places (that carry waits across the multiplication forming m). Then the even chain. */
 template <class P> GPU_HD void mont_row_reduce_shift(uint32_t *ev, uint32_t *od)
 {
-    constexpr int N = P::N;
     gpu_cc c;
     ev[0] = cc_add(c, ev[0], od[1]);
     const uint32_t m = ev[0] * P::n0();
-#pragma unroll
-    for (int j = 0; j < N - 2; j += 2) {
-        od[j] = cc_madc_lo(c, m, P::p(j + 1), od[j + 2]);
-        od[j + 1] = cc_madc_hi(c, m, P::p(j + 1), od[j + 3]);
-    }
-    od[N - 2] = cc_madc_lo(c, m, P::p(N - 1), 0);
-    od[N - 1] = cc_madc_hi_end(c, m, P::p(N - 1), 0); /* hi(m p) + 1 < 2^32 */
-    ev[0] = cc_mad_lo(c, m, P::p(0), ev[0]);
-    ev[1] = cc_madc_hi(c, m, P::p(0), ev[1]);
-#pragma unroll
-    for (int j = 2; j < N; j += 2) {
-        ev[j] = cc_madc_lo(c, m, P::p(j), ev[j]);
-        ev[j + 1] = cc_madc_hi(c, m, P::p(j), ev[j + 1]);
-    }
-    od[N - 1] = cc_addc_end(c, od[N - 1], 0);
+    mont_odd_chain_shift<P>(c, od, [](int j) { return P::p(j); }, m);
+    mont_even_chain<P>(c, ev, od, [](int j) { return P::p(j); }, m);
 }
 
 /* Square row i > 0: ev/od += a_i c_k at weight k, k = i..N-1. The odd chain (od[k-1], od[k])
@@ -653,15 +657,7 @@ template <class P> GPU_HD Fe<P> f_sqr_raw(const Fe<P> &a)
             sqr_row<P>(x, y, a.v, a2, i + 1);
         }
     }
-    /* the last division: ev = y, od = x (as in f_mul_raw) */
-    Fe<P> r;
-    gpu_cc c;
-    r.v[0] = cc_add(c, x[0], y[1]);
-#pragma unroll
-    for (int k = 1; k < N - 1; k++)
-        r.v[k] = cc_addc(c, x[k], y[k + 1]);
-    r.v[N - 1] = cc_addc_end(c, x[N - 1], 0); /* t < 2p < 2^(32N) */
-    return r;
+    return mont_last_division<P>(x, y); /* ev = y, od = x, as in f_mul_raw */
 }
 
 /* a^2 2^(-32N) mod p, reduced (bounds of f_sqr_raw; for Fr those of f_mul). Built with

@@ -504,6 +504,28 @@ static void msm_edge_scalars(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, cuzk_
     CHECK(msm_matches(m, bases, s, n, 0, "mixed"));
 }
 
+/* Canonical scalars over the first n bases equal the CPU; one >= 2^255 (at 3/4 n) is refused
+ * with r = infinity, and n_max + 1 scalars with CUZK_ESIZE; then an MSM of n_after random
+ * scalars still matches. */
+static void msm_canonical(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, cuzk_fr *s, size_t n,
+                          size_t nmax, size_t n_after)
+{
+    rand_frs(s, n);
+    cuzk_msm_scalar *cs = xmalloc(n * sizeof *cs);
+    cuzk_msm_scalars_from_fr(cs, s, n, 0);
+    cuzk_g1_jac rg, rc;
+    CHECK_OK(cuzk_gpu_g1_msm(m, &rg, cs, n, 0));
+    CHECK_OK(cuzk_g1_msm(&rc, bases, cs, n, NULL));
+    CHECK(cuzk_g1_jac_eq(&rg, &rc));
+    cs[n - n / 4].l[3] |= 1ULL << 63;
+    CHECK_EQ_ERR(cuzk_gpu_g1_msm(m, &rg, cs, n, 0), CUZK_EINVAL);
+    CHECK(cuzk_g1_jac_is_inf(&rg));
+    CHECK_EQ_ERR(cuzk_gpu_g1_msm(m, &rg, cs, nmax + 1, 0), CUZK_ESIZE);
+    free(cs);
+    rand_frs(s, n_after);
+    CHECK(msm_matches(m, bases, s, n_after, 0, "after an error"));
+}
+
 static void test_msm(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t nmax)
 {
     cuzk_fr *s = xmalloc(nmax * sizeof *s);
@@ -536,22 +558,8 @@ static void test_msm(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t nmax)
         msm_edge_scalars(m, bases, s, ne[t] <= nmax ? ne[t] : nmax);
 
     /* canonical scalars, and the >= 2^255 refusal */
-    {
-        size_t n = ((size_t)1 << 18) + 1 <= nmax ? ((size_t)1 << 18) + 1 : nmax;
-        rand_frs(s, n);
-        cuzk_msm_scalar *cs = xmalloc(n * sizeof *cs);
-        cuzk_msm_scalars_from_fr(cs, s, n, 0);
-        cuzk_g1_jac rg, rc;
-        CHECK_OK(cuzk_gpu_g1_msm(m, &rg, cs, n, 0));
-        CHECK_OK(cuzk_g1_msm(&rc, bases, cs, n, NULL));
-        CHECK(cuzk_g1_jac_eq(&rg, &rc));
-        cs[n / 2].l[3] |= 1ULL << 63;
-        CHECK_EQ_ERR(cuzk_gpu_g1_msm(m, &rg, cs, n, 0), CUZK_EINVAL);
-        CHECK(cuzk_g1_jac_is_inf(&rg));
-        CHECK_EQ_ERR(cuzk_gpu_g1_msm(m, &rg, cs, nmax + 1, 0), CUZK_ESIZE);
-        free(cs);
-        CHECK(msm_matches(m, bases, s, 1000, 0, "after an error"));
-    }
+    msm_canonical(m, bases, s, ((size_t)1 << 18) + 1 <= nmax ? ((size_t)1 << 18) + 1 : nmax,
+                  nmax, 1000);
     printf("msm edges: ok so far (%lu failed)\n", test_failed_);
     free(s);
 }
@@ -1748,22 +1756,8 @@ static void test_streamed(const cuzk_g1_affine *bases, size_t nmax, const cuzk_g
         }
     }
     msm_edge_scalars(m, bases, s, 3 * STREAM_CHUNK + 5);
-    { /* canonical scalars and the refusal of one >= 2^255 in a later chunk */
-        const size_t n = 2 * STREAM_CHUNK + 7;
-        rand_frs(s, n);
-        cuzk_msm_scalar *cs = xmalloc(n * sizeof *cs);
-        cuzk_msm_scalars_from_fr(cs, s, n, 0);
-        cuzk_g1_jac rg, rc;
-        CHECK_OK(cuzk_gpu_g1_msm(m, &rg, cs, n, 0));
-        CHECK_OK(cuzk_g1_msm(&rc, bases, cs, n, NULL));
-        CHECK(cuzk_g1_jac_eq(&rg, &rc));
-        cs[n - 3].l[3] |= 1ULL << 63;
-        CHECK_EQ_ERR(cuzk_gpu_g1_msm(m, &rg, cs, n, 0), CUZK_EINVAL);
-        CHECK(cuzk_g1_jac_is_inf(&rg));
-        CHECK_EQ_ERR(cuzk_gpu_g1_msm(m, &rg, cs, nmax + 1, 0), CUZK_ESIZE);
-        free(cs);
-        CHECK(msm_matches(m, bases, s, STREAM_CHUNK + 9, 0, "streamed, after an error"));
-    }
+    /* canonical scalars and the refusal of one >= 2^255 (in the second chunk) */
+    msm_canonical(m, bases, s, 2 * STREAM_CHUNK + 7, nmax, STREAM_CHUNK + 9);
     /* batch add (random half, none, all) */
     uint64_t *bits = xmalloc(CUZK_MSM_BITVEC_WORDS(big) * sizeof *bits);
     for (size_t i = 0; i < nsz; i++)
