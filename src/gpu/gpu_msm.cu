@@ -609,8 +609,9 @@ static int msm_acc_mode_env(void)
 
 static void msm_pin_host(cuzk_gpu_msm *m);
 
-static cuzk_err msm_init(cuzk_gpu_msm *m, const void *bases, size_t aff_bytes)
+static cuzk_err msm_init(cuzk_gpu_msm *m, const void *bases)
 {
+    const size_t aff_bytes = m->aff_bytes;
     GPU_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, m->device));
@@ -684,7 +685,7 @@ static cuzk_err msm_new(cuzk_gpu_msm **out, int device, const void *bases, size_
         m->chunk = (chunk + 63) / 64 * 64;
         m->hbases = (const unsigned char *)bases;
     }
-    cuzk_err err = msm_init(m, bases, aff_bytes);
+    cuzk_err err = msm_init(m, bases);
     if (err != CUZK_OK) {
         cuzk_gpu_msm_free(m);
         return err;
@@ -1473,11 +1474,12 @@ static size_t bits_count(const uint64_t *bits, size_t n)
     return cnt;
 }
 
-/* The split: *res = batch_add(one_bits) + Pippenger over the positions of sig_bits. */
+/* The split: *res = batch_add(one_bits) + Pippenger over the nsig set positions of sig_bits
+ * (bits_count(sig_bits, n), 0 without sig_bits). */
 template <class H>
 static cuzk_err msm_split_run(cuzk_gpu_msm *m, typename H::X *res, const void *scalars,
                               unsigned flags, const uint64_t *one_bits, const uint64_t *sig_bits,
-                              size_t n, unsigned window)
+                              size_t nsig, size_t n, unsigned window)
 {
     H::set_inf(res);
     m->acc_used = CUZK_GPU_MSM_ACC_XYZZ;
@@ -1486,7 +1488,6 @@ static cuzk_err msm_split_run(cuzk_gpu_msm *m, typename H::X *res, const void *s
     H::set_inf(&tail);
     if (one_bits)
         GPU_TRY(batch_add_run<H>(m, &ones, one_bits, n));
-    const size_t nsig = sig_bits ? bits_count(sig_bits, n) : 0;
     if (nsig) {
         const int mont = (flags & CUZK_GPU_SCALARS_FR) != 0;
         const int gathered = (flags & CUZK_GPU_SCALARS_GATHERED) != 0;
@@ -1563,12 +1564,11 @@ static cuzk_err msm_split_entry(cuzk_gpu_msm *m, typename H::J *r, const void *s
     size_t sig_before = 0;
     cuzk_err err = msm_chunked<H>(m, &res, n, [&](size_t lo, size_t cnt, typename H::X *part) {
         const uint64_t *sb = sig_bits ? sig_bits + lo / 64 : NULL;
-        cuzk_err e = msm_split_run<H>(m, part, sc ? sc + (gathered ? sig_before : lo) * sizeof(fr_t)
-                                                  : NULL,
-                                      flags, one_bits ? one_bits + lo / 64 : NULL, sb, cnt, window);
-        if (sb && gathered)
-            sig_before += bits_count(sb, cnt);
-        return e;
+        const size_t nsig = sb ? bits_count(sb, cnt) : 0;
+        const unsigned char *csc = sc ? sc + (gathered ? sig_before : lo) * sizeof(fr_t) : NULL;
+        sig_before += nsig;
+        return msm_split_run<H>(m, part, csc, flags, one_bits ? one_bits + lo / 64 : NULL, sb,
+                                nsig, cnt, window);
     });
     if (err == CUZK_OK)
         H::to_jac(r, &res);

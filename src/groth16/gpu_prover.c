@@ -215,12 +215,17 @@ static bool synth_resident_dedup(cuzk_gpu_key *k, const cuzk_pk_view *pk, size_t
     return k->synth != NULL;
 }
 
+/* Device memory a proof needs per domain element (reserved when a key is made): the
+ * domain's three slots; the MSMs' work (the H MSM's sort pairs, 16 bytes per pair and 11-13
+ * windows, about 210; the split MSMs' pairs, about 50; buckets; with some room). */
+#define DOMAIN_SLOT_BYTES 96
+#define PROOF_WORK_BYTES 352
+
 /* Synthesis on the device: the key's matrices go resident when they fit beside what the
- * proofs need there (the domain's three slots, 96 bytes per domain element; the H MSM's
- * sort pairs, 16 bytes per pair and 11-13 windows, about 210; the split MSMs' pairs, about
- * 50; buckets; 448 bytes per element with some room): whole (36 bytes a term) when they
- * fit, else with deduplicated coefficients (8 bytes a term; at 2^27 only these fit beside
- * the key on an H200), else the CPU synthesises. CUZK_GPU_SYNTH=cpu|full|dedup forces one. */
+ * proofs need there (DOMAIN_SLOT_BYTES + PROOF_WORK_BYTES per element): whole (36 bytes a
+ * term) when they fit, else with deduplicated coefficients (8 bytes a term; at 2^27 only
+ * these fit beside the key on an H200), else the CPU synthesises. CUZK_GPU_SYNTH=cpu|full|
+ * dedup forces one. */
 static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
 {
     const char *v = getenv("CUZK_GPU_SYNTH");
@@ -232,7 +237,7 @@ static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
         cuzk_error_clear();
         return;
     }
-    const size_t reserve = (size_t)448 * k->n;
+    const size_t reserve = (size_t)(DOMAIN_SLOT_BYTES + PROOF_WORK_BYTES) * k->n;
     if (!force_dedup) {
         size_t need = cuzk_gpu_r1cs_bytes(pk->ma, pk->mb, pk->mc, pk->n_rows, pk->n_vars);
         if (need + reserve <= info.free_mem &&
@@ -302,9 +307,8 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
     cuzk_err e = cuzk_gpu_domain_new(&k->dom, device, pk->log2_domain,
                                      pk->conv == CUZK_CONV_SNARKJS ? CUZK_ROOTS_SNARKJS
                                                                    : CUZK_ROOTS_BELLMAN);
-    /* room left for what the proofs allocate (as synth_resident's reserve, less the
-     * domain's slots, which are allocated by now) */
-    const size_t reserve = (size_t)352 * k->n;
+    /* room left for what the proofs allocate (the domain's slots are allocated by now) */
+    const size_t reserve = (size_t)PROOF_WORK_BYTES * k->n;
     if (e == CUZK_OK)
         e = key_msm(&k->h, device, 1, pk->h_pts, k->n_h, reserve);
     if (e == CUZK_OK)

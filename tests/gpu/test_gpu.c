@@ -472,26 +472,21 @@ static bool msm_matches(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, const cuzk
     return ok;
 }
 
-/* Edge scalars over the first n bases (s: room for n): all zero (the result is infinity),
- * all one, all r-1, and small values, r-1, r-2 and random mixed, with bases 5 and 6 (P and
- * -P) given equal scalars. */
-static void msm_edge_scalars(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, cuzk_fr *s, size_t n)
+/* The edge scalar sets of the MSM tests over n >= 7 values: all zero, all one, all r-1, or
+ * small values, r-1, r-2 and random mixed with s[5] = s[4] (bases 5 and 6 are P and -P:
+ * equal scalars cancel). */
+enum { EDGE_ZERO, EDGE_ONE, EDGE_R_MINUS_1, EDGE_MIXED };
+static void edge_fill(cuzk_fr *s, size_t n, int kind)
 {
-    cuzk_g1_jac r;
-    for (size_t i = 0; i < n; i++)
-        cuzk_fr_set_zero(&s[i]);
-    CHECK(msm_matches(m, bases, s, n, 0, "zeros"));
-    CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, n, 0));
-    CHECK(cuzk_g1_jac_is_inf(&r));
-    for (size_t i = 0; i < n; i++)
-        cuzk_fr_set_one(&s[i]);
-    CHECK(msm_matches(m, bases, s, n, 0, "ones"));
-    for (size_t i = 0; i < n; i++)
-        fr_minus(&s[i], 1);
-    CHECK(msm_matches(m, bases, s, n, 0, "r-1"));
-    for (size_t i = 0; i < n; i++) { /* small values, r-1, r-2 and random mixed */
-        uint64_t v = test_rand64() % 8;
-        if (v < 4)
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = kind == EDGE_MIXED ? test_rand64() % 8 : 0;
+        if (kind == EDGE_ZERO)
+            cuzk_fr_set_zero(&s[i]);
+        else if (kind == EDGE_ONE)
+            cuzk_fr_set_one(&s[i]);
+        else if (kind == EDGE_R_MINUS_1)
+            fr_minus(&s[i], 1);
+        else if (v < 4)
             cuzk_fr_set_u64(&s[i], v);
         else if (v == 4)
             fr_minus(&s[i], 1);
@@ -500,7 +495,25 @@ static void msm_edge_scalars(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, cuzk_
         else
             test_rand_fr(&s[i]);
     }
-    s[5] = s[4]; /* bases 5 and 6 are P and -P: equal scalars cancel */
+    if (kind == EDGE_MIXED)
+        s[5] = s[4];
+}
+
+/* Edge scalars over the first n bases (s: room for n): all zero (the result is infinity),
+ * all one, all r-1, and small values, r-1, r-2 and random mixed, with bases 5 and 6 (P and
+ * -P) given equal scalars. */
+static void msm_edge_scalars(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, cuzk_fr *s, size_t n)
+{
+    cuzk_g1_jac r;
+    edge_fill(s, n, EDGE_ZERO);
+    CHECK(msm_matches(m, bases, s, n, 0, "zeros"));
+    CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, n, 0));
+    CHECK(cuzk_g1_jac_is_inf(&r));
+    edge_fill(s, n, EDGE_ONE);
+    CHECK(msm_matches(m, bases, s, n, 0, "ones"));
+    edge_fill(s, n, EDGE_R_MINUS_1);
+    CHECK(msm_matches(m, bases, s, n, 0, "r-1"));
+    edge_fill(s, n, EDGE_MIXED);
     CHECK(msm_matches(m, bases, s, n, 0, "mixed"));
 }
 
@@ -814,29 +827,15 @@ static void test_msm_g2(cuzk_gpu_msm *m, const cuzk_g2_affine *bases, size_t nma
 
     const size_t n = ((size_t)1 << 16) + 1 <= nmax ? ((size_t)1 << 16) + 1 : nmax;
     cuzk_g2_jac r;
-    for (size_t i = 0; i < n; i++)
-        cuzk_fr_set_zero(&s[i]);
+    edge_fill(s, n, EDGE_ZERO);
     CHECK(msm_matches_g2(m, bases, s, n, 0, "zeros"));
     CHECK_OK(cuzk_gpu_g2_msm_fr(m, &r, s, n, 0));
     CHECK(cuzk_g2_jac_is_inf(&r));
-    for (size_t i = 0; i < n; i++)
-        cuzk_fr_set_one(&s[i]);
+    edge_fill(s, n, EDGE_ONE);
     CHECK(msm_matches_g2(m, bases, s, n, 0, "ones"));
-    for (size_t i = 0; i < n; i++)
-        fr_minus(&s[i], 1);
+    edge_fill(s, n, EDGE_R_MINUS_1);
     CHECK(msm_matches_g2(m, bases, s, n, 0, "r-1"));
-    for (size_t i = 0; i < n; i++) {
-        uint64_t v = test_rand64() % 8;
-        if (v < 4)
-            cuzk_fr_set_u64(&s[i], v);
-        else if (v == 4)
-            fr_minus(&s[i], 1);
-        else if (v == 5)
-            fr_minus(&s[i], 2);
-        else
-            test_rand_fr(&s[i]);
-    }
-    s[5] = s[4]; /* bases 5 and 6 are P and -P */
+    edge_fill(s, n, EDGE_MIXED);
     CHECK(msm_matches_g2(m, bases, s, n, 0, "mixed"));
     /* only P and -P (bases 5, 6) with equal scalars: infinity; 4 and 5 equal: 2P */
     {

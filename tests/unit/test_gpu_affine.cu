@@ -198,6 +198,19 @@ static void test_pair(unsigned long iters)
     CHECK(bad == 0);
 }
 
+/* The leaves nd[T..2T) inverted in place through the product tree, as a round's block does
+ * it (the root inverted on the host). */
+static void tree_invert(std::vector<fp_t> &nd, unsigned T)
+{
+    for (unsigned h = T / 2; h; h >>= 1)
+        for (unsigned i = h; i < 2 * h; i++)
+            aff_tree_up(nd.data(), i);
+    nd[1] = fp_inv_var(nd[1], g_r2);
+    for (unsigned h = 1; h < T; h <<= 1)
+        for (unsigned i = h; i < 2 * h; i++)
+            aff_tree_down(nd.data(), i);
+}
+
 /* The tree over T leaves, ones among them: every leaf times its original is one. */
 static void test_tree(void)
 {
@@ -211,13 +224,7 @@ static void test_tree(void)
             orig[t] = (test_rand64() % 4 == 0) ? one : to_dev(a);
             nd[T + t] = orig[t];
         }
-        for (unsigned h = T / 2; h; h >>= 1)
-            for (unsigned i = h; i < 2 * h; i++)
-                aff_tree_up(nd.data(), i);
-        nd[1] = fp_inv_var(nd[1], g_r2);
-        for (unsigned h = 1; h < T; h <<= 1)
-            for (unsigned i = h; i < 2 * h; i++)
-                aff_tree_down(nd.data(), i);
+        tree_invert(nd, T);
         for (unsigned t = 0; t < T; t++)
             bad += !f_eq<FpP>(f_mul<FpP>(nd[T + t], orig[t]), one);
     }
@@ -292,13 +299,7 @@ static round_list run_round(const round_list &in, const std::vector<uint32_t> &o
         }
         if (!any)
             continue;
-        for (unsigned h = T / 2; h; h >>= 1)
-            for (unsigned i = h; i < 2 * h; i++)
-                aff_tree_up(nd.data(), i);
-        nd[1] = fp_inv_var(nd[1], g_r2);
-        for (unsigned h = 1; h < T; h <<= 1)
-            for (unsigned i = h; i < 2 * h; i++)
-                aff_tree_down(nd.data(), i);
+        tree_invert(nd, T);
         for (unsigned tid = 0; tid < T; tid++) {
             io.t = b * T + tid;
             aff_round_bwd(io, nd[T + tid], np[tid]);
