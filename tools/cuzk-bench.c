@@ -25,6 +25,7 @@ int cuzk_bench_porep(int argc, char **argv);
 int cuzk_bench_kernels(int argc, char **argv);
 /* cuzk-bench scale (src/bench/scale_cli.c): setup in memory, batch proof, verification. */
 int cuzk_bench_scale(int argc, char **argv);
+int cuzk_bench_prep(int argc, char **argv);
 
 static double now_ns(void)
 {
@@ -190,7 +191,10 @@ static void usage(FILE *f)
                "                                   Fr NTT and G1 MSM of 2^K, CPU and GPU side by side\n"
                "  scale --r1cs C.r1cs --witness W.wtns... [--format params|zkey] [--out DIR] [--runs N] [--json]\n"
                "                                   setup in memory (key never written), one batch proof,\n"
-               "                                   verification; time and peak RSS per stage (scale -h)\n");
+               "                                   verification; time and peak RSS per stage (scale -h)\n"
+               "  prep [-k K] [--threads T] [--runs N] [--json]\n"
+               "                                   the CPU side of a GPU partition (witness copy, split\n"
+               "                                   bit vectors and scalars), beside the reference way\n");
     bench_usage_cmds(f);
 }
 
@@ -208,6 +212,8 @@ int main(int argc, char **argv)
         return cuzk_bench_kernels(argc - 2, argv + 2);
     if (!strcmp(argv[1], "scale"))
         return cuzk_bench_scale(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "prep"))
+        return cuzk_bench_prep(argc - 2, argv + 2);
     static const struct {
         const char *name;
         int (*fn)(int, char **);

@@ -102,6 +102,19 @@ size_t cuzk_msm_gather_scalars(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, 
                                const uint64_t *bits, unsigned nthreads);
 size_t cuzk_msm_gather_fr(cuzk_msm_scalar *out, const cuzk_fr *in, size_t n,
                           const uint64_t *bits, unsigned nthreads);
+/* Several gathers of one vector in one pass (the split MSMs of a proof select from the
+ * same witness): output k receives, in order and as canonical limbs, the elements whose
+ * bit is set in bits (the first n), in mask (NULL: all) and at positions from lo on; out
+ * needs room for that count, which lands in count. Each selected value is read and
+ * converted once however many outputs take it. 1 to 4 outputs. */
+typedef struct {
+    cuzk_msm_scalar *out;
+    const uint64_t *mask;
+    size_t lo;
+    size_t count;
+} cuzk_msm_gather_out;
+cuzk_err cuzk_msm_gather_fr_multi(cuzk_msm_gather_out *outs, unsigned k, const cuzk_fr *in,
+                                  size_t n, const uint64_t *bits, unsigned nthreads) CUZK_WUR;
 
 /* ---- per group ----
  * cuzk_G_msm:        r = sum s_i*P_i, canonical scalars.

@@ -183,6 +183,12 @@ static void fill_witness(void *p, size_t begin, size_t end, unsigned worker)
 cuzk_err cuzk_porep_new(cuzk_porep **out, unsigned log2_n, size_t partitions, uint64_t seed,
                         void (*progress)(const char *phase))
 {
+    return cuzk_porep_new_ex(out, log2_n, partitions, seed, progress, true);
+}
+
+cuzk_err cuzk_porep_new_ex(cuzk_porep **out, unsigned log2_n, size_t partitions, uint64_t seed,
+                           void (*progress)(const char *phase), bool points)
+{
     *out = NULL;
     if (log2_n < 4 || log2_n > 28 || partitions == 0)
         return cuzk_error_set(CUZK_EINVAL, "porep workload: k must be 4..28 and partitions >= 1");
@@ -230,6 +236,8 @@ cuzk_err cuzk_porep_new(cuzk_porep **out, unsigned log2_n, size_t partitions, ui
     for (size_t j = 0; j < partitions; j++)
         w->wits[j] = w->wit + j * nv;
 
+    if (!points)
+        goto view;
     if (progress)
         progress("G1 points");
     if (make_g1(&w->h, n - 1, seed, 1000) != CUZK_OK ||
@@ -254,6 +262,7 @@ cuzk_err cuzk_porep_new(cuzk_porep **out, unsigned log2_n, size_t partitions, ui
     free(vk1);
     free(vk2);
 
+view:;
     cuzk_pk_view *v = &w->v;
     v->conv = CUZK_CONV_BELLMAN;
     v->n_vars = (uint32_t)nv;

@@ -22,6 +22,10 @@ typedef struct cuzk_porep cuzk_porep;
 /* progress: called with a short phase name, or NULL. */
 cuzk_err cuzk_porep_new(cuzk_porep **out, unsigned log2_n, size_t partitions, uint64_t seed,
                         void (*progress)(const char *phase)) CUZK_WUR;
+/* points false: no key points (the view's point arrays are NULL): the witnesses, densities
+ * and matrices only, for benchmarks of the host-side work. */
+cuzk_err cuzk_porep_new_ex(cuzk_porep **out, unsigned log2_n, size_t partitions, uint64_t seed,
+                           void (*progress)(const char *phase), bool points) CUZK_WUR;
 void cuzk_porep_free(cuzk_porep *w);
 const cuzk_pk_view *cuzk_porep_view(const cuzk_porep *w);
 const cuzk_fr *const *cuzk_porep_witnesses(const cuzk_porep *w);

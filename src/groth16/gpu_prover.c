@@ -40,7 +40,6 @@ static void bufs_free(cuzk_gpu_bufs *b)
         free(b->abc);
     free(b->w_one);
     free(b->w_sig);
-    free(b->tmp);
     for (int i = 0; i < 3; i++) {
         free(b->sp[i].one);
         free(b->sp[i].sig);
@@ -89,7 +88,7 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
         bool ok = b && (gk->synth || b->abc);
         if (ok) {
             size_t bv = 8 * CUZK_MSM_BITVEC_WORDS(gk->n_vars);
-            uint64_t **vec[] = {&b->w_one, &b->w_sig, &b->tmp, &b->sp[0].one, &b->sp[0].sig,
+            uint64_t **vec[] = {&b->w_one, &b->w_sig, &b->sp[0].one, &b->sp[0].sig,
                                 &b->sp[1].one, &b->sp[1].sig, &b->sp[2].one, &b->sp[2].sig};
             for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
                 ok = ok && (*vec[i] = malloc(bv ? bv : 8)) != NULL;
@@ -559,25 +558,14 @@ static cuzk_err split_room(cuzk_gpu_split_in *sp, size_t cnt)
     return CUZK_OK;
 }
 
-/* One split in the positions of the bases density selects (all when NULL), from the
- * witness classification in b: bit vectors compressed, significant scalars gathered. */
+/* One split's bit vectors in the positions of the bases density selects (all when NULL),
+ * from the witness classification in b, and room for its significant scalars. */
 static cuzk_err prep_density(cuzk_gpu_split_in *sp, cuzk_gpu_bufs *b, const uint64_t *density,
-                             const cuzk_fr *w, size_t nv, unsigned T)
+                             size_t nv, unsigned T)
 {
     sp->n = cuzk_msm_bitvec_compress(sp->one, b->w_one, density, nv, T);
     (void)cuzk_msm_bitvec_compress(sp->sig, b->w_sig, density, nv, T);
-    const uint64_t *sel = b->w_sig;
-    size_t cnt;
-    if (density) {
-        cnt = cuzk_msm_bitvec_and(b->tmp, b->w_sig, density, nv);
-        sel = b->tmp;
-    } else {
-        cnt = cuzk_msm_bitvec_count(b->w_sig, nv);
-    }
-    cuzk_err e = split_room(sp, cnt);
-    if (e == CUZK_OK)
-        sp->n_sig = cuzk_msm_gather_fr(sp->s, w, nv, sel, T);
-    return e;
+    return split_room(sp, cuzk_msm_bitvec_count(sp->sig, sp->n));
 }
 
 cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu_bufs *b,
@@ -585,19 +573,29 @@ cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu
 {
     size_t nv = pk->n_vars, off = pk->n_public + 1;
     cuzk_msm_classify_fr(b->w_one, b->w_sig, NULL, w, nv, T);
-    cuzk_err e = prep_density(&b->sp[0], b, pk->a_density, w, nv, T);
+    cuzk_err e = prep_density(&b->sp[0], b, pk->a_density, nv, T);
     if (e == CUZK_OK)
-        e = prep_density(&b->sp[1], b, pk->b_density, w, nv, T);
-    if (e != CUZK_OK)
-        return e;
+        e = prep_density(&b->sp[1], b, pk->b_density, nv, T);
     /* L: the wires after the public inputs, no density */
     cuzk_gpu_split_in *sp = &b->sp[2];
     sp->n = nv - off;
     cuzk_msm_bitvec_extract(sp->one, b->w_one, off, sp->n);
     cuzk_msm_bitvec_extract(sp->sig, b->w_sig, off, sp->n);
-    if ((e = split_room(sp, cuzk_msm_bitvec_count(sp->sig, sp->n))) == CUZK_OK)
-        sp->n_sig = cuzk_msm_gather_fr(sp->s, w + off, sp->n, sp->sig, T);
-    return e;
+    if (e == CUZK_OK)
+        e = split_room(sp, cuzk_msm_bitvec_count(sp->sig, sp->n));
+    if (e != CUZK_OK)
+        return e;
+    /* The three gathers in one pass over the significant values: a PoRep witness's are
+     * nearly all in A and in L, so each is read and converted once instead of up to three
+     * times. */
+    cuzk_msm_gather_out g[3] = {{.out = b->sp[0].s, .mask = pk->a_density},
+                                {.out = b->sp[1].s, .mask = pk->b_density},
+                                {.out = b->sp[2].s, .lo = off}};
+    if ((e = cuzk_msm_gather_fr_multi(g, 3, w, nv, b->w_sig, T)) != CUZK_OK)
+        return e;
+    for (int k = 0; k < 3; k++)
+        b->sp[k].n_sig = g[k].count;
+    return CUZK_OK;
 }
 
 /* Where B_G2 runs with the GPU backend: on the device by default (measured on an H200 with

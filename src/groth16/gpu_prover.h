@@ -26,7 +26,7 @@ void cuzk_gpu_split_free_scalars(cuzk_gpu_split_in *sp);
 typedef struct cuzk_gpu_bufs {
     cuzk_fr *abc;
     size_t abc_cap;                /* values abc holds */
-    uint64_t *w_one, *w_sig, *tmp; /* n_vars bits each */
+    uint64_t *w_one, *w_sig;       /* n_vars bits each */
     cuzk_gpu_split_in sp[3];       /* A, B, L */
     /* With synthesis on the device: where the witness goes up from (abc holding a copy, or
      * the caller's witness itself, page-locked in place while wreg) */

@@ -274,15 +274,38 @@ void cuzk_msm_bitvec_extract(uint64_t *out, const uint64_t *src, size_t off, siz
 }
 
 /* ---- passes over the set bits of a vector, in chunks ----
- * fn(ctx, wb, we, pos) handles words [wb, we), pos being the set bits (of the first n)
- * before word wb: a chunk knows where its output starts, so chunks run in parallel after a
- * first pass that counts each chunk's bits. Returns the set-bit count. */
-typedef void (*bits_chunk_fn)(void *ctx, size_t wb, size_t we, size_t pos);
+ * fn(ctx, wb, we, pos) handles words [wb, we), pos[k] being the bits of selection k (of the
+ * first n) before word wb: a chunk knows where each of its outputs starts, so chunks run in
+ * parallel after a first pass that counts each chunk's bits. A selection is the set bits
+ * that a mask also has (NULL: all) at positions from lo on. */
+#define BITS_SEL_MAX 4
+
+typedef struct {
+    const uint64_t *mask;
+    size_t lo;
+} bits_sel;
+
+static const bits_sel SEL_ALL = {NULL, 0};
+
+/* Word w of the selection s of bits (the first n). */
+static inline uint64_t sel_word(const uint64_t *bits, const bits_sel *s, size_t w, size_t n)
+{
+    uint64_t m = bits[w] & word_mask(w, n);
+    if (s->mask)
+        m &= s->mask[w];
+    if (s->lo > w * 64)
+        m = s->lo - w * 64 >= 64 ? 0 : m & (~0ULL << (s->lo - w * 64));
+    return m;
+}
+
+typedef void (*bits_chunk_fn)(void *ctx, size_t wb, size_t we, const size_t *pos);
 
 typedef struct {
     const uint64_t *bits;
     size_t n, words, chunk_words;
-    size_t *offsets;   /* per chunk: set-bit count, then the bits before it */
+    const bits_sel *sel;
+    unsigned nsel;
+    size_t *offsets;   /* per chunk and selection: set-bit count, then the bits before it */
     bits_chunk_fn fn;
     void *ctx;
 } chunks_ctx;
@@ -293,16 +316,24 @@ static void chunk_bounds(const chunks_ctx *c, size_t j, size_t *wb, size_t *we)
     *we = *wb + c->chunk_words < c->words ? *wb + c->chunk_words : c->words;
 }
 
+static void sel_count(const chunks_ctx *c, size_t wb, size_t we, size_t *cnt)
+{
+    for (unsigned k = 0; k < c->nsel; k++) {
+        size_t t = 0;
+        for (size_t w = wb; w < we; w++)
+            t += (size_t)__builtin_popcountll(sel_word(c->bits, &c->sel[k], w, c->n));
+        cnt[k] = t;
+    }
+}
+
 static void chunks_count(void *vctx, size_t b, size_t e, unsigned worker)
 {
     (void)worker;
     chunks_ctx *c = vctx;
     for (size_t j = b; j < e; j++) {
-        size_t wb, we, cnt = 0;
+        size_t wb, we;
         chunk_bounds(c, j, &wb, &we);
-        for (size_t w = wb; w < we; w++)
-            cnt += (size_t)__builtin_popcountll(c->bits[w] & word_mask(w, c->n));
-        c->offsets[j] = cnt;
+        sel_count(c, wb, we, &c->offsets[j * c->nsel]);
     }
 }
 
@@ -313,64 +344,136 @@ static void chunks_run(void *vctx, size_t b, size_t e, unsigned worker)
     for (size_t j = b; j < e; j++) {
         size_t wb, we;
         chunk_bounds(c, j, &wb, &we);
-        c->fn(c->ctx, wb, we, c->offsets[j]);
+        c->fn(c->ctx, wb, we, &c->offsets[j * c->nsel]);
     }
 }
 
-static size_t bits_by_chunk(const uint64_t *bits, size_t n, unsigned T, bits_chunk_fn fn,
-                            void *ctx)
+/* Runs fn over the nsel selections of bits; writes each selection's set-bit count. */
+static void bits_by_chunk_sel(const uint64_t *bits, size_t n, unsigned T, const bits_sel *sel,
+                              unsigned nsel, bits_chunk_fn fn, void *ctx, size_t *totals)
 {
-    chunks_ctx c = {.bits = bits, .n = n, .words = CUZK_MSM_BITVEC_WORDS(n), .fn = fn, .ctx = ctx};
+    chunks_ctx c = {.bits = bits, .n = n, .words = CUZK_MSM_BITVEC_WORDS(n), .sel = sel,
+                    .nsel = nsel, .fn = fn, .ctx = ctx};
     size_t nchunks = (size_t)T * 8;
     if (nchunks > c.words / 16) /* at least 1024 positions per chunk */
         nchunks = c.words / 16;
-    if (T == 1 || nchunks <= 1 || !(c.offsets = malloc(nchunks * sizeof(size_t)))) {
-        fn(ctx, 0, c.words, 0);
-        return cuzk_msm_bitvec_count(bits, n);
+    if (T == 1 || nchunks <= 1 || !(c.offsets = malloc(nchunks * nsel * sizeof(size_t)))) {
+        static const size_t zeros[BITS_SEL_MAX];
+        fn(ctx, 0, c.words, zeros);
+        sel_count(&c, 0, c.words, totals);
+        return;
     }
     c.chunk_words = (c.words + nchunks - 1) / nchunks;
     nchunks = (c.words + c.chunk_words - 1) / c.chunk_words;
     cuzk_parallel_for(nchunks, 1, T, chunks_count, &c);
-    size_t total = 0;
-    for (size_t j = 0; j < nchunks; j++) {
-        size_t cnt = c.offsets[j];
-        c.offsets[j] = total;
-        total += cnt;
+    for (unsigned k = 0; k < nsel; k++) {
+        size_t total = 0;
+        for (size_t j = 0; j < nchunks; j++) {
+            size_t cnt = c.offsets[j * nsel + k];
+            c.offsets[j * nsel + k] = total;
+            total += cnt;
+        }
+        totals[k] = total;
     }
     cuzk_parallel_for(nchunks, 1, T, chunks_run, &c);
     free(c.offsets);
+}
+
+/* The single-selection case: all set bits. Returns their count. */
+static size_t bits_by_chunk(const uint64_t *bits, size_t n, unsigned T, bits_chunk_fn fn,
+                            void *ctx)
+{
+    size_t total;
+    bits_by_chunk_sel(bits, n, T, &SEL_ALL, 1, fn, ctx, &total);
     return total;
 }
 
-/* Compression: the chunks share output words at their edges, which take an atomic OR. */
+/* Compression: the chunks share output words at their edges, which take an atomic OR. Per
+ * input word, the source bits under the mask are packed with PEXT where the CPU has BMI2
+ * (a few cycles a word instead of one step per mask bit), else bit by bit. */
 typedef struct {
     uint64_t *out;
     const uint64_t *src, *mask;
     size_t n;
 } compress_ctx;
 
-static void compress_words(void *vctx, size_t wb, size_t we, size_t pos)
+static inline uint64_t pext_portable(uint64_t s, uint64_t m)
+{
+    uint64_t v = 0;
+    for (unsigned k = 0; m; k++) {
+        v |= ((s >> __builtin_ctzll(m)) & 1) << k;
+        m &= m - 1;
+    }
+    return v;
+}
+
+#define COMPRESS_WORDS_BODY(PEXT)                                                              \
+    do {                                                                                       \
+        size_t pos = pos0[0], accw = pos / 64;                                                 \
+        uint64_t acc = 0; /* the output word being filled, flushed when pos leaves it */       \
+        for (size_t w = wb; w < we; w++) {                                                     \
+            uint64_t m = c->mask[w] & word_mask(w, c->n);                                      \
+            if (!m)                                                                            \
+                continue;                                                                      \
+            unsigned k = (unsigned)__builtin_popcountll(m), sh = (unsigned)(pos % 64);         \
+            uint64_t v = PEXT(c->src[w], m);                                                   \
+            if (pos / 64 != accw) {                                                            \
+                if (acc)                                                                       \
+                    __atomic_fetch_or(&c->out[accw], acc, __ATOMIC_RELAXED);                   \
+                acc = 0;                                                                       \
+                accw = pos / 64;                                                               \
+            }                                                                                  \
+            acc |= v << sh;                                                                    \
+            if (sh + k >= 64) { /* the word is full: the rest of v starts the next */          \
+                if (acc)                                                                       \
+                    __atomic_fetch_or(&c->out[accw], acc, __ATOMIC_RELAXED);                   \
+                accw++;                                                                        \
+                acc = sh ? v >> (64 - sh) : 0;                                                 \
+            }                                                                                  \
+            pos += k;                                                                          \
+        }                                                                                      \
+        if (acc)                                                                               \
+            __atomic_fetch_or(&c->out[accw], acc, __ATOMIC_RELAXED);                           \
+    } while (0)
+
+static void compress_words(void *vctx, size_t wb, size_t we, const size_t *pos0)
 {
     const compress_ctx *c = vctx;
-    uint64_t acc = 0; /* the output word being filled, flushed when pos leaves it */
-    size_t accw = pos / 64;
-    for (size_t w = wb; w < we; w++) {
-        uint64_t m = c->mask[w] & word_mask(w, c->n), s = c->src[w];
-        while (m) {
-            unsigned b = (unsigned)__builtin_ctzll(m);
-            m &= m - 1;
-            if (pos / 64 != accw) {
-                if (acc)
-                    __atomic_fetch_or(&c->out[accw], acc, __ATOMIC_RELAXED);
-                acc = 0;
-                accw = pos / 64;
-            }
-            acc |= ((s >> b) & 1) << (pos % 64);
-            pos++;
-        }
+    COMPRESS_WORDS_BODY(pext_portable);
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("bmi2"))) static void compress_words_bmi2(void *vctx, size_t wb,
+                                                                size_t we, const size_t *pos0)
+{
+    const compress_ctx *c = vctx;
+    COMPRESS_WORDS_BODY(_pext_u64);
+}
+static int msm_pext_available(void) { return __builtin_cpu_supports("bmi2"); }
+#else
+#define compress_words_bmi2 compress_words
+static int msm_pext_available(void) { return 0; }
+#endif
+
+static int msm_pext_enabled_ = -1; /* -1: not chosen yet */
+
+bool msm_bitvec_set_pext(bool on)
+{
+    if (on && !msm_pext_available())
+        return false;
+    __atomic_store_n(&msm_pext_enabled_, on ? 1 : 0, __ATOMIC_RELAXED);
+    return true;
+}
+
+static bool msm_pext_enabled(void)
+{
+    int v = __atomic_load_n(&msm_pext_enabled_, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = msm_pext_available();
+        __atomic_store_n(&msm_pext_enabled_, v, __ATOMIC_RELAXED);
     }
-    if (acc)
-        __atomic_fetch_or(&c->out[accw], acc, __ATOMIC_RELAXED);
+    return v != 0;
 }
 
 size_t cuzk_msm_bitvec_compress(uint64_t *out, const uint64_t *src, const uint64_t *mask,
@@ -384,10 +487,27 @@ size_t cuzk_msm_bitvec_compress(uint64_t *out, const uint64_t *src, const uint64
     }
     compress_ctx c = {.out = out, .src = src, .mask = mask, .n = n};
     memset(out, 0, 8 * CUZK_MSM_BITVEC_WORDS(cuzk_msm_bitvec_count(mask, n)));
-    return bits_by_chunk(mask, n, msm_threads(nthreads), compress_words, &c);
+    return bits_by_chunk(mask, n, msm_threads(nthreads),
+                         msm_pext_enabled() ? compress_words_bmi2 : compress_words, &c);
 }
 
 /* ---- gather ---- */
+
+/* Words ahead whose selected elements are prefetched: the selected elements of a sparse
+ * vector (a tenth of a PoRep witness) defeat the hardware's stream prefetch, so each would
+ * wait for memory; four words (up to 256 elements) ahead hides that latency. */
+#define GATHER_AHEAD 4
+
+static inline void gather_prefetch(const uint8_t *in, size_t elem, size_t w, uint64_t m)
+{
+    while (m) {
+        const uint8_t *p = in + (w * 64 + (size_t)__builtin_ctzll(m)) * elem;
+        __builtin_prefetch(p);
+        if (elem > 64)
+            __builtin_prefetch(p + elem - 1);
+        m &= m - 1;
+    }
+}
 
 typedef struct {
     uint8_t *out;
@@ -398,10 +518,14 @@ typedef struct {
     const uint64_t *bits;
 } gather_ctx;
 
-static void gather_words(void *vctx, size_t wb, size_t we, size_t pos)
+static void gather_words(void *vctx, size_t wb, size_t we, const size_t *pos0)
 {
     const gather_ctx *c = vctx;
+    size_t pos = pos0[0];
     for (size_t w = wb; w < we; w++) {
+        if (w + GATHER_AHEAD < we)
+            gather_prefetch(c->in, c->elem, w + GATHER_AHEAD,
+                            c->bits[w + GATHER_AHEAD] & word_mask(w + GATHER_AHEAD, c->n));
         uint64_t m = c->bits[w] & word_mask(w, c->n);
         while (m) {
             size_t i = w * 64 + (size_t)__builtin_ctzll(m);
@@ -433,4 +557,60 @@ size_t cuzk_msm_gather_fr(cuzk_msm_scalar *out, const cuzk_fr *in, size_t n,
                           const uint64_t *bits, unsigned nthreads)
 {
     return msm_gather(out, in, sizeof(*in), MSM_GATHER_FR_TO_CANON, n, bits, nthreads);
+}
+
+/* Several selections of one vector in one pass: each selected value is read and converted
+ * once, however many outputs take it. */
+typedef struct {
+    const cuzk_fr *in;
+    const uint64_t *bits;
+    size_t n;
+    const bits_sel *sel;
+    cuzk_msm_gather_out *outs;
+    unsigned nsel;
+} gather_multi_ctx;
+
+static void gather_multi_words(void *vctx, size_t wb, size_t we, const size_t *pos0)
+{
+    const gather_multi_ctx *c = vctx;
+    size_t pos[BITS_SEL_MAX];
+    memcpy(pos, pos0, sizeof(size_t) * c->nsel);
+    for (size_t w = wb; w < we; w++) {
+        uint64_t mk[BITS_SEL_MAX], any = 0;
+        for (unsigned k = 0; k < c->nsel; k++)
+            any |= mk[k] = sel_word(c->bits, &c->sel[k], w, c->n);
+        if (w + GATHER_AHEAD < we) {
+            uint64_t ahead = 0;
+            for (unsigned k = 0; k < c->nsel; k++)
+                ahead |= sel_word(c->bits, &c->sel[k], w + GATHER_AHEAD, c->n);
+            gather_prefetch((const uint8_t *)c->in, sizeof(cuzk_fr), w + GATHER_AHEAD, ahead);
+        }
+        while (any) {
+            unsigned b = (unsigned)__builtin_ctzll(any);
+            uint64_t bit = 1ULL << b;
+            any &= any - 1;
+            cuzk_msm_scalar v;
+            cuzk_fr_to_limbs(v.l, &c->in[w * 64 + b]);
+            for (unsigned k = 0; k < c->nsel; k++)
+                if (mk[k] & bit)
+                    c->outs[k].out[pos[k]++] = v;
+        }
+    }
+}
+
+cuzk_err cuzk_msm_gather_fr_multi(cuzk_msm_gather_out *outs, unsigned k, const cuzk_fr *in,
+                                  size_t n, const uint64_t *bits, unsigned nthreads)
+{
+    if (k == 0 || k > BITS_SEL_MAX)
+        return cuzk_error_set(CUZK_EINVAL, "msm: a multiple gather takes 1 to %d outputs, not %u",
+                              BITS_SEL_MAX, k);
+    bits_sel sel[BITS_SEL_MAX];
+    size_t cnt[BITS_SEL_MAX];
+    for (unsigned i = 0; i < k; i++)
+        sel[i] = (bits_sel){outs[i].mask, outs[i].lo};
+    gather_multi_ctx c = {.in = in, .bits = bits, .n = n, .sel = sel, .outs = outs, .nsel = k};
+    bits_by_chunk_sel(bits, n, msm_threads(nthreads), sel, k, gather_multi_words, &c, cnt);
+    for (unsigned i = 0; i < k; i++)
+        outs[i].count = cnt[i];
+    return CUZK_OK;
 }

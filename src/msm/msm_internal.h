@@ -67,6 +67,10 @@ typedef enum { MSM_GATHER_COPY, MSM_GATHER_FR_TO_CANON } msm_gather_kind;
 size_t msm_gather(void *out, const void *in, size_t elem, msm_gather_kind kind, size_t n,
                   const uint64_t *bits, unsigned nthreads);
 
+/* Bit-vector compression with PEXT (BMI2), the default where the CPU has it, or bit by bit
+ * (tests compare the two). Returns false when asked for PEXT on a CPU without it. */
+bool msm_bitvec_set_pext(bool on);
+
 /* Index of the first scalar >= 2^255, or n when all are below. Parallel. */
 size_t msm_find_oversized(const cuzk_msm_scalar *s, size_t n, unsigned nthreads);
 

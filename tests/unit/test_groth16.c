@@ -173,12 +173,15 @@ static void test_prep_splits(void)
             if (test_rand64() % 4 == 0)
                 db[i / 64] |= 1ULL << (i % 64);
         }
-        cuzk_pk_view pk = {.n_vars = (uint32_t)nv, .n_public = nv > 2 ? 1 : 0,
+        /* L starts after the public inputs: inside the first word, on a word edge (63
+         * public inputs: L from wire 64), and past several words */
+        const uint32_t npub = nv <= 2 ? 0 : si < 2 ? 1 : si == 2 ? 63 : 200;
+        cuzk_pk_view pk = {.n_vars = (uint32_t)nv, .n_public = npub,
                            .a_density = si == 1 ? NULL : da, .b_density = db};
         cuzk_gpu_bufs b = {0};
-        uint64_t **vec[] = {&b.w_one, &b.w_sig, &b.tmp, &b.sp[0].one, &b.sp[0].sig,
+        uint64_t **vec[] = {&b.w_one, &b.w_sig, &b.sp[0].one, &b.sp[0].sig,
                             &b.sp[1].one, &b.sp[1].sig, &b.sp[2].one, &b.sp[2].sig};
-        for (size_t i = 0; i < 9; i++)
+        for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
             *vec[i] = malloc(8 * words);
         CHECK_EQ_ERR(cuzk_gpu_prep_splits(&pk, w, &b, si % 2 ? 3 : 1), CUZK_OK);
         const uint64_t *dens[3] = {pk.a_density, pk.b_density, NULL};
@@ -205,7 +208,7 @@ static void test_prep_splits(void)
             free(sc);
             cuzk_gpu_split_free_scalars(&b.sp[t]);
         }
-        for (size_t i = 0; i < 9; i++)
+        for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
             free(*vec[i]);
         free(w), free(pts), free(sel), free(da), free(db);
     }

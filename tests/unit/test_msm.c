@@ -604,12 +604,17 @@ static void test_bitvec_ops(void)
                 if (bit_at(mask, i))
                     ref[k / 64] |= (uint64_t)bit_at(src, i) << (k % 64), k++;
             const unsigned threads[] = {1, 2, 3, 8};
-            for (int t = 0; t < 4; t++) {
-                memset(out, 0xa5, 8 * (words + 1));
-                size_t kk = cuzk_msm_bitvec_compress(out, src, mask, n, threads[t]);
-                CHECK(kk == k);
-                CHECK(memcmp(out, ref, 8 * CUZK_MSM_BITVEC_WORDS(k)) == 0);
+            for (int impl = 0; impl < 2; impl++) { /* bit by bit, then PEXT where the CPU has it */
+                if (!msm_bitvec_set_pext(impl == 1))
+                    continue;
+                for (int t = 0; t < 4; t++) {
+                    memset(out, 0xa5, 8 * (words + 1));
+                    size_t kk = cuzk_msm_bitvec_compress(out, src, mask, n, threads[t]);
+                    CHECK(kk == k);
+                    CHECK(memcmp(out, ref, 8 * CUZK_MSM_BITVEC_WORDS(k)) == 0);
+                }
             }
+            (void)msm_bitvec_set_pext(true); /* back to the default where there is one */
             size_t ka = cuzk_msm_bitvec_and(out, src, mask, n), ka_ref = 0, bad = 0;
             for (size_t i = 0; i < n; i++) {
                 ka_ref += (size_t)(bit_at(src, i) & bit_at(mask, i));
@@ -636,10 +641,77 @@ static void test_bitvec_ops(void)
     }
 }
 
+/* cuzk_msm_gather_fr_multi against one plain gather per output: masks absent, dense and
+ * sparse, starts inside, at and past word edges and past the end, several thread counts,
+ * sizes around word and chunk edges; values zero, one and random. */
+static void test_gather_multi(void)
+{
+    const size_t sizes[] = {1, 63, 64, 65, 1000, 4096 * 64 + 3};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si], words = CUZK_MSM_BITVEC_WORDS(n);
+        cuzk_fr *in = malloc(sizeof *in * n);
+        uint64_t *bits = malloc(8 * words), *m[3], *sel = malloc(8 * words);
+        cuzk_msm_scalar *want = malloc(sizeof *want * n), *got[4];
+        for (int k = 0; k < 3; k++)
+            m[k] = malloc(8 * words);
+        for (int k = 0; k < 4; k++)
+            got[k] = malloc(sizeof *got[k] * n);
+        for (size_t i = 0; i < n; i++) {
+            unsigned x = (unsigned)(test_rand64() % 4);
+            if (x == 0)
+                memset(&in[i], 0, sizeof in[i]);
+            else if (x == 1)
+                cuzk_fr_set_one(&in[i]);
+            else
+                test_rand_fr(&in[i]);
+        }
+        for (size_t w = 0; w < words; w++) {
+            bits[w] = test_rand64() & test_rand64() ? test_rand64() : ~0ULL;
+            m[0][w] = test_rand64() | test_rand64() | test_rand64(); /* dense */
+            m[1][w] = test_rand64() & test_rand64();                 /* sparse */
+            m[2][w] = test_rand64();
+        }
+        if (n % 64) /* bits past n set: must be ignored */
+            bits[words - 1] |= ~0ULL << (n % 64);
+        const size_t los[] = {0, 1, 63, 64, 65, 328, n, n + 5};
+        const unsigned threads[] = {1, 2, 3, 8};
+        for (int rep = 0; rep < 4; rep++) {
+            unsigned k = 1 + (unsigned)(test_rand64() % 4);
+            cuzk_msm_gather_out g[4];
+            for (unsigned j = 0; j < k; j++) {
+                unsigned mk = (unsigned)(test_rand64() % 4);
+                g[j] = (cuzk_msm_gather_out){.out = got[j], .mask = mk < 3 ? m[mk] : NULL,
+                                             .lo = los[test_rand64() % 8], .count = 12345};
+            }
+            CHECK_EQ_ERR(cuzk_msm_gather_fr_multi(g, k, in, n, bits, threads[rep]), CUZK_OK);
+            for (unsigned j = 0; j < k; j++) {
+                for (size_t w = 0; w < words; w++) {
+                    sel[w] = bits[w] & (g[j].mask ? g[j].mask[w] : ~0ULL);
+                    for (size_t b = 0; b < 64; b++)
+                        if (w * 64 + b < g[j].lo)
+                            sel[w] &= ~(1ULL << b);
+                }
+                size_t c = cuzk_msm_gather_fr(want, in, n, sel, 1);
+                CHECK(g[j].count == c);
+                CHECK(c == 0 || memcmp(got[j], want, sizeof *want * c) == 0);
+            }
+        }
+        cuzk_msm_gather_out none[5] = {{0}};
+        CHECK_EQ_ERR(cuzk_msm_gather_fr_multi(none, 0, in, n, bits, 1), CUZK_EINVAL);
+        CHECK_EQ_ERR(cuzk_msm_gather_fr_multi(none, 5, in, n, bits, 1), CUZK_EINVAL);
+        free(in), free(bits), free(sel), free(want);
+        for (int k = 0; k < 3; k++)
+            free(m[k]);
+        for (int k = 0; k < 4; k++)
+            free(got[k]);
+    }
+}
+
 int main(void)
 {
     test_init("test_msm");
     test_bitvec_ops();
+    test_gather_multi();
     test_g1_batch_add_cases();
     test_digits();
     test_errors();
