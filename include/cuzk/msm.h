@@ -75,6 +75,11 @@ void cuzk_msm_classify_fr(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_count
                           const cuzk_fr *scalars, size_t n, unsigned nthreads);
 void cuzk_msm_classify(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
                        const cuzk_msm_scalar *scalars, size_t n, unsigned nthreads);
+/* cuzk_msm_classify_fr that also copies the scalars to copy (n values, not overlapping them)
+ * in the same pass: one read of the vector instead of two when it must be moved anyway
+ * (the witness into the GPU upload buffer). */
+void cuzk_msm_classify_fr_copy(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
+                               const cuzk_fr *scalars, size_t n, unsigned nthreads, cuzk_fr *copy);
 /* The split rule: true when significant scalars are at most half of all (n_sig <= n/2). */
 bool cuzk_msm_should_split(const cuzk_msm_counts *counts);
 

@@ -7,7 +7,6 @@
 #include "cuzk/groth16.h"
 #include "groth16/csr_dedup.h"
 #include "groth16/gpu_prover.h"
-#include "util/parallel.h"
 #include "util/timing.h"
 
 #ifdef CUZK_HAVE_CUDA
@@ -112,12 +111,13 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
  * jobs: 497.6 against 447.9 proofs/min on one H200, bench/RESULTS.md). */
 #define WITNESS_REGISTER_MIN ((size_t)1 << 30)
 
-cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv, unsigned nthreads)
+cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv)
 {
     const size_t bytes = sizeof(cuzk_fr) * nv;
     const char *mode = getenv("CUZK_GPU_WITNESS"); /* copy | register (any size; tests) */
     const bool force = mode && !strcmp(mode, "register");
     b->wreg = false;
+    b->wcopy = NULL;
     if ((bytes >= WITNESS_REGISTER_MIN || force) && !(mode && !strcmp(mode, "copy"))) {
         if (cuzk_gpu_host_register((void *)(uintptr_t)w, bytes) == CUZK_OK) {
             b->wsrc = w;
@@ -129,8 +129,8 @@ cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv, un
     cuzk_err e = cuzk_gpu_bufs_reserve(b, nv);
     if (e != CUZK_OK)
         return e;
-    cuzk_parallel_memcpy(b->abc, w, bytes, nthreads);
     b->wsrc = b->abc;
+    b->wcopy = b->abc; /* filled by cuzk_gpu_prep_splits's classification pass */
     return CUZK_OK;
 }
 
@@ -141,6 +141,7 @@ void cuzk_gpu_bufs_witness_done(cuzk_gpu_bufs *b)
     if (b) {
         b->wreg = false;
         b->wsrc = NULL;
+        b->wcopy = NULL;
     }
 }
 
@@ -513,9 +514,9 @@ cuzk_err cuzk_gpu_bufs_reserve(cuzk_gpu_bufs *b, size_t vals)
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }
 
-cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv, unsigned nthreads)
+cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv)
 {
-    (void)b, (void)w, (void)nv, (void)nthreads;
+    (void)b, (void)w, (void)nv;
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }
 
@@ -572,7 +573,9 @@ cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu
                               unsigned T)
 {
     size_t nv = pk->n_vars, off = pk->n_public + 1;
-    cuzk_msm_classify_fr(b->w_one, b->w_sig, NULL, w, nv, T);
+    /* the witness's copy into the upload buffer, when one is due, rides on this pass */
+    cuzk_msm_classify_fr_copy(b->w_one, b->w_sig, NULL, w, nv, T, b->wcopy);
+    b->wcopy = NULL;
     cuzk_err e = prep_density(&b->sp[0], b, pk->a_density, nv, T);
     if (e == CUZK_OK)
         e = prep_density(&b->sp[1], b, pk->b_density, nv, T);

@@ -32,6 +32,9 @@ typedef struct cuzk_gpu_bufs {
      * the caller's witness itself, page-locked in place while wreg) */
     const cuzk_fr *wsrc;
     bool wreg;
+    /* Where the witness is still to be copied (abc), or NULL: the copy is made by the
+     * classification pass of cuzk_gpu_prep_splits, which reads the witness anyway. */
+    cuzk_fr *wcopy;
     bool pinned;
     struct cuzk_gpu_bufs *next;
 } cuzk_gpu_bufs;
@@ -40,17 +43,18 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out) CUZK_WUR;
  * witnesses (1 GiB up; any size with CUZK_GPU_WITNESS=register) are page-locked in place
  * (no copy: 4 GiB less host memory per partition at 2^27), unless CUZK_GPU_WITNESS=copy or
  * that fails (e.g. the same witness twice in a batch); else copied into b's page-locked
- * buffer. Undo with cuzk_gpu_bufs_witness_done. */
-cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv,
-                               unsigned nthreads) CUZK_WUR;
+ * buffer by the cuzk_gpu_prep_splits of w that must follow (b->wcopy), in its
+ * classification pass. Undo with cuzk_gpu_bufs_witness_done. */
+cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv) CUZK_WUR;
 void cuzk_gpu_bufs_witness_done(cuzk_gpu_bufs *b);
 /* Grows b->abc to hold at least vals values (contents not kept), page-locked when possible. */
 cuzk_err cuzk_gpu_bufs_reserve(cuzk_gpu_bufs *b, size_t vals) CUZK_WUR;
 void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b);
 
-/* The CPU part of the MSMs of witness w (n_vars values): classifies it and prepares the
- * splits of A, B and L in bufs (nthreads: 0 = all CPUs). Runs without the device lock, so
- * a pipeline does it for the next partition while the device works on this one. */
+/* The CPU part of the MSMs of witness w (n_vars values): classifies it (copying it to
+ * bufs->wcopy on the way when that is set) and prepares the splits of A, B and L in bufs
+ * (nthreads: 0 = all CPUs). Runs without the device lock, so a pipeline does it for the
+ * next partition while the device works on this one. */
 cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu_bufs *bufs,
                               unsigned nthreads) CUZK_WUR;
 

@@ -321,7 +321,7 @@ static cuzk_err gpu_cpu_side(cuzk_pending *p, size_t j, cuzk_gpu_bufs *slot, boo
             return e;
         cuzk_parallel_memcpy(slot->abc, p->abc_in[j], sizeof(cuzk_fr) * 3 * n, p->nthreads);
     } else if (dev_synth) {
-        cuzk_err e = cuzk_gpu_bufs_witness(slot, wit(p, j), p->pk->n_vars, p->nthreads);
+        cuzk_err e = cuzk_gpu_bufs_witness(slot, wit(p, j), p->pk->n_vars);
         if (e != CUZK_OK)
             return e;
     } else {

@@ -149,11 +149,38 @@ size_t msm_find_oversized(const cuzk_msm_scalar *s, size_t n, unsigned nthreads)
 typedef struct {
     uint64_t *one, *sig;
     const void *scalars;
+    cuzk_fr *copy;      /* NULL, or where the scalars are copied as they are read */
     bool mont;
     cuzk_fr one_mont;   /* 1 in Montgomery form, R mod r */
     size_t n;
     atomic_size_t n_one, n_sig;
 } class_ctx;
+
+/* Copies n values with non-temporal stores where there are (SSE2): the destination is not
+ * read back soon (it goes to the device), and streaming stores skip reading each of its
+ * lines first, which per-word memcpy calls would pay (measured: slower than a separate
+ * memcpy pass without them). */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline void copy_stream(cuzk_fr *dst, const cuzk_fr *src, size_t n)
+{
+    if (((uintptr_t)dst & 15) != 0) {
+        memcpy(dst, src, sizeof(cuzk_fr) * n);
+        return;
+    }
+    __m128i *d = (__m128i *)(void *)dst;
+    const __m128i *s = (const __m128i *)(const void *)src;
+    for (size_t i = 0; i < 2 * n; i++)
+        _mm_stream_si128(d + i, _mm_loadu_si128(s + i));
+}
+static inline void copy_stream_done(void) { _mm_sfence(); }
+#else
+static inline void copy_stream(cuzk_fr *dst, const cuzk_fr *src, size_t n)
+{
+    memcpy(dst, src, sizeof(cuzk_fr) * n);
+}
+static inline void copy_stream_done(void) {}
+#endif
 
 static void class_range(void *vctx, size_t wb, size_t we, unsigned worker)
 {
@@ -175,6 +202,8 @@ static void class_range(void *vctx, size_t wb, size_t we, unsigned worker)
             else if (!zero)
                 ms |= bit;
         }
+        if (c->copy) /* the word's scalars are in the cache now */
+            copy_stream(&c->copy[base], &((const cuzk_fr *)c->scalars)[base], end - base);
         if (c->one)
             c->one[w] = mo;
         if (c->sig)
@@ -182,14 +211,17 @@ static void class_range(void *vctx, size_t wb, size_t we, unsigned worker)
         n_one += (size_t)__builtin_popcountll(mo);
         n_sig += (size_t)__builtin_popcountll(ms);
     }
+    if (c->copy)
+        copy_stream_done(); /* the streaming stores are visible before the join */
     atomic_fetch_add(&c->n_one, n_one);
     atomic_fetch_add(&c->n_sig, n_sig);
 }
 
 static void classify(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
-                     const void *scalars, bool mont, size_t n, unsigned nthreads)
+                     const void *scalars, bool mont, size_t n, unsigned nthreads, cuzk_fr *copy)
 {
-    class_ctx c = {.one = one_bits, .sig = sig_bits, .scalars = scalars, .mont = mont, .n = n};
+    class_ctx c = {.one = one_bits, .sig = sig_bits, .scalars = scalars, .copy = copy,
+                   .mont = mont, .n = n};
     cuzk_fr_set_one(&c.one_mont);
     atomic_init(&c.n_one, 0);
     atomic_init(&c.n_sig, 0);
@@ -205,13 +237,19 @@ static void classify(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *co
 void cuzk_msm_classify_fr(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
                           const cuzk_fr *scalars, size_t n, unsigned nthreads)
 {
-    classify(one_bits, sig_bits, counts, scalars, true, n, nthreads);
+    classify(one_bits, sig_bits, counts, scalars, true, n, nthreads, NULL);
+}
+
+void cuzk_msm_classify_fr_copy(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
+                               const cuzk_fr *scalars, size_t n, unsigned nthreads, cuzk_fr *copy)
+{
+    classify(one_bits, sig_bits, counts, scalars, true, n, nthreads, copy);
 }
 
 void cuzk_msm_classify(uint64_t *one_bits, uint64_t *sig_bits, cuzk_msm_counts *counts,
                        const cuzk_msm_scalar *scalars, size_t n, unsigned nthreads)
 {
-    classify(one_bits, sig_bits, counts, scalars, false, n, nthreads);
+    classify(one_bits, sig_bits, counts, scalars, false, n, nthreads, NULL);
 }
 
 bool cuzk_msm_should_split(const cuzk_msm_counts *counts)

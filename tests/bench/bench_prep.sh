@@ -19,12 +19,12 @@ a, b, l = j["sig"]
 # about a quarter in B
 n = j["n_vars"]
 assert 0.05 * n < a < 0.15 * n and 0.05 * n < l < 0.15 * n and 0 < b < a, j
-for s in ("copy_ms", "prep_ms", "reference_ms"):
+for s in ("copy_ms", "prep_ms", "prep_copy_ms", "reference_ms"):
     assert set(j[s]) == {"median", "best"}, (s, j[s])
 PY
     done
 done
-"$bench" prep -k 12 --runs 1 | grep -q "same splits: yes"
+"$bench" prep -k 12 --runs 1 | grep -q "same splits and copy: yes"
 if "$bench" prep -k 3 2>/dev/null; then echo "k 3 accepted" >&2; exit 1; fi
 if "$bench" prep --bogus 2>/dev/null; then echo "--bogus accepted" >&2; exit 1; fi
 echo "bench_prep: OK"

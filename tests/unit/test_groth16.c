@@ -183,7 +183,15 @@ static void test_prep_splits(void)
                             &b.sp[1].one, &b.sp[1].sig, &b.sp[2].one, &b.sp[2].sig};
         for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
             *vec[i] = malloc(8 * words);
+        /* the witness's copy for the upload rides on the classification (every other size) */
+        cuzk_fr *wcopy = malloc(sizeof *wcopy * nv);
+        memset(wcopy, 0xa5, sizeof *wcopy * nv);
+        b.wcopy = si % 2 ? NULL : wcopy;
         CHECK_EQ_ERR(cuzk_gpu_prep_splits(&pk, w, &b, si % 2 ? 3 : 1), CUZK_OK);
+        CHECK(b.wcopy == NULL);
+        if (si % 2 == 0)
+            CHECK(memcmp(wcopy, w, sizeof *w * nv) == 0);
+        free(wcopy);
         const uint64_t *dens[3] = {pk.a_density, pk.b_density, NULL};
         size_t off[3] = {0, 0, pk.n_public + 1U};
         for (int t = 0; t < 3; t++) {

@@ -643,7 +643,8 @@ static void test_bitvec_ops(void)
 
 /* cuzk_msm_gather_fr_multi against one plain gather per output: masks absent, dense and
  * sparse, starts inside, at and past word edges and past the end, several thread counts,
- * sizes around word and chunk edges; values zero, one and random. */
+ * sizes around word and chunk edges; values zero, one and random. And the classification
+ * that copies on the way against the plain one. */
 static void test_gather_multi(void)
 {
     const size_t sizes[] = {1, 63, 64, 65, 1000, 4096 * 64 + 3};
@@ -695,6 +696,20 @@ static void test_gather_multi(void)
                 CHECK(g[j].count == c);
                 CHECK(c == 0 || memcmp(got[j], want, sizeof *want * c) == 0);
             }
+        }
+        /* classification with the copy riding on it: the same bits and counts, and the copy */
+        {
+            uint64_t *o1 = malloc(8 * words), *s1 = malloc(8 * words);
+            uint64_t *o2 = malloc(8 * words), *s2 = malloc(8 * words);
+            cuzk_fr *cp = malloc(sizeof *cp * n);
+            memset(cp, 0xa5, sizeof *cp * n);
+            cuzk_msm_counts c1, c2;
+            cuzk_msm_classify_fr(o1, s1, &c1, in, n, 1);
+            cuzk_msm_classify_fr_copy(o2, s2, &c2, in, n, 3, cp);
+            CHECK(memcmp(o1, o2, 8 * words) == 0 && memcmp(s1, s2, 8 * words) == 0);
+            CHECK(c1.n_one == c2.n_one && c1.n_sig == c2.n_sig && c1.n_zero == c2.n_zero);
+            CHECK(memcmp(cp, in, sizeof *cp * n) == 0);
+            free(o1), free(s1), free(o2), free(s2), free(cp);
         }
         cuzk_msm_gather_out none[5] = {{0}};
         CHECK_EQ_ERR(cuzk_msm_gather_fr_multi(none, 0, in, n, bits, 1), CUZK_EINVAL);
