@@ -14,6 +14,7 @@
 #                     ROUND_D10_GPUS="1 2" on the first g GPUs)
 #   ROUND_MGPU_K=24   issue 7: one porep batch (ROUND_MGPU_P=8 partitions) on 1, 2, 4, 8 GPUs
 #   ROUND_SUBGROUP=1  test_gpu_subgroup, and test_params with the subgroup checks on the device
+#   ROUND_PREP="22"   cuzk-bench prep (a GPU partition's host side) at those sizes
 #   ROUND_SETUP=1     test_gpu_setup;  ROUND_SCALE_K="24"  bench/scale.sh (MEM=1: in memory)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -109,6 +110,20 @@ if [ -n "${ROUND_KERNELS:-}" ]; then
         awk '/^gpu msm g1/ {last[$4] = $0} END {for (k in last) print last[k]}' "$OUT/kernels-$mb.err"
     done
     unset CUZK_GPU_MSM_ACC_MINB
+fi
+
+# ROUND_PREP="22 27": the host side of a GPU partition (cuzk-bench prep) on this host's
+# cores, all of them and ROUND_PREP_THREADS (default "4 8": a daemon worker's share)
+if [ -n "${ROUND_PREP:-}" ]; then
+    for k in $ROUND_PREP; do
+        for t in 0 ${ROUND_PREP_THREADS:-4 8}; do
+            t0=$(date +%s)
+            timeout ${PREP_TIMEOUT:-200} "$D/bin/cuzk-bench" prep -k "$k" --threads "$t" --runs 5 \
+                >"$OUT/prep-$k-t$t.log" 2>&1; rc=$?
+            summary+=("cuzk-bench prep -k $k --threads $t: rc=$rc ($(( $(date +%s) - t0 )) s); $(tail -1 "$OUT/prep-$k-t$t.log")")
+            cat "$OUT/prep-$k-t$t.log"
+        done
+    done
 fi
 
 [ -z "${SKIP_KERNELS:-}" ] && device_step test_gpu ${KERNEL_TIMEOUT:-240} "fail" "$D/bin/test_gpu"
