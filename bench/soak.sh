@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Soak: a cuzk-daemon proving round after round, good jobs and bad ones mixed, with its
+# resident memory, open descriptors and threads read after each round. A service that runs
+# for months must hold all three flat once warm.
+#
+#   bash bench/soak.sh [BUILD_DIR]     (default build; needs cuzk-daemon and cuzk-bench)
+#   ROUNDS=10 JOBS=200 CONC=4          rounds, good jobs per round, concurrent clients
+#   SOAK_RSS_GROWTH_MB=64              allowed growth of resident memory from the end of the
+#                                      second round to the end of the last
+#   SOAK_LOG=FILE                      the daemon's log (default BUILD_DIR/soak-daemon.log)
+#
+# Each round: JOBS jobs of the chain fixture's witness on the daemon's built-in example key
+# (every proof checked against its verification key), then bad jobs that must each fail
+# with an error while the daemon keeps serving: a truncated witness, another circuit's
+# witness (wrong size), a witness of random bytes, an unknown key. Exit 0 when every good
+# job passed, every bad one failed, and descriptors, threads and memory stayed flat after
+# the first round; 1 otherwise; 2 when the daemon would not start.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+ROUNDS=${ROUNDS:-10}
+JOBS=${JOBS:-200}
+CONC=${CONC:-4}
+GROWTH_MB=${SOAK_RSS_GROWTH_MB:-64}
+C=tests/data/circuits/chain
+LOG=${SOAK_LOG:-$B/soak-daemon.log}
+for t in cuzk-daemon cuzk-bench; do
+    if [ ! -x "$B/$t" ]; then
+        echo "soak: $B/$t not built (cmake --build $B --target cuzk-daemon cuzk-bench)" >&2
+        exit 2
+    fi
+done
+. bench/lib-daemon.sh
+tmp=$(mktemp -d)
+trap 'cuzk_daemon_stop >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+: >"$LOG"
+if ! cuzk_daemon_start "$B" "$LOG" --example; then
+    echo "soak: cuzk-daemon did not start (log: $LOG)" >&2
+    exit 2
+fi
+pid=$CUZK_DAEMON_PID
+echo "soak: cuzk-daemon pid $pid on $CUZK_ADDR; $ROUNDS rounds of $JOBS jobs ($CONC clients) and 4 bad ones"
+
+# the bad witnesses
+w=$C/witness.wtns
+head -c $(( $(stat -c %s "$w") / 2 )) "$w" >"$tmp/truncated.wtns"
+cp tests/data/circuits/multiplier/witness.wtns "$tmp/other.wtns"
+head -c "$(stat -c %s "$w")" /dev/urandom >"$tmp/random.wtns"
+
+status_of() { # field of /proc/PID/status, in kB for VmRSS
+    awk -v k="$1:" '$1 == k {print $2}' "/proc/$pid/status"
+}
+
+fail=0
+declare -a rss fds thr
+printf '%-6s %10s %8s %8s %8s %10s\n' round "jobs/s" "rss MB" fds threads "bad failed"
+for r in $(seq 1 "$ROUNDS"); do
+    t0=$(date +%s.%N)
+    if ! "$B/cuzk-bench" batch -c "$JOBS" -j "$CONC" --witness "$w" --key example \
+        --verify-with "$C/verification_key.json" --priority mixed --quiet \
+        --addr "$CUZK_ADDR" >"$tmp/batch.log" 2>&1; then
+        echo "soak: round $r: good jobs failed:" >&2
+        tail -n 20 "$tmp/batch.log" >&2
+        fail=1
+    fi
+    t1=$(date +%s.%N)
+    bad_failed=0
+    # each must be refused as a failed job (exit 1), not be proved (0) or find no daemon (2)
+    for bad in truncated other random unknown-key; do
+        bw=$tmp/$bad.wtns key=example
+        [ "$bad" = unknown-key ] && bw=$w key=no-such-key
+        "$B/cuzk-bench" single --witness "$bw" --key "$key" --quiet --addr "$CUZK_ADDR" \
+            >"$tmp/bad.log" 2>&1
+        brc=$?
+        if [ $brc -eq 1 ]; then
+            bad_failed=$((bad_failed + 1))
+        else
+            echo "soak: round $r: the $bad job ended with status $brc, not 1 (refused):" >&2
+            tail -n 5 "$tmp/bad.log" >&2
+            fail=1
+        fi
+    done
+    if ! kill -0 "$pid" 2>/dev/null; then
+        echo "soak: round $r: cuzk-daemon died (log: $LOG)" >&2
+        exit 1
+    fi
+    rss[r]=$(status_of VmRSS)
+    thr[r]=$(status_of Threads)
+    fds[r]=$(ls "/proc/$pid/fd" | wc -l)
+    rate=$(awk -v n="$JOBS" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", n / (b - a)}')
+    printf '%-6s %10s %8.1f %8s %8s %10s\n' "$r" "$rate" "$(awk -v k="${rss[r]}" 'BEGIN {print k / 1024}')" \
+        "${fds[r]}" "${thr[r]}" "$bad_failed/4"
+done
+
+if [ "$ROUNDS" -ge 2 ]; then
+    last=$ROUNDS
+    grow_kb=$(( rss[last] - rss[2] ))
+    if [ "$grow_kb" -gt $(( GROWTH_MB * 1024 )) ]; then
+        echo "soak: resident memory grew by $((grow_kb / 1024)) MB from round 2 to round $last (allowed $GROWTH_MB)" >&2
+        fail=1
+    fi
+    if [ "${fds[last]}" -gt "${fds[2]}" ]; then
+        echo "soak: open descriptors grew from ${fds[2]} (round 2) to ${fds[last]} (round $last)" >&2
+        fail=1
+    fi
+    if [ "${thr[last]}" -gt "${thr[2]}" ]; then
+        echo "soak: threads grew from ${thr[2]} (round 2) to ${thr[last]} (round $last)" >&2
+        fail=1
+    fi
+    echo "soak: from round 2 to $last: resident memory $((grow_kb / 1024)) MB, descriptors ${fds[2]} -> ${fds[last]}, threads ${thr[2]} -> ${thr[last]}"
+fi
+stop_rc=0
+cuzk_daemon_stop || stop_rc=$?
+if [ $stop_rc -ne 0 ]; then
+    echo "soak: cuzk-daemon exited with status $stop_rc after SIGTERM (log: $LOG)" >&2
+    fail=1
+fi
+[ $fail -eq 0 ] && echo "soak: OK" || echo "soak: FAILED" >&2
+exit $fail
