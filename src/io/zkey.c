@@ -51,23 +51,33 @@ static cuzk_err decode_one(const pts_ctx *c, size_t i)
 
 static bool decode_ok(void *vctx, size_t i) { return decode_one(vctx, i) == CUZK_OK; }
 
+/* Section `id`, whose size must be that of `count` points. */
+static cuzk_err points_section(const io_file *f, uint32_t id, uint64_t count, bool g2,
+                               const io_section **s)
+{
+    cuzk_err e = io_section_get(f, id, s);
+    if (e)
+        return e;
+    uint64_t psize = g2 ? G2_BYTES : G1_BYTES;
+    if ((*s)->size != count * psize)
+        return cuzk_error_set(CUZK_ESIZE,
+                              "%s: section %u (%s): size %llu, expected %llu points * %llu "
+                              "bytes = %llu",
+                              f->path, id, io_secname(f, id), (unsigned long long)(*s)->size,
+                              (unsigned long long)count, (unsigned long long)psize,
+                              (unsigned long long)(count * psize));
+    return CUZK_OK;
+}
+
 /* Decodes `count` points of section `id` (whose size must match) into a new array. */
 static cuzk_err decode_points(const io_file *f, uint32_t id, uint64_t count, bool g2,
                               unsigned flags, void **out)
 {
     *out = NULL;
     const io_section *s;
-    cuzk_err e = io_section_get(f, id, &s);
+    cuzk_err e = points_section(f, id, count, g2, &s);
     if (e)
         return e;
-    uint64_t psize = g2 ? G2_BYTES : G1_BYTES;
-    if (s->size != count * psize)
-        return cuzk_error_set(CUZK_ESIZE,
-                              "%s: section %u (%s): size %llu, expected %llu points * %llu "
-                              "bytes = %llu",
-                              f->path, id, io_secname(f, id), (unsigned long long)s->size,
-                              (unsigned long long)count, (unsigned long long)psize,
-                              (unsigned long long)(count * psize));
     size_t esize = g2 ? sizeof(cuzk_g2_affine) : sizeof(cuzk_g1_affine);
     void *arr = malloc(count ? count * esize : 1);
     if (!arr)
@@ -300,7 +310,10 @@ static cuzk_err load(const io_file *f, cuzk_zkey *z)
     if ((e = decode_points(f, 3, (uint64_t)z->n_public + 1, false, CUZK_DECODE_CHECK_SUBGROUP,
                            (void **)&z->ic)))
         return e;
-    if ((e = parse_coefs(f, z)))
+    /* The domain size bounds the rows that section 4 allocates: check it against the H
+     * points first. */
+    const io_section *h;
+    if ((e = points_section(f, 9, z->domain_size, false, &h)) || (e = parse_coefs(f, z)))
         return e;
     if ((e = decode_points(f, 5, z->n_vars, false, 0, (void **)&z->a_pts)) ||
         (e = decode_points(f, 6, z->n_vars, false, 0, (void **)&z->b1_pts)) ||
