@@ -84,9 +84,10 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
         return fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
     }
     double t0 = mono_ms();
-    cuzk_err e = r1cs ? cuzk_bellman_circuit_load(&c, r1cs) : CUZK_OK;
-    if (e == CUZK_OK)
-        e = r1cs ? cuzk_params_load(&p, key, pflags) : cuzk_zkey_load(&zk, key);
+    /* the key first: the .r1cs's counts are checked against it before its rows are built */
+    cuzk_err e = r1cs ? cuzk_params_load(&p, key, pflags) : cuzk_zkey_load(&zk, key);
+    if (e == CUZK_OK && r1cs)
+        e = cuzk_bellman_circuit_load_for(&c, r1cs, p);
     double load_ms = mono_ms() - t0;
     size_t n_public = r1cs ? (c ? c->n_public : 0) : (zk ? zk->n_public : 0);
     for (size_t i = 0; e == CUZK_OK && i < nw; i++)

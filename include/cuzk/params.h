@@ -114,6 +114,12 @@ typedef struct {
 cuzk_err cuzk_bellman_circuit_from_r1cs(cuzk_bellman_circuit **out, const cuzk_r1cs *r) CUZK_WUR;
 /* Loads an .r1cs and extends its matrices in place (no copy). */
 cuzk_err cuzk_bellman_circuit_load(cuzk_bellman_circuit **out, const char *r1cs_path) CUZK_WUR;
+/* The same for key p: the .r1cs header's wires, public inputs and domain are checked against
+ * p's vectors (as cuzk_params_check_circuit does, its error naming both files) before the
+ * rows are built from them, so a forged header fails fast instead of claiming huge memory.
+ * The densities are checked after, by cuzk_params_check_circuit. */
+cuzk_err cuzk_bellman_circuit_load_for(cuzk_bellman_circuit **out, const char *r1cs_path,
+                                       const cuzk_params *p) CUZK_WUR;
 void cuzk_bellman_circuit_free(cuzk_bellman_circuit *c);
 
 /* The key fits the circuit: n_ic = n_public + 1, n_l = n_vars - n_public - 1,

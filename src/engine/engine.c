@@ -203,7 +203,7 @@ static cuzk_err key_obj_load(key_obj *o, key_kind kind, const char *path, const 
     } else {
         r = cuzk_params_load(&o->pa, path, pflags);
         if (r == CUZK_OK)
-            r = cuzk_bellman_circuit_load(&o->bc, r1cs);
+            r = cuzk_bellman_circuit_load_for(&o->bc, r1cs, o->pa);
         if (r == CUZK_OK && (r = cuzk_params_check_circuit(o->pa, o->bc)) != CUZK_OK) {
             char why[600];
             snprintf(why, sizeof why, "%s", cuzk_error_detail());

@@ -53,6 +53,15 @@ static uint64_t density_of(uint64_t *bits, const cuzk_csr *m, uint32_t n_vars)
     return cuzk_msm_bitvec_count(bits, n_vars);
 }
 
+/* The smallest k with 2^k >= rows: bellman's domain. */
+static unsigned log2_rows(uint64_t rows)
+{
+    unsigned k = 0;
+    while (((uint64_t)1 << k) < rows)
+        k++;
+    return k;
+}
+
 /* Appends bellman's input rows to matrices of m rows that c owns (A gains the terms). */
 static cuzk_err circuit_extend(cuzk_bellman_circuit *c, const char *what)
 {
@@ -82,10 +91,7 @@ static cuzk_err circuit_extend(cuzk_bellman_circuit *c, const char *what)
         cuzk_fr_set_one(&c->a.val[nnz + j]);
     }
     c->n_rows = (uint32_t)rows;
-    unsigned k = 0;
-    while (((uint64_t)1 << k) < rows)
-        k++;
-    c->log2_domain = k;
+    c->log2_domain = log2_rows(rows);
     size_t words = CUZK_MSM_BITVEC_WORDS((size_t)c->n_vars);
     c->a_density = calloc(words ? words : 1, sizeof(uint64_t));
     c->b_density = calloc(words ? words : 1, sizeof(uint64_t));
@@ -154,7 +160,17 @@ cuzk_err cuzk_bellman_circuit_from_r1cs(cuzk_bellman_circuit **out, const cuzk_r
     return CUZK_OK;
 }
 
+static cuzk_err params_check(const cuzk_params *p, uint32_t n_vars, uint32_t n_public,
+                             uint32_t n_constraints, unsigned log2_domain, const uint64_t *n_a,
+                             const uint64_t *n_b);
+
 cuzk_err cuzk_bellman_circuit_load(cuzk_bellman_circuit **out, const char *r1cs_path)
+{
+    return cuzk_bellman_circuit_load_for(out, r1cs_path, NULL);
+}
+
+cuzk_err cuzk_bellman_circuit_load_for(cuzk_bellman_circuit **out, const char *r1cs_path,
+                                       const cuzk_params *p)
 {
     *out = NULL;
     cuzk_r1cs *r;
@@ -163,6 +179,20 @@ cuzk_err cuzk_bellman_circuit_load(cuzk_bellman_circuit **out, const char *r1cs_
         return e;
     cuzk_bellman_circuit *c;
     if ((e = circuit_new(&c, r, r1cs_path)) != CUZK_OK) {
+        cuzk_r1cs_free(r);
+        return e;
+    }
+    /* The header's counts against the key before the input rows and densities are built
+     * from them: nothing else in an .r1cs bounds its public inputs and wires, so a forged
+     * header could make those allocations as large as it likes. */
+    if (p && (e = params_check(p, r->n_wires, r->n_public, r->n_constraints,
+                               log2_rows((uint64_t)r->n_constraints + r->n_public + 1), NULL,
+                               NULL)) != CUZK_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", cuzk_error_detail());
+        e = cuzk_error_set(e, "%s does not fit the circuit %s: %s",
+                           p->path && p->path[0] ? p->path : "params", r1cs_path, why);
+        cuzk_bellman_circuit_free(c);
         cuzk_r1cs_free(r);
         return e;
     }
@@ -180,32 +210,43 @@ cuzk_err cuzk_bellman_circuit_load(cuzk_bellman_circuit **out, const char *r1cs_
     return CUZK_OK;
 }
 
-cuzk_err cuzk_params_check_circuit(const cuzk_params *p, const cuzk_bellman_circuit *c)
+/* The key's vector lengths against a circuit's counts; the densities' (n_a, n_b) only when
+ * given, as they are known only once the rows are built. */
+static cuzk_err params_check(const cuzk_params *p, uint32_t n_vars, uint32_t n_public,
+                             uint32_t n_constraints, unsigned log2_domain, const uint64_t *n_a,
+                             const uint64_t *n_b)
 {
-    if (!p || !c)
-        return cuzk_error_set(CUZK_EINVAL, "params: no key or no circuit");
     const char *path = p->path && p->path[0] ? p->path : "params";
     struct {
         const char *name;
         uint64_t have, want;
         const char *why;
+        bool known;
     } chk[] = {
-        {"ic", p->n_ic, (uint64_t)c->n_public + 1, "one per input, the constant one included"},
-        {"l", p->n_l, (uint64_t)c->n_vars - c->n_public - 1, "one per private wire"},
-        {"h", p->n_h, ((uint64_t)1 << c->log2_domain) - 1, "domain size - 1"},
-        {"a", p->n_a, c->n_a_dense, "one per wire with a nonzero A coefficient"},
-        {"b_g1", p->n_b_g1, c->n_b_dense, "one per wire with a nonzero B coefficient"},
-        {"b_g2", p->n_b_g2, c->n_b_dense, "one per wire with a nonzero B coefficient"},
+        {"ic", p->n_ic, (uint64_t)n_public + 1, "one per input, the constant one included", true},
+        {"l", p->n_l, (uint64_t)n_vars - n_public - 1, "one per private wire", true},
+        {"h", p->n_h, ((uint64_t)1 << log2_domain) - 1, "domain size - 1", true},
+        {"a", p->n_a, n_a ? *n_a : 0, "one per wire with a nonzero A coefficient", n_a != NULL},
+        {"b_g1", p->n_b_g1, n_b ? *n_b : 0, "one per wire with a nonzero B coefficient", n_b != NULL},
+        {"b_g2", p->n_b_g2, n_b ? *n_b : 0, "one per wire with a nonzero B coefficient", n_b != NULL},
     };
     for (size_t i = 0; i < sizeof chk / sizeof chk[0]; i++)
-        if (chk[i].have != chk[i].want)
+        if (chk[i].known && chk[i].have != chk[i].want)
             return cuzk_error_set(CUZK_ESIZE,
                                   "%s: vector %s has %llu points, the circuit (%u wires, %u "
                                   "public, %u constraints, domain 2^%u) needs %llu (%s)",
-                                  path, chk[i].name, (unsigned long long)chk[i].have, c->n_vars,
-                                  c->n_public, c->n_constraints, c->log2_domain,
+                                  path, chk[i].name, (unsigned long long)chk[i].have, n_vars,
+                                  n_public, n_constraints, log2_domain,
                                   (unsigned long long)chk[i].want, chk[i].why);
     return CUZK_OK;
+}
+
+cuzk_err cuzk_params_check_circuit(const cuzk_params *p, const cuzk_bellman_circuit *c)
+{
+    if (!p || !c)
+        return cuzk_error_set(CUZK_EINVAL, "params: no key or no circuit");
+    return params_check(p, c->n_vars, c->n_public, c->n_constraints, c->log2_domain,
+                        &c->n_a_dense, &c->n_b_dense);
 }
 
 void cuzk_pk_view_from_params(cuzk_pk_view *v, const cuzk_params *p, const cuzk_bellman_circuit *c)

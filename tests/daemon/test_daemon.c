@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_files.h"
 
 #define SKIP 77   /* CTest's skip code for this test */
 
@@ -339,24 +340,13 @@ static json_t *wait_final(const char *addr, const char *id, double timeout_s)
     return NULL;
 }
 
+/* The file's bytes, 0-terminated (the test reads JSON as text too); NULL when unreadable. */
 static char *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b)
-        b[n] = 0;
-    fclose(f);
+    size_t n;
+    char *b = (char *)read_all_or_null(path, &n);
     if (len)
-        *len = (size_t)n;
+        *len = n;
     return b;
 }
 

@@ -10,6 +10,7 @@
 
 #include "cuzk/gen.h"
 #include "test.h"
+#include "test_files.h"
 
 static char tmpdir[64];
 
@@ -30,28 +31,10 @@ static void rm_dir(const char *d)
     rmdir(d);
 }
 
-static uint8_t *read_all(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(len > 0 ? (size_t)len : 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
 static int same_file(const char *a, const char *b)
 {
     size_t na, nb;
-    uint8_t *x = read_all(a, &na), *y = read_all(b, &nb);
+    uint8_t *x = read_all_or_null(a, &na), *y = read_all_or_null(b, &nb);
     int same = x && y && na == nb && memcmp(x, y, na) == 0;
     free(x);
     free(y);

@@ -7,6 +7,7 @@
 #include "cuzk/io.h"
 #include "cuzk/pairing.h"
 #include "test.h"
+#include "test_files.h"
 #include "test_points.h"
 
 static char data_dir[1024];
@@ -15,37 +16,6 @@ static char tmp_dir[256];
 static void fixture(char *out, size_t n, const char *circuit, const char *file)
 {
     snprintf(out, n, "%s/circuits/%s/%s", data_dir, circuit, file);
-}
-
-static uint8_t *read_all(const char *path, size_t *n)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        fprintf(stderr, "cannot open %s\n", path);
-        exit(2);
-    }
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)len + 1);
-    if (!b || fread(b, 1, (size_t)len, fp) != (size_t)len) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(2);
-    }
-    b[len] = 0;
-    fclose(fp);
-    *n = (size_t)len;
-    return b;
-}
-
-static void write_all(const char *path, const void *b, size_t n)
-{
-    unlink(path); /* rewriting an existing file in place makes ext4 flush it: slow */
-    FILE *fp = fopen(path, "wb");
-    if (!fp || fwrite(b, 1, n, fp) != n || fclose(fp) != 0) {
-        fprintf(stderr, "cannot write %s\n", path);
-        exit(2);
-    }
 }
 
 static bool files_equal(const char *a, const char *b)

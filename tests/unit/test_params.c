@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_files.h"
 #include "test_points.h"
 
 #include "cuzk/groth16.h"
@@ -94,34 +95,6 @@ static bool params_eq(const cuzk_params *a, const cuzk_params *b)
            g1_vec_eq(a->h, b->h, a->n_h) && g1_vec_eq(a->l, b->l, a->n_l) &&
            g1_vec_eq(a->a, b->a, a->n_a) && g1_vec_eq(a->b_g1, b->b_g1, a->n_b_g1) &&
            g2_vec_eq(a->b_g2, b->b_g2, a->n_b_g2);
-}
-
-static uint8_t *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
-static void write_all(const char *path, const uint8_t *b, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(b, 1, n, f) != n) {
-        fprintf(stderr, "cannot write %s\n", path);
-        exit(2);
-    }
-    fclose(f);
 }
 
 static bool csr_eq(const cuzk_csr *a, const cuzk_csr *b)
@@ -307,7 +280,7 @@ static void test_filecoin(const cuzk_proof *pr, const cuzk_vk *vk, const cuzk_fr
     tmp_path(path, sizeof path, "proof.bin");
     CHECK_EQ_ERR(cuzk_proof_write_filecoin(path, pr), CUZK_OK);
     size_t len;
-    uint8_t *fb = read_all(path, &len);
+    uint8_t *fb = read_all_or_null(path, &len);
     CHECK(fb && len == CUZK_FILECOIN_PROOF_BYTES && !memcmp(fb, b, len));
     free(fb);
     memset(&q, 0, sizeof q);
@@ -492,6 +465,49 @@ out:
 }
 
 /* ---- a key that does not fit its circuit ---- */
+/* Copies the .r1cs at src to dst without its wire-labels section (3) and with the header's
+ * wire and public-output counts replaced: what then bounds them is the key alone. */
+static bool forge_r1cs_counts(const char *src, const char *dst, uint32_t wires, uint32_t pub_out)
+{
+    size_t n;
+    uint8_t *b = read_all_or_null(src, &n), *o = malloc(n);
+    uint32_t nsec = 0, kept;
+    if (n >= 12)
+        memcpy(&nsec, b + 8, 4);
+    size_t off = 12, len = 12;
+    bool ok = o && n >= 12 && nsec > 0;
+    for (uint32_t i = 0; ok && i < nsec; i++) {
+        uint32_t type;
+        uint64_t size;
+        ok = off + 12 <= n;
+        if (ok) {
+            memcpy(&type, b + off, 4);
+            memcpy(&size, b + off + 4, 8);
+            ok = size <= n - off - 12;
+        }
+        if (ok && type == 1) { /* n8, the prime, then wires and public outputs */
+            uint32_t n8;
+            memcpy(&n8, b + off + 12, 4);
+            memcpy(b + off + 16 + n8, &wires, 4);
+            memcpy(b + off + 20 + n8, &pub_out, 4);
+        }
+        if (ok && type != 3) {
+            memcpy(o + len, b + off, 12 + size);
+            len += 12 + size;
+        }
+        off += ok ? 12 + size : 0;
+    }
+    if (ok) {
+        memcpy(o, b, 8);
+        kept = nsec - 1;
+        memcpy(o + 8, &kept, 4);
+        write_all(dst, o, len);
+    }
+    free(b);
+    free(o);
+    return ok;
+}
+
 static void test_mismatch(void)
 {
     char rp[300], rp2[300], wp[300];
@@ -525,6 +541,22 @@ static void test_mismatch(void)
             (*lens[i])++;
         }
         CHECK_EQ_ERR(cuzk_params_check_circuit(pm, cm), CUZK_OK);
+        /* the counts checked against the key while loading: its own circuit loads, another
+         * circuit is named with the key, and a forged header claiming 2^31 wires fails
+         * before anything is built from it (no 100 GiB of input rows) */
+        cuzk_bellman_circuit *cx = NULL;
+        CHECK_EQ_ERR(cuzk_bellman_circuit_load_for(&cx, rp, pm), CUZK_OK);
+        CHECK(cx && cx->n_vars == cm->n_vars && cx->n_public == cm->n_public &&
+              cx->log2_domain == cm->log2_domain);
+        cuzk_bellman_circuit_free(cx);
+        cx = NULL;
+        CHECK_ERR(cuzk_bellman_circuit_load_for(&cx, rp2, pm), CUZK_ESIZE, "does not fit", rp2);
+        CHECK(cx == NULL);
+        char fp[400];
+        snprintf(fp, sizeof fp, "%s/forged.r1cs", tmpdir);
+        CHECK(forge_r1cs_counts(rp, fp, 1u << 31, (1u << 31) - 4));
+        CHECK_ERR(cuzk_bellman_circuit_load_for(&cx, fp, pm), CUZK_ESIZE, "vector ic", fp);
+        CHECK(cx == NULL);
     } else {
         CHECK(0);
     }
@@ -564,7 +596,7 @@ static void test_reader(void)
         goto out;
     }
     size_t len;
-    uint8_t *good = read_all(kp, &len), *b = malloc(len + 1);
+    uint8_t *good = read_all_or_null(kp, &len), *b = malloc(len + 1);
     CHECK(good && len == cuzk_params_file_bytes(p));
 
     /* truncations: every vector's length field and the middle of its points */
@@ -720,7 +752,7 @@ static void test_cache(void)
     /* a changed source makes it stale */
     {
         size_t len;
-        uint8_t *b = read_all(kp, &len);
+        uint8_t *b = read_all_or_null(kp, &len);
         b[len - 1] ^= 1;   /* last byte of the last b_g2 point */
         write_all(kp, b, len);
         struct timespec ts[2] = {{0, UTIME_NOW}, {1, 0}};   /* mtime 1 s after the epoch */
@@ -734,7 +766,7 @@ static void test_cache(void)
     /* a cache made from a trusted (unchecked) decode is not used by a checked load */
     {
         size_t len;
-        uint8_t *b = read_all(kp, &len);
+        uint8_t *b = read_all_or_null(kp, &len);
         cuzk_g1_affine o1;
         test_g1_off_subgroup(&o1);
         cuzk_g1_to_uncompressed(b + vec_off(p, 1) + 4, &o1);   /* h point 0 */
@@ -753,7 +785,7 @@ static void test_cache(void)
     /* a truncated cache is refused */
     {
         size_t len;
-        uint8_t *b = read_all(cp, &len);
+        uint8_t *b = read_all_or_null(cp, &len);
         write_all(cp, b, len - 8);
         cuzk_params *q2 = NULL;
         CHECK_ERR(cuzk_params_cache_load(&q2, kp), CUZK_EFORMAT, "header says", NULL);
