@@ -8,13 +8,17 @@
 #   SOAK_RSS_GROWTH_MB=64              allowed growth of resident memory from the end of the
 #                                      second round to the end of the last
 #   SOAK_LOG=FILE                      the daemon's log (default BUILD_DIR/soak-daemon.log)
+#   SOAK_RESULT_TTL=1                  seconds finished jobs are kept (the daemon's result_ttl):
+#                                      each round ends after they expire, so what is read is
+#                                      the steady state, not the results still held
 #
 # Each round: JOBS jobs of the chain fixture's witness on the daemon's built-in example key
 # (every proof checked against its verification key), then bad jobs that must each fail
 # with an error while the daemon keeps serving: a truncated witness, another circuit's
-# witness (wrong size), a witness of random bytes, an unknown key. Exit 0 when every good
-# job passed, every bad one failed, and descriptors, threads and memory stayed flat after
-# the first round; 1 otherwise; 2 when the daemon would not start.
+# witness (wrong size), a witness of random bytes, an unknown key; and a job of 40
+# partitions cancelled as soon as it is accepted (with curl). Exit 0 when every good job
+# passed, every bad one failed, each cancel was answered, and descriptors, threads and
+# memory stayed flat after the first round; 1 otherwise; 2 when the daemon would not start.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -22,6 +26,7 @@ ROUNDS=${ROUNDS:-10}
 JOBS=${JOBS:-200}
 CONC=${CONC:-4}
 GROWTH_MB=${SOAK_RSS_GROWTH_MB:-64}
+TTL=${SOAK_RESULT_TTL:-1}
 C=tests/data/circuits/chain
 LOG=${SOAK_LOG:-$B/soak-daemon.log}
 for t in cuzk-daemon cuzk-bench; do
@@ -34,7 +39,8 @@ done
 tmp=$(mktemp -d)
 trap 'cuzk_daemon_stop >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 : >"$LOG"
-if ! cuzk_daemon_start "$B" "$LOG" --example; then
+printf '[engine]\nresult_ttl = %s\n' "$TTL" >"$tmp/soak.ini"
+if ! cuzk_daemon_start "$B" "$LOG" --config "$tmp/soak.ini" --example; then
     echo "soak: cuzk-daemon did not start (log: $LOG)" >&2
     exit 2
 fi
@@ -80,6 +86,21 @@ for r in $(seq 1 "$ROUNDS"); do
             fail=1
         fi
     done
+    # a job of 40 partitions submitted and cancelled at once (DELETE /v1/proofs/ID): it
+    # must answer, whether it had begun or not
+    if command -v curl >/dev/null; then
+        body=$(printf '"%s",' $(for i in $(seq 40); do echo "$PWD/$w"; done))
+        id=$(curl -s -X POST "http://$CUZK_ADDR/v1/proofs" -H 'Content-Type: application/json' \
+            -d "{\"key\": \"example\", \"witnesses\": [${body%,}]}" |
+            sed -n 's/.*"id": *"\{0,1\}\([0-9][0-9]*\).*/\1/p')
+        code=$(curl -s -o "$tmp/cancel.log" -w '%{http_code}' -X DELETE "http://$CUZK_ADDR/v1/proofs/${id:-none}")
+        if [ -z "$id" ] || [ "${code:0:1}" != 2 ]; then
+            echo "soak: round $r: submit then cancel: job '${id}', DELETE answered $code:" >&2
+            cat "$tmp/cancel.log" >&2
+            fail=1
+        fi
+    fi
+    sleep "$(awk -v t="$TTL" 'BEGIN {print t + 0.5}')" # the round's results expire
     if ! kill -0 "$pid" 2>/dev/null; then
         echo "soak: round $r: cuzk-daemon died (log: $LOG)" >&2
         exit 1
@@ -107,7 +128,8 @@ if [ "$ROUNDS" -ge 2 ]; then
         echo "soak: threads grew from ${thr[2]} (round 2) to ${thr[last]} (round $last)" >&2
         fail=1
     fi
-    echo "soak: from round 2 to $last: resident memory $((grow_kb / 1024)) MB, descriptors ${fds[2]} -> ${fds[last]}, threads ${thr[2]} -> ${thr[last]}"
+    per_job=$(awk -v g="$grow_kb" -v n=$(( (last - 2) * (JOBS + 4) )) 'BEGIN {printf "%.0f", n ? g * 1024 / n : 0}')
+    echo "soak: from round 2 to $last: resident memory $((grow_kb / 1024)) MB ($per_job bytes a job), descriptors ${fds[2]} -> ${fds[last]}, threads ${thr[2]} -> ${thr[last]}"
 fi
 stop_rc=0
 cuzk_daemon_stop || stop_rc=$?

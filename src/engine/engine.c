@@ -1035,6 +1035,7 @@ static void *reaper_main(void *arg)
                 *pp = j->next;
                 if (e->jobs_tail == j)
                     e->jobs_tail = prev;
+                job_retire_inputs(e, j); /* a no-op when they went already */
                 free(j->proofs);
                 free(j->publics);
                 free(j);
