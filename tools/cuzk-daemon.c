@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "cuzk/engine.h"
+#include "io/binfile.h"
 #include "server/server.h"
 
 #ifndef CUZK_SOURCE_DIR
@@ -150,8 +151,8 @@ static bool parse_bool(const char *s, bool *out)
 
 static char *read_token(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    FILE *f;
+    if (io_fopen_regular(&f, path) != CUZK_OK) /* a FIFO is refused, not waited on */
         return NULL;
     char buf[512];
     char *r = fgets(buf, sizeof buf, f) ? strdup(buf) : NULL;
@@ -331,7 +332,13 @@ static int parse_args(daemon_config *c, int argc, char **argv)
                 fprintf(stderr, "cuzk-daemon: --config needs a file\n");
                 return 2;
             }
-            int rc = ini_parse(argv[i + 1], ini_cb, c);
+            FILE *f;
+            if (io_fopen_regular(&f, argv[i + 1]) != CUZK_OK) {
+                fprintf(stderr, "cuzk-daemon: %s\n", cuzk_error_detail());
+                return 2;
+            }
+            int rc = ini_parse_file(f, ini_cb, c);
+            fclose(f);
             if (rc != 0) {
                 if (rc < 0)
                     fprintf(stderr, "cuzk-daemon: %s: cannot read\n", argv[i + 1]);

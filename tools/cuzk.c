@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cuzk/groth16.h"
 #include "cuzk/params.h"
+#include "io/binfile.h"
 #include "util/parallel.h"
 
 static int fail(const char *cmd, cuzk_err e)
@@ -305,9 +306,9 @@ static int cmd_info(int argc, char **argv)
         return 2;
     }
     const char *path = argv[0];
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cuzk info: %s: cannot open\n", path);
+    FILE *f;
+    if (io_fopen_regular(&f, path) != CUZK_OK) { /* a FIFO is refused, not waited on */
+        fprintf(stderr, "cuzk info: %s\n", cuzk_error_detail());
         return 2;
     }
     char magic[5] = {0};

@@ -28,6 +28,57 @@ void io_close(io_file *f)
     f->len = 0;
 }
 
+const char *io_not_regular_mode(unsigned m)
+{
+    mode_t mode = (mode_t)m;
+    return S_ISREG(mode)    ? NULL
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "a device";
+}
+
+const char *io_not_regular(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) != 0 ? NULL : io_not_regular_mode((unsigned)st.st_mode);
+}
+
+int io_open_regular(const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        cuzk_error_set(CUZK_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, st) != 0) {
+        int e = errno;
+        close(fd);
+        cuzk_error_set(CUZK_EIO, "%s: cannot stat: %s", path, strerror(e));
+        return -1;
+    }
+    const char *what = io_not_regular_mode((unsigned)st->st_mode);
+    if (what) {
+        close(fd);
+        cuzk_error_set(CUZK_EIO, "%s: not a regular file (%s)", path, what);
+        return -1;
+    }
+    return fd;
+}
+
+cuzk_err io_fopen_regular(FILE **out, const char *path)
+{
+    struct stat st;
+    int fd = io_open_regular(path, &st);
+    *out = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (fd >= 0 && !*out) {
+        int e = errno;
+        close(fd);
+        return cuzk_error_set(CUZK_EIO, "%s: cannot open: %s", path, strerror(e));
+    }
+    return fd < 0 ? CUZK_EIO : CUZK_OK;
+}
+
 cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t version,
                  const char *const *names, size_t n_names)
 {
@@ -36,19 +87,10 @@ cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t ver
     f->names = names;
     f->n_names = n_names;
 
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return cuzk_error_set(CUZK_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return cuzk_error_set(CUZK_EIO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return cuzk_error_set(CUZK_EIO, "%s: not a regular file", path);
-    }
+    int fd = io_open_regular(path, &st);
+    if (fd < 0)
+        return CUZK_EIO;
     if ((uint64_t)st.st_size < IO_HEADER_BYTES) {
         close(fd);
         return cuzk_error_set(CUZK_ESIZE, "%s: file is %lld bytes, shorter than the %d-byte header",

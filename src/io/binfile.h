@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "cuzk/error.h"
@@ -34,6 +36,22 @@ typedef struct {
 
 /* Maps `path`, checks the magic and the version (must equal `version`) and indexes the
  * sections. names[id] name the sections in messages. On failure nothing stays mapped. */
+/* What a file of mode m is when it is not a regular file ("a directory", "a FIFO", "a
+ * socket", "a device"), else NULL. */
+const char *io_not_regular_mode(unsigned m);
+/* The same for the file at path (followed through links); NULL too when it cannot be
+ * stat'ed, which the open that follows then reports. Checked before opening where an open
+ * could block (a FIFO without a writer) or mislead; the loaders also open non-blocking and
+ * check the opened file, so a path swapped in between cannot hang them. */
+const char *io_not_regular(const char *path);
+/* open(path) for reading a regular file, non-blocking (a FIFO without a writer would make
+ * a plain open wait for ever, and is refused here): the descriptor, with *st filled, or -1
+ * with CUZK_EIO set naming the file and what it is. */
+int io_open_regular(const char *path, struct stat *st);
+/* fopen(path, "rb") for a regular file only, opened non-blocking so that a FIFO is refused
+ * instead of waiting for a writer; CUZK_EIO naming the file otherwise (*out NULL). */
+cuzk_err io_fopen_regular(FILE **out, const char *path) CUZK_WUR;
+
 cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t version,
                  const char *const *names, size_t n_names) CUZK_WUR;
 void io_close(io_file *f);

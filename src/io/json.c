@@ -7,6 +7,7 @@
 
 #include "cuzk/io.h"
 #include "cuzk/pairing.h"
+#include "io/binfile.h"
 
 #define DEC_MAX_DIGITS 116   /* p < 10^116: longer strings cannot be canonical */
 
@@ -184,7 +185,13 @@ cuzk_err cuzk_vk_write_json(const char *path, const cuzk_vk *vk)
 static cuzk_err load_json(json_t **root, const char *path)
 {
     json_error_t je;
-    *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    FILE *f;
+    *root = NULL;
+    cuzk_err e = io_fopen_regular(&f, path); /* not json_load_file: a FIFO would block it */
+    if (e != CUZK_OK)
+        return e;
+    *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
     if (*root)
         return CUZK_OK;
     if (json_error_code(&je) == json_error_cannot_open_file)

@@ -270,14 +270,10 @@ fail:
 cuzk_err params_map(params_mapping *mp, const char *path)
 {
     memset(mp, 0, sizeof *mp);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return cuzk_error_set(CUZK_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return cuzk_error_set(CUZK_EIO, "%s: not a readable regular file", path);
-    }
+    int fd = io_open_regular(path, &st);
+    if (fd < 0)
+        return CUZK_EIO;
     mp->len = (uint64_t)st.st_size;
     mp->st = st;
     if (mp->len) {
@@ -506,9 +502,10 @@ cuzk_err cuzk_proof_write_filecoin(const char *path, const cuzk_proof *p)
 
 cuzk_err cuzk_proof_read_filecoin(cuzk_proof *p, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cuzk_error_set(CUZK_EIO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    cuzk_err fe = io_fopen_regular(&f, path);
+    if (fe != CUZK_OK)
+        return fe;
     uint8_t b[CUZK_FILECOIN_PROOF_BYTES + 1];
     size_t got = fread(b, 1, sizeof b, f);
     fclose(f);

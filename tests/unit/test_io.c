@@ -1078,6 +1078,37 @@ static void test_json(void)
     free(vks);
 }
 
+/* Not regular files: a FIFO without a writer (opening it for reading would wait for ever),
+ * a directory and a device; every reader refuses each at once, naming it and what it is. */
+static void test_not_regular(void)
+{
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/fifo", tmp_dir);
+    if (mkfifo(fifo, 0600) != 0) {
+        printf("test_not_regular: mkfifo failed, FIFO cases skipped\n");
+        return;
+    }
+    const char *paths[3] = {fifo, tmp_dir, "/dev/null"};
+    const char *what[3] = {"a FIFO", "a directory", "a device"};
+    for (int i = 0; i < 3; i++) {
+        const char *p = paths[i];
+        for (int k = 0; k < 3; k++) {
+            EXPECT_ERR(load_kind((kind)k, p), CUZK_EIO, p);
+            CHECK(strstr(cuzk_error_detail(), what[i]) != NULL);
+        }
+        cuzk_vk *vk = NULL;
+        cuzk_proof pr;
+        cuzk_fr *pub = NULL;
+        size_t npub = 0;
+        EXPECT_ERR(cuzk_vk_read_json(&vk, p), CUZK_EIO, p);
+        CHECK(strstr(cuzk_error_detail(), what[i]) != NULL);
+        EXPECT_ERR(cuzk_proof_read_json(&pr, p), CUZK_EIO, p);
+        EXPECT_ERR(cuzk_public_read_json(&pub, &npub, p), CUZK_EIO, p);
+        CHECK(vk == NULL && pub == NULL);
+    }
+    unlink(fifo);
+}
+
 int main(void)
 {
     test_init("test_io");
@@ -1106,6 +1137,7 @@ int main(void)
     test_zkey_errors();
     test_other_curves();
     test_json();
+    test_not_regular();
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
