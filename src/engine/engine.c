@@ -13,6 +13,7 @@
 #include "engine/engine_internal.h"
 #include "groth16/bellman.h"
 #include "groth16/gpu_prover.h"
+#include "io/binfile.h"
 #ifdef CUZK_HAVE_CUDA
 #include "cuzk/gpu.h"
 #endif
@@ -77,13 +78,21 @@ static void vlog(cuzk_engine *e, cuzk_log_level lv, const char *fmt, va_list ap)
     gmtime_r(&tv.tv_sec, &tm);
     char ts[40];
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    /* One event a line: control characters from requests (a key path with a newline) must
+     * not forge lines of their own. */
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    for (char *p = msg; p && *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     FILE *f = e->cfg.log ? e->cfg.log : stderr;
     pthread_mutex_lock(&e->log_mu);
-    fprintf(f, "%s.%06ldZ %s t=%.3f ", ts, (long)tv.tv_usec, lvn[lv], engine_now(e) * 1e3);
-    vfprintf(f, fmt, ap);
-    fputc('\n', f);
+    fprintf(f, "%s.%06ldZ %s t=%.3f %s\n", ts, (long)tv.tv_usec, lvn[lv], engine_now(e) * 1e3,
+            msg ? msg : "(out of memory)");
     fflush(f);
     pthread_mutex_unlock(&e->log_mu);
+    free(msg);
 }
 
 void cuzk_engine_log(cuzk_engine *e, cuzk_log_level lv, const char *fmt, ...)
@@ -187,13 +196,26 @@ static void key_obj_free(key_obj *o)
     memset(o, 0, sizeof *o);
 }
 
+/* CUZK_EIO when path names something other than a regular file: a directory, a device, or
+ * a FIFO (opening one without a writer blocks for ever). A path that cannot be stat'ed is
+ * left to the loader, whose error names the file and the reason. */
+static cuzk_err regular_file(const char *path)
+{
+    const char *what = io_not_regular(path);
+    return what ? cuzk_error_set(CUZK_EIO, "%s: not a regular file (%s)", path, what) : CUZK_OK;
+}
+
 /* Loads the key of an entry's path (and r1cs) into *o; on failure *o is empty and the error
  * detail names the file and the problem. */
 static cuzk_err key_obj_load(key_obj *o, key_kind kind, const char *path, const char *r1cs,
                              unsigned pflags)
 {
     memset(o, 0, sizeof *o);
-    cuzk_err r;
+    cuzk_err r = regular_file(path);   /* again at a reload: the file may have been replaced */
+    if (r == CUZK_OK && kind == KEY_PARAMS)
+        r = regular_file(r1cs);
+    if (r != CUZK_OK)
+        return r;
     if (kind == KEY_ZKEY) {
         r = cuzk_zkey_load(&o->zk, path);
         if (r == CUZK_OK)
@@ -226,6 +248,11 @@ static cuzk_err key_kind_of(key_kind *kind, const char *path, const char *r1cs)
 {
     static const char zkey_magic[4] = {'z', 'k', 'e', 'y'};   /* a .zkey's first 4 bytes */
     char head[4] = {0};
+    cuzk_err r = regular_file(path);
+    if (r == CUZK_OK && r1cs)
+        r = regular_file(r1cs);
+    if (r != CUZK_OK)
+        return r;
     FILE *f = fopen(path, "rb");
     bool is_zkey = f && fread(head, 1, sizeof head, f) == sizeof head &&
                    memcmp(head, zkey_magic, sizeof head) == 0;
@@ -665,8 +692,10 @@ static int reserve(cuzk_engine *e, part *p)
 
 static cuzk_err load_witness(cuzk_wtns **w, const job *j, size_t idx)
 {
-    if (j->paths[idx])
-        return cuzk_wtns_load(w, j->paths[idx]);
+    if (j->paths[idx]) {
+        cuzk_err r = regular_file(j->paths[idx]);
+        return r != CUZK_OK ? r : cuzk_wtns_load(w, j->paths[idx]);
+    }
     /* Uploaded bytes: the loader reads files, so hand it an anonymous memory file. */
     int fd = memfd_create("cuzk-wtns", MFD_CLOEXEC);
     if (fd < 0)

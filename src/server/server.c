@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "io/binfile.h"
 #include "server/server.h"
 
 /* Status codes counted for /metrics. */
@@ -102,6 +104,31 @@ static enum MHD_Result send_json(server *s, struct MHD_Connection *c, unsigned c
     return send_text(s, c, code, text, "application/json");
 }
 
+/* Replaces each byte of an invalid UTF-8 sequence with '?'. Error texts quote what the client
+ * sent (a URL, an id, a query value) or cut it short, and jansson refuses a string that is not
+ * UTF-8: the answer would be a 500 instead of the error. */
+static void utf8_scrub(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        unsigned c = *p, n = c < 0x80                ? 0
+                             : c >= 0xc2 && c <= 0xdf ? 1
+                             : c >= 0xe0 && c <= 0xef ? 2
+                             : c >= 0xf0 && c <= 0xf4 ? 3
+                                                      : 4;
+        uint32_t v = n == 0 ? c : c & (0x3fu >> n);
+        unsigned i = 1;
+        for (; n < 4 && i <= n && (p[i] & 0xc0) == 0x80; i++)
+            v = v << 6 | (p[i] & 0x3fu);
+        bool ok = n < 4 && i == n + 1 && !(n == 2 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) &&
+                  !(n == 3 && (v < 0x10000 || v > 0x10ffff));
+        if (ok)
+            p += n + 1;
+        else
+            *p++ = '?';
+    }
+}
+
 static enum MHD_Result send_error(server *s, struct MHD_Connection *c, unsigned code, const char *fmt,
                                   ...) __attribute__((format(printf, 4, 5)));
 static enum MHD_Result send_error(server *s, struct MHD_Connection *c, unsigned code, const char *fmt,
@@ -112,6 +139,7 @@ static enum MHD_Result send_error(server *s, struct MHD_Connection *c, unsigned 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    utf8_scrub(msg);
     return send_json(s, c, code, json_pack("{s:s}", "error", msg));
 }
 
@@ -154,6 +182,39 @@ static bool path_allowed(const server *s, const char *path, char *why, size_t wl
         snprintf(why, wlen, "%s is outside the allowed directories (--allow-dir)", path);
     free(rp);
     return ok;
+}
+
+/* ---- URLs ---- */
+
+static int hex_val(int ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
+        return (ch | 0x20) - 'a' + 10;
+    return -1;
+}
+
+/* Unescapes the path and the query values in place, as libmicrohttpd does, except that "%00"
+ * stays as it is: the handlers see C strings, where a decoded NUL would cut "example%00x"
+ * short to the key "example" (and DELETE it). */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    for (const char *r = s; *r; r++) {
+        int hi = r[0] == '%' ? hex_val((unsigned char)r[1]) : -1;
+        int lo = hi >= 0 ? hex_val((unsigned char)r[2]) : -1;
+        if (lo >= 0 && (hi | lo) != 0) {
+            *w++ = (char)(hi << 4 | lo);
+            r += 2;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = 0;
+    return (size_t)(w - s);
 }
 
 /* ---- base64 (RFC 4648, padding optional, whitespace ignored) ---- */
@@ -223,6 +284,11 @@ static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_i
     char path[64];
     int fd = -1;
     if (w->path) {
+        const char *what = io_not_regular(w->path); /* a FIFO would block */
+        if (what) {
+            snprintf(why, wlen, "witness %zu: %s: not a regular file (%s)", i, w->path, what);
+            return CUZK_EIO;
+        }
         r = cuzk_wtns_load(&wt, w->path);
     } else {
         fd = memfd_create("cuzk-wtns-check", MFD_CLOEXEC);
@@ -265,6 +331,22 @@ static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_i
 
 /* ---- handlers ---- */
 
+/* The name of the first member of obj not in known (NULL-terminated), or NULL: a misspelt
+ * field ("priorty") is an error rather than silently ignored. */
+static const char *unknown_field(json_t *obj, const char *const *known)
+{
+    const char *name;
+    json_t *v;
+    json_object_foreach(obj, name, v) {
+        size_t i = 0;
+        while (known[i] && strcmp(known[i], name) != 0)
+            i++;
+        if (!known[i])
+            return name;
+    }
+    return NULL;
+}
+
 static bool parse_u64(const char *s, uint64_t *out)
 {
     if (!s || !*s)
@@ -283,6 +365,9 @@ static json_t *job_json(const cuzk_job_info *ji)
 {
     char id[24];
     snprintf(id, sizeof id, "%llu", (unsigned long long)ji->id);
+    char err[sizeof ji->error];
+    snprintf(err, sizeof err, "%s", ji->error);   /* a reason cut short may end mid-character */
+    utf8_scrub(err);
     const cuzk_job_timings *t = &ji->timings;
     json_t *tj = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "queue_ms", t->queue_ms, "srs_ms",
                            t->srs_ms, "synth_ms", t->synth_ms, "gpu_ms", t->gpu_ms, "finalize_ms",
@@ -290,7 +375,7 @@ static json_t *job_json(const cuzk_job_info *ji)
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:o}", "id", id, "key", ji->key,
                           "priority", cuzk_priority_name(ji->priority), "state",
                           cuzk_job_state_name(ji->state), "error",
-                          ji->error[0] ? json_string(ji->error) : json_null(), "partitions",
+                          err[0] ? json_string(err) : json_null(), "partitions",
                           (json_int_t)ji->n_partitions, "partitions_done", (json_int_t)ji->n_done,
                           "timings", tj);
     if (!o)
@@ -322,7 +407,7 @@ static enum MHD_Result h_submit(server *s, struct MHD_Connection *c, const req *
     enum MHD_Result ret;
     char why[1200];
 
-    if (ctype && strncmp(ctype, "application/octet-stream", 24) == 0) {
+    if (ctype && strncasecmp(ctype, "application/octet-stream", 24) == 0) {
         key = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key");
         prio_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "priority");
         if (!key)
@@ -337,12 +422,19 @@ static enum MHD_Result h_submit(server *s, struct MHD_Connection *c, const req *
         ws[0].len = rq->len;
     } else {
         json_error_t jerr;
-        root = json_loadb(rq->body ? rq->body : "", rq->len, 0, &jerr);
+        root = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr);
         if (!root)
             return send_error(s, c, 400, "malformed JSON: line %d column %d: %s", jerr.line,
                               jerr.column, jerr.text);
         if (!json_is_object(root)) {
             ret = send_error(s, c, 400, "the body must be a JSON object");
+            goto out;
+        }
+        static const char *const fields[] = {"key", "priority", "witnesses", NULL};
+        const char *unknown = unknown_field(root, fields);
+        if (unknown) {
+            ret = send_error(s, c, 400,
+                             "unknown field \"%.60s\": expected key, priority, witnesses", unknown);
             goto out;
         }
         json_t *jk = json_object_get(root, "key"), *jp = json_object_get(root, "priority");
@@ -372,11 +464,12 @@ static enum MHD_Result h_submit(server *s, struct MHD_Connection *c, const req *
         }
         for (size_t i = 0; i < n; i++) {
             json_t *w = json_array_get(jw, i), *x;
+            bool one = json_is_object(w) && json_object_size(w) == 1;   /* path or upload */
             if (json_is_string(w)) {
                 ws[i].path = json_string_value(w);
-            } else if (json_is_object(w) && json_is_string(x = json_object_get(w, "path"))) {
+            } else if (one && json_is_string(x = json_object_get(w, "path"))) {
                 ws[i].path = json_string_value(x);
-            } else if (json_is_object(w) && json_is_string(x = json_object_get(w, "wtns_base64"))) {
+            } else if (one && json_is_string(x = json_object_get(w, "wtns_base64"))) {
                 bufs[i] = b64_decode(json_string_value(x), &ws[i].len);
                 if (!bufs[i]) {
                     ret = send_error(s, c, 400, "witnesses[%zu].wtns_base64: not valid base64", i);
@@ -441,7 +534,7 @@ out:
 static enum MHD_Result h_key_add(server *s, struct MHD_Connection *c, const req *rq)
 {
     json_error_t jerr;
-    json_t *root = json_loadb(rq->body ? rq->body : "", rq->len, 0, &jerr);
+    json_t *root = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
         return send_error(s, c, 400, "malformed JSON: line %d column %d: %s", jerr.line,
                           jerr.column, jerr.text);
@@ -452,8 +545,14 @@ static enum MHD_Result h_key_add(server *s, struct MHD_Connection *c, const req 
     char why[1200];
     cuzk_engine_stats st;
     cuzk_engine_get_stats(s->e, &st);
+    static const char *const fields[] = {"id", "path", "r1cs", "trusted", "cache", NULL};
+    const char *unknown = json_is_object(root) ? unknown_field(root, fields) : NULL;
     if (!json_is_object(root) || !json_is_string(ji) || !json_is_string(jp)) {
         ret = send_error(s, c, 400, "expected {\"id\": ID, \"path\": PATH} with two strings");
+    } else if (unknown) {
+        ret = send_error(s, c, 400,
+                         "unknown field \"%.60s\": expected id, path, r1cs, trusted, cache",
+                         unknown);
     } else if ((jr && !json_is_string(jr)) || (jt && !json_is_boolean(jt)) ||
                (jc && !json_is_boolean(jc))) {
         ret = send_error(s, c, 400,
@@ -769,7 +868,8 @@ cuzk_err server_start(server **out, cuzk_engine *e, const server_config *c)
             MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
             NULL, NULL, handler, s, MHD_OPTION_LISTEN_SOCKET, s->fd[i], MHD_OPTION_CONNECTION_LIMIT,
             s->cfg.connection_limit, MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.connection_timeout_s,
-            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
+            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape,
+            NULL, MHD_OPTION_END);
         if (!s->mhd[i])
             r = cuzk_error_set(CUZK_EIO, "%s: libmicrohttpd could not start", s->addr[i]);
         else
