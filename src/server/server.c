@@ -145,14 +145,15 @@ static enum MHD_Result send_error(server *s, struct MHD_Connection *c, unsigned 
 
 /* ---- checks ---- */
 
-/* Constant-time comparison of the Authorization header with "Bearer TOKEN". */
+/* Constant-time comparison of the Authorization header with "Bearer TOKEN" (the scheme's
+ * name is case-insensitive, RFC 7235). */
 static bool auth_ok(const server *s, struct MHD_Connection *c)
 {
     const char *tok = s->cfg.token;
     if (!tok || !tok[0])
         return true;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncmp(h, "Bearer ", 7) != 0)
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
         return false;
     h += 7;
     size_t a = strlen(h), b = strlen(tok);

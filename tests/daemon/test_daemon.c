@@ -2579,6 +2579,10 @@ static void fz_auth(const char *done_id)
     CHECK(http_ex(&r, fz_addr, "GET", "/healthz", NULL, NULL, 0, "Authorization:") &&
           r.status == 200);
     resp_free(&r);
+    /* the scheme's name in any case (RFC 7235); the token itself exactly */
+    CHECK(http_ex(&r, fz_addr, "GET", "/v1/status", NULL, NULL, 0,
+                  "Authorization: bEARER " FZ_TOKEN) && r.status == 200);
+    resp_free(&r);
     CHECK(http(&r, fz_addr, "GET", "/v1/keys/example", NULL) && r.status == 200);
     resp_free(&r);
 }
