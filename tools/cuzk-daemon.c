@@ -73,6 +73,8 @@ static void usage(FILE *f)
         "  --max-queued N            unfinished jobs accepted; beyond: 503 + Retry-After\n"
         "  --max-partitions N        witnesses per job\n"
         "  --max-body SIZE           request body limit (413 beyond)\n"
+        "  --max-body-total SIZE     bodies being received at once, all connections (503\n"
+        "                            beyond; default 1G)\n"
         "  --max-wait S              cap of ?wait= long polls\n"
         "  --result-ttl S            forget finished jobs after S seconds\n"
         "  --shutdown-grace S        on SIGTERM, time running jobs get to finish\n"
@@ -274,11 +276,14 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return add_key_flag(c, v);
     if (!strcmp(name, "memory_budget"))
         return parse_size(v, &e->memory_budget);
-    if (!strcmp(name, "max_body")) {
+    if (!strcmp(name, "max_body") || !strcmp(name, "max_body_total")) {
         uint64_t b;
         if (!parse_size(v, &b))
             return false;
-        s->max_body = (size_t)b;
+        if (!strcmp(name, "max_body"))
+            s->max_body = (size_t)b;
+        else
+            s->max_body_total = (size_t)b;
         return true;
     }
     if (!strcmp(name, "synth_threads"))

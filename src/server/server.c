@@ -33,12 +33,14 @@ struct server {
     char addr[SERVER_MAX_LISTEN][300];
     char unix_path[SERVER_MAX_LISTEN][sizeof(((struct sockaddr_un *)0)->sun_path)];
     _Atomic uint64_t counts[N_CODES];
+    _Atomic size_t body_bytes;   /* buffered request bodies (their capacity), all connections */
 };
 
 void server_config_default(server_config *c)
 {
     memset(c, 0, sizeof *c);
     c->max_body = (size_t)256 << 20;   /* 256 MiB: room for uploaded witnesses */
+    c->max_body_total = (size_t)1 << 30; /* 4 such bodies at once, not one per connection */
     c->max_wait_s = 60;
     c->connection_limit = 256;
     c->connection_timeout_s = 120;
@@ -51,8 +53,18 @@ typedef struct {
     char *body;
     size_t len, cap;
     bool too_large;
+    bool busy;       /* the bodies being received at once would pass max_body_total */
     bool answered;   /* a response was queued before the body was read */
 } req;
+
+/* Gives back what rq's body held of the server's body budget. */
+static void body_release(server *s, req *rq)
+{
+    atomic_fetch_sub(&s->body_bytes, rq->cap);
+    free(rq->body);
+    rq->body = NULL;
+    rq->len = rq->cap = 0;
+}
 
 static void count(server *s, unsigned code)
 {
@@ -707,20 +719,30 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!rq->answered && !rq->too_large) {
+        if (!rq->answered && !rq->too_large && !rq->busy) {
             if (rq->len + *upload_size > s->cfg.max_body) {
                 rq->too_large = true;
-                free(rq->body);
-                rq->body = NULL;
-                rq->len = 0;
+                body_release(s, rq);
             } else {
                 if (rq->len + *upload_size + 1 > rq->cap) {
                     size_t cap = (rq->len + *upload_size + 1) * 2;
                     if (cap > s->cfg.max_body + 1)
                         cap = s->cfg.max_body + 1;
+                    /* the growth against the budget of all connections' bodies: many slow
+                     * uploads at once must not take max_body each */
+                    size_t more = cap - rq->cap;
+                    if (atomic_fetch_add(&s->body_bytes, more) + more > s->cfg.max_body_total) {
+                        atomic_fetch_sub(&s->body_bytes, more);
+                        rq->busy = true;
+                        body_release(s, rq);
+                        *upload_size = 0;
+                        return MHD_YES;
+                    }
                     char *b = realloc(rq->body, cap);
-                    if (!b)
+                    if (!b) {
+                        atomic_fetch_sub(&s->body_bytes, more);
                         return MHD_NO;
+                    }
                     rq->body = b;
                     rq->cap = cap;
                 }
@@ -737,6 +759,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     rq->answered = true;
     if (rq->too_large)
         return send_error(s, c, 413, "request body exceeds max_body (%zu bytes)", s->cfg.max_body);
+    if (rq->busy)
+        return send_error(s, c, 503, "busy: the request bodies being received exceed "
+                                     "max_body_total (%zu bytes); retry",
+                          s->cfg.max_body_total);
     return route(s, c, url, method, rq);
 }
 
@@ -749,7 +775,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN)
         cuzk_engine_log(s->e, CUZK_LOG_DEBUG, "event=http_abort code=%d", (int)toe);
     if (rq) {
-        free(rq->body);
+        body_release(s, rq);
         free(rq);
     }
     *con_cls = NULL;

@@ -16,6 +16,7 @@ typedef struct {
     const char *allow_dirs[SERVER_MAX_ALLOW];
     unsigned n_allow;
     size_t max_body;                         /* bytes of a request body */
+    size_t max_body_total;                   /* bytes of all bodies being received at once */
     double max_wait_s;                       /* cap of ?wait= */
     unsigned connection_limit;
     unsigned connection_timeout_s;           /* idle connections are closed after this */

@@ -859,6 +859,8 @@ static void send_and_vanish(const char *addr, const char *text, size_t len)
     close(fd);
 }
 
+static void test_body_budget(void);
+
 static int test_limits(void)
 {
     daemon_proc d;
@@ -919,6 +921,8 @@ static int test_limits(void)
     CHECK(json_integer_value(json_object_get(json_object_get(r.json, "jobs"), "submitted")) == 4);
     resp_free(&r);
     CHECK(daemon_stop(&d, 20) == 0);
+
+    test_body_budget();
 
     /* per-job timeout: 1 s of device time per partition against a 0.4 s limit */
     if (daemon_start(&d, "timeout", "--gpu-workers", "1", "--job-timeout", "0.4",
@@ -2605,6 +2609,47 @@ static int tcp_connect(const char *addr)
         fd = -1;
     }
     return fd;
+}
+
+/* max_body_total: a slow upload holding most of the budget makes a second large body get 503
+ * with Retry-After (not the memory of max_body per connection); a small request is still
+ * served meanwhile, and once the slow one goes the large body is taken again. */
+static void test_body_budget(void)
+{
+    daemon_proc d;
+    if (!daemon_start(&d, "bodies", "--max-body", "64K", "--max-body-total", "100K", NULL)) {
+        CHECK(0);
+        return;
+    }
+    char head[200];
+    snprintf(head, sizeof head, "POST /v1/proofs HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                                "application/json\r\nContent-Length: 65000\r\n\r\n");
+    static char junk[60000];
+    memset(junk, ' ', sizeof junk);
+    int fd = tcp_connect(d.addr);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(send(fd, head, strlen(head), MSG_NOSIGNAL) == (ssize_t)strlen(head));
+        CHECK(send(fd, junk, sizeof junk, MSG_NOSIGNAL) == (ssize_t)sizeof junk);
+    }
+    usleep(300000); /* the daemon reads what came */
+    static char body[60001];
+    memset(body, ' ', sizeof body - 1);
+    body[0] = '{';
+    body[sizeof body - 2] = '}';
+    resp r;
+    CHECK(http(&r, d.addr, "POST", "/v1/proofs", body) && r.status == 503 && r.retry_after[0] &&
+          strstr(jstr(r.json, "error"), "max_body_total"));
+    resp_free(&r);
+    CHECK(http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 200);
+    resp_free(&r);
+    if (fd >= 0)
+        close(fd);
+    usleep(300000); /* the daemon sees the close and gives the budget back */
+    CHECK(http(&r, d.addr, "POST", "/v1/proofs", body) && r.status == 400 &&
+          strstr(jstr(r.json, "error"), "key"));
+    resp_free(&r);
+    CHECK(daemon_stop(&d, 20) == 0);
 }
 
 /* Sends text on a new connection and reads the answer for up to timeout_s: the status of its
