@@ -403,6 +403,11 @@ int main(int argc, char **argv)
     int rc = parse_args(&c, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
+    /* A key or witness file truncated by someone else while it is read fails that load
+     * instead of ending the daemon (and every job in it) with SIGBUS. */
+    if (!io_guard_install())
+        fprintf(stderr, "cuzk-daemon: warning: cannot install the SIGBUS guard: %s\n",
+                strerror(errno));
     if (c.example && !add_key(&c, "example", EXAMPLE_KEY))
         return 2;
     if (c.log_file) {

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -20,12 +22,117 @@ const char *io_secname(const io_file *f, uint32_t id)
     return "unknown";
 }
 
+/* ---- the truncation guard ---- */
+
+#define IO_GUARD_SLOTS 64
+
+static struct {
+    _Atomic uintptr_t lo, hi; /* lo = 0: free */
+    atomic_int hit;
+} io_guard[IO_GUARD_SLOTS];
+static atomic_bool io_guard_on;
+static struct sigaction io_guard_prev;
+static uintptr_t io_page;
+void (*io_test_after_map)(const char *path);
+
+static void io_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    uintptr_t a = (uintptr_t)si->si_addr;
+    for (int i = 0; i < IO_GUARD_SLOTS; i++) {
+        uintptr_t lo = atomic_load(&io_guard[i].lo), hi = atomic_load(&io_guard[i].hi);
+        if (lo && a >= lo && a < hi) {
+            /* zeros where the file ended: the read goes on and io_finish reports it */
+            void *pg = (void *)(a & ~(io_page - 1));
+            if (mmap(pg, io_page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+                MAP_FAILED) {
+                atomic_store(&io_guard[i].hit, 1);
+                return;
+            }
+        }
+    }
+    /* not a guarded mapping: what there was before */
+    if (io_guard_prev.sa_flags & SA_SIGINFO) {
+        io_guard_prev.sa_sigaction(sig, si, uc);
+    } else if (io_guard_prev.sa_handler != SIG_IGN && io_guard_prev.sa_handler != SIG_DFL) {
+        io_guard_prev.sa_handler(sig);
+    } else {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+}
+
+bool io_guard_install(void)
+{
+    if (atomic_load(&io_guard_on))
+        return true;
+    long pg = sysconf(_SC_PAGESIZE);
+    io_page = pg > 0 ? (uintptr_t)pg : 4096;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = io_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGBUS, &sa, &io_guard_prev) != 0)
+        return false;
+    atomic_store(&io_guard_on, true);
+    return true;
+}
+
+int io_guard_add(const void *p, size_t len)
+{
+    if (!atomic_load(&io_guard_on) || !p || !len)
+        return -1;
+    for (int i = 0; i < IO_GUARD_SLOTS; i++) {
+        uintptr_t zero = 0;
+        if (atomic_compare_exchange_strong(&io_guard[i].lo, &zero, (uintptr_t)p)) {
+            atomic_store(&io_guard[i].hit, 0);
+            atomic_store(&io_guard[i].hi, (uintptr_t)p + len);
+            return i;
+        }
+    }
+    return -1; /* all taken: this mapping goes unguarded */
+}
+
+bool io_guard_hit(int slot)
+{
+    return slot >= 0 && atomic_load(&io_guard[slot].hit) != 0;
+}
+
+void io_guard_remove(int slot)
+{
+    if (slot < 0)
+        return;
+    atomic_store(&io_guard[slot].hi, 0);
+    atomic_store(&io_guard[slot].lo, 0);
+}
+
 void io_close(io_file *f)
 {
+    io_guard_remove(f->guard);
+    f->guard = -1;
     if (f->map && f->len)
         munmap(f->map, f->len);
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
     f->map = NULL;
     f->len = 0;
+}
+
+cuzk_err io_finish(io_file *f)
+{
+    struct stat now;
+    cuzk_err e = CUZK_OK;
+    if (io_guard_hit(f->guard))
+        e = cuzk_error_set(CUZK_EIO, "%s: the file was truncated while it was read", f->path);
+    else if (f->fd >= 0 && fstat(f->fd, &now) == 0 &&
+             (now.st_size != f->st.st_size || now.st_mtim.tv_sec != f->st.st_mtim.tv_sec ||
+              now.st_mtim.tv_nsec != f->st.st_mtim.tv_nsec))
+        e = cuzk_error_set(CUZK_EIO, "%s: the file changed while it was read (size %lld, then "
+                                     "%lld bytes)",
+                           f->path, (long long)f->st.st_size, (long long)now.st_size);
+    io_close(f);
+    return e;
 }
 
 const char *io_not_regular_mode(unsigned m)
@@ -79,6 +186,8 @@ cuzk_err io_fopen_regular(FILE **out, const char *path)
     return fd < 0 ? CUZK_EIO : CUZK_OK;
 }
 
+static cuzk_err io_index(io_file *f, const char magic[4], uint32_t version);
+
 cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t version,
                  const char *const *names, size_t n_names)
 {
@@ -86,39 +195,57 @@ cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t ver
     f->path = path;
     f->names = names;
     f->n_names = n_names;
+    f->guard = -1;
 
     struct stat st;
     int fd = io_open_regular(path, &st);
+    f->fd = fd;
     if (fd < 0)
         return CUZK_EIO;
+    f->st = st;
     if ((uint64_t)st.st_size < IO_HEADER_BYTES) {
-        close(fd);
+        io_close(f);
         return cuzk_error_set(CUZK_ESIZE, "%s: file is %lld bytes, shorter than the %d-byte header",
                               path, (long long)st.st_size, IO_HEADER_BYTES);
     }
     f->len = (size_t)st.st_size;
     void *m = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
     if (m == MAP_FAILED) {
+        int e = errno;
         f->len = 0;
+        io_close(f);
         return cuzk_error_set(CUZK_EIO, "%s: cannot map: %s", path, strerror(e));
     }
     f->map = m;
+    f->guard = io_guard_add(m, f->len);
+    if (io_test_after_map)
+        io_test_after_map(path);
 
+    cuzk_err e = io_index(f, magic, version);
+    if (e != CUZK_OK) {
+        /* the file cut short under us reads as zeros: that, not the garbage, is the error */
+        if (io_guard_hit(f->guard))
+            e = cuzk_error_set(CUZK_EIO, "%s: the file was truncated while it was read", path);
+        io_close(f);
+    }
+    return e;
+}
+
+/* The magic, the version and the section table of the mapped file f. */
+static cuzk_err io_index(io_file *f, const char magic[4], uint32_t version)
+{
+    const char *path = f->path;
     const uint8_t *b = f->map;
     if (memcmp(b, magic, 4) != 0) {
         char got[9];
         for (int i = 0; i < 4; i++)
             snprintf(got + 2 * i, 3, "%02x", b[i]);
-        io_close(f);
         return cuzk_error_set(CUZK_EFORMAT, "%s: bad magic (bytes %s), not a .%.4s file", path,
                               got, magic);
     }
     f->version = io_rd32(b + 4);
     if (f->version != version) {
         uint32_t v = f->version;
-        io_close(f);
         return cuzk_error_set(CUZK_EFORMAT, "%s: .%.4s version %u is not supported (only %u)",
                               path, magic, v, version);
     }
@@ -126,7 +253,6 @@ cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t ver
     uint64_t pos = IO_HEADER_BYTES;
     for (uint32_t i = 0; i < nsec; i++) {
         if (f->len - pos < IO_SECTION_HEADER_BYTES) {
-            io_close(f);
             return cuzk_error_set(CUZK_ESIZE,
                                   "%s: truncated: header of section %u of %u at offset %llu "
                                   "passes the end of the file (%zu bytes)",
@@ -137,7 +263,6 @@ cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t ver
         memcpy(&size, b + pos + 4, 8);
         pos += IO_SECTION_HEADER_BYTES;
         if (size > f->len - pos) {
-            io_close(f);
             return cuzk_error_set(CUZK_ESIZE,
                                   "%s: section %u (%s): size %llu at offset %llu passes the end "
                                   "of the file (%zu bytes): truncated",
@@ -145,11 +270,9 @@ cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t ver
                                   (unsigned long long)pos, f->len);
         }
         if (id < IO_MAX_SECTION) {
-            if (f->sec[id].present) {
-                io_close(f);
+            if (f->sec[id].present)
                 return cuzk_error_set(CUZK_EFORMAT, "%s: section %u (%s): duplicated", path, id,
                                       io_secname(f, id));
-            }
             f->sec[id].present = true;
             f->sec[id].p = b + pos;
             f->sec[id].size = size;

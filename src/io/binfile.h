@@ -32,10 +32,11 @@ typedef struct {
     size_t len;
     uint32_t version;
     io_section sec[IO_MAX_SECTION];
+    int fd;                     /* kept open to tell at the end whether the file changed */
+    struct stat st;             /* as opened */
+    int guard;                  /* the mapping's slot in the truncation guard, or -1 */
 } io_file;
 
-/* Maps `path`, checks the magic and the version (must equal `version`) and indexes the
- * sections. names[id] name the sections in messages. On failure nothing stays mapped. */
 /* What a file of mode m is when it is not a regular file ("a directory", "a FIFO", "a
  * socket", "a device"), else NULL. */
 const char *io_not_regular_mode(unsigned m);
@@ -52,9 +53,29 @@ int io_open_regular(const char *path, struct stat *st);
  * instead of waiting for a writer; CUZK_EIO naming the file otherwise (*out NULL). */
 cuzk_err io_fopen_regular(FILE **out, const char *path) CUZK_WUR;
 
+/* Maps `path`, checks the magic and the version (must equal `version`) and indexes the
+ * sections. names[id] name the sections in messages. On failure nothing stays mapped. */
 cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t version,
                  const char *const *names, size_t n_names) CUZK_WUR;
 void io_close(io_file *f);
+/* io_close after a load: CUZK_EIO naming the file when it was truncated or replaced while
+ * it was read (what was read from it is then not the file), else CUZK_OK. */
+cuzk_err io_finish(io_file *f) CUZK_WUR;
+
+/* The truncation guard: a file truncated by another process while it is mapped makes every
+ * read past its new end raise SIGBUS, which would kill a daemon serving many jobs. Once
+ * installed, a SIGBUS inside a guarded mapping (io_open's, params_map's) puts a page of
+ * zeros there instead and marks the mapping, whose io_finish then reports it; any other
+ * SIGBUS goes to the handler there was before (by default: the process ends). Returns false
+ * when sigaction fails. For long-running programs (cuzk-daemon); tests. */
+bool io_guard_install(void);
+/* Slot handling for other mappings (params_map): io_guard_add returns the slot (or -1 when
+ * the guard is off or full), io_guard_hit whether a read faulted, io_guard_remove frees it. */
+int io_guard_add(const void *p, size_t len);
+bool io_guard_hit(int slot);
+void io_guard_remove(int slot);
+/* Called by io_open once the file is mapped, when set (tests: truncate the file there). */
+extern void (*io_test_after_map)(const char *path);
 const char *io_secname(const io_file *f, uint32_t id);
 /* The section, or CUZK_EFORMAT "missing". */
 cuzk_err io_section_get(const io_file *f, uint32_t id, const io_section **s) CUZK_WUR;

@@ -270,6 +270,7 @@ fail:
 cuzk_err params_map(params_mapping *mp, const char *path)
 {
     memset(mp, 0, sizeof *mp);
+    mp->guard = -1;
     struct stat st;
     int fd = io_open_regular(path, &st);
     if (fd < 0)
@@ -284,6 +285,7 @@ cuzk_err params_map(params_mapping *mp, const char *path)
             return cuzk_error_set(CUZK_EIO, "%s: cannot map: %s", path, strerror(er));
         }
         mp->map = m;
+        mp->guard = io_guard_add(m, mp->len);
         madvise(m, mp->len, MADV_WILLNEED);
     }
     close(fd);
@@ -292,9 +294,18 @@ cuzk_err params_map(params_mapping *mp, const char *path)
 
 void params_unmap(params_mapping *mp)
 {
+    io_guard_remove(mp->guard);
+    mp->guard = -1;
     if (mp->map)
         munmap(mp->map, mp->len);
     mp->map = NULL;
+}
+
+cuzk_err params_mapping_check(const params_mapping *mp, const char *path)
+{
+    return io_guard_hit(mp->guard)
+               ? cuzk_error_set(CUZK_EIO, "%s: the file was truncated while it was read", path)
+               : CUZK_OK;
 }
 
 cuzk_err cuzk_params_load(cuzk_params **out, const char *path, unsigned flags)
@@ -315,7 +326,13 @@ cuzk_err cuzk_params_load(cuzk_params **out, const char *path, unsigned flags)
     if (e != CUZK_OK)
         return e;
     e = params_decode(out, path, mp.map, mp.len, flags);
+    cuzk_err te = params_mapping_check(&mp, path);
     params_unmap(&mp);
+    if (te != CUZK_OK) { /* what was decoded is not the file */
+        cuzk_params_free(*out);
+        *out = NULL;
+        e = te;
+    }
     if (e == CUZK_OK && (flags & CUZK_PARAMS_CACHE)) {
         /* a cache that cannot be written (read-only directory) only costs the next start */
         if (params_cache_write_flagged(*out, path, !(flags & CUZK_PARAMS_TRUSTED)) != CUZK_OK)

@@ -224,6 +224,8 @@ cuzk_err params_cache_load_checked(cuzk_params **out, const char *params_path, b
         e = cuzk_error_set(CUZK_EFORMAT, "%s: empty IC", cpath);
         goto done;
     }
+    if ((e = params_mapping_check(&mp, cpath)) != CUZK_OK)
+        goto done;
     *out = p;
     p = NULL;
 done:

@@ -23,10 +23,13 @@ typedef struct {
     uint8_t *map;
     uint64_t len;
     struct stat st;
+    int guard;   /* the mapping's slot in io's truncation guard, or -1 */
 } params_mapping;
 
 cuzk_err params_map(params_mapping *mp, const char *path) CUZK_WUR;
 void params_unmap(params_mapping *mp);
+/* CUZK_EIO naming path when a read of the mapping found the file truncated (io's guard). */
+cuzk_err params_mapping_check(const params_mapping *mp, const char *path) CUZK_WUR;
 
 /* Decodes a whole .params image (m, len) into a new object; flags as cuzk_params_load. */
 cuzk_err params_decode(cuzk_params **out, const char *path, const uint8_t *m, uint64_t len,

@@ -199,7 +199,9 @@ cuzk_err cuzk_r1cs_load(cuzk_r1cs **out, const char *path)
                 memcpy(r->wire_labels, s->p, s->size);
         }
     }
-    io_close(&f);
+    cuzk_err fe = io_finish(&f); /* truncated or replaced meanwhile: what was read is not it */
+    if (fe)
+        e = fe;
     if (e) {
         cuzk_r1cs_free(r);
         return e;

@@ -73,7 +73,9 @@ cuzk_err cuzk_wtns_load(cuzk_wtns **out, const char *path)
         return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
     }
     e = load(&f, w);
-    io_close(&f);
+    cuzk_err fe = io_finish(&f); /* truncated or replaced meanwhile: what was read is not it */
+    if (fe)
+        e = fe;
     if (e) {
         cuzk_wtns_free(w);
         return e;

@@ -338,7 +338,9 @@ cuzk_err cuzk_zkey_load(cuzk_zkey **out, const char *path)
         return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
     }
     e = load(&f, z);
-    io_close(&f);
+    cuzk_err fe = io_finish(&f); /* truncated or replaced meanwhile: what was read is not it */
+    if (fe)
+        e = fe;
     if (e) {
         cuzk_zkey_free(z);
         return e;

@@ -6,6 +6,7 @@
 
 #include "cuzk/io.h"
 #include "cuzk/pairing.h"
+#include "io/binfile.h"
 #include "test.h"
 #include "test_files.h"
 #include "test_points.h"
@@ -1109,6 +1110,43 @@ static void test_not_regular(void)
     unlink(fifo);
 }
 
+/* A file truncated by someone else while it is read: with the guard installed the load
+ * reports it (naming the file) instead of the process dying of SIGBUS, for each loader that
+ * maps its file; and a later load of an intact copy works. */
+static char trunc_path[600];
+static void truncate_half(const char *path)
+{
+    struct stat st;
+    if (!strcmp(path, trunc_path) && stat(path, &st) == 0 && truncate(path, st.st_size / 2) != 0)
+        perror("truncate");
+}
+
+static void test_truncated_while_read(void)
+{
+    CHECK(io_guard_install());
+    static const struct {
+        kind k;
+        const char *circuit, *file;
+    } cases[] = {{K_WTNS, "chain", "witness.wtns"},
+                 {K_R1CS, "chain", "circuit.r1cs"},
+                 {K_ZKEY, "chain", "circuit.zkey"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[1200];
+        fixture(src, sizeof src, cases[i].circuit, cases[i].file);
+        size_t n;
+        uint8_t *b = read_all(src, &n);
+        snprintf(trunc_path, sizeof trunc_path, "%s/trunc-%zu", tmp_dir, i);
+        write_all(trunc_path, b, n);
+        io_test_after_map = truncate_half;
+        EXPECT_ERR(load_kind(cases[i].k, trunc_path), CUZK_EIO, trunc_path);
+        CHECK(strstr(cuzk_error_detail(), "truncated while it was read") != NULL);
+        io_test_after_map = NULL;
+        write_all(trunc_path, b, n);
+        CHECK_EQ_ERR(load_kind(cases[i].k, trunc_path), CUZK_OK);
+        free(b);
+    }
+}
+
 int main(void)
 {
     test_init("test_io");
@@ -1138,6 +1176,7 @@ int main(void)
     test_other_curves();
     test_json();
     test_not_regular();
+    test_truncated_while_read();
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
