@@ -692,6 +692,24 @@ static enum MHD_Result route(server *s, struct MHD_Connection *c, const char *ur
     return send_error(s, c, 404, "no such endpoint: %s %.200s", method, url);
 }
 
+
+/* Counts the headers that frame a request body. */
+typedef struct {
+    unsigned content_length, transfer_encoding;
+} framing_ctx;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    (void)value;
+    framing_ctx *f = cls;
+    if (!strcasecmp(key, "Content-Length"))
+        f->content_length++;
+    else if (!strcasecmp(key, "Transfer-Encoding"))
+        f->transfer_encoding++;
+    return MHD_YES;
+}
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls)
@@ -708,6 +726,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (strcmp(url, "/healthz") != 0 && !auth_ok(s, c)) {
             rq->answered = true;
             return send_error(s, c, 401, "missing or wrong bearer token");
+        }
+        /* Framing a proxy in front could read otherwise than this server does (request
+         * smuggling): two Content-Length headers, or one beside Transfer-Encoding. */
+        framing_ctx fr = {0, 0};
+        MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &fr);
+        if (fr.content_length > 1 || (fr.content_length && fr.transfer_encoding)) {
+            rq->answered = true;
+            return send_error(s, c, 400, "ambiguous body framing: %s",
+                              fr.content_length > 1 ? "more than one Content-Length header"
+                                                    : "Content-Length with Transfer-Encoding");
         }
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         uint64_t n;

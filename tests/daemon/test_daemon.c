@@ -2808,6 +2808,21 @@ static void fz_raw(unsigned iters)
     for (int i = 0; i < 12; i++)
         if (idle[i] >= 0)
             close(idle[i]);
+    /* ambiguous framing (a proxy could split it otherwise: request smuggling): two
+     * Content-Length headers, or one beside Transfer-Encoding: 400 before any body */
+    static const char *const framing[] = {"Content-Length: 5\r\nContent-Length: 40\r\n",
+                                          "Content-Length: 5\r\nContent-Length: 5\r\n",
+                                          "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n"};
+    for (size_t i = 0; i < sizeof framing / sizeof framing[0]; i++) {
+        char req[512];
+        int n = snprintf(req, sizeof req, "POST /v1/proofs HTTP/1.1\r\nHost: x\r\n%s\r\n"
+                         "Content-Type: application/json\r\n%sConnection: close\r\n\r\n{}\r\n",
+                         FZ_AUTH, framing[i]);
+        st = raw_exchange(fz_addr, req, (size_t)n, 10, out, sizeof out);
+        CHECK(st == 400 && strstr(out, "ambiguous body framing"));
+        if (st != 400)
+            fprintf(stderr, "fuzz raw: framing %zu: %d %s\n", i, st, out);
+    }
     /* two requests in one write: both answered */
     static const char two[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
                               "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
