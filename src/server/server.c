@@ -692,7 +692,6 @@ static enum MHD_Result route(server *s, struct MHD_Connection *c, const char *ur
     return send_error(s, c, 404, "no such endpoint: %s %.200s", method, url);
 }
 
-
 /* Counts the headers that frame a request body. */
 typedef struct {
     unsigned content_length, transfer_encoding;
@@ -710,6 +709,7 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
         f->transfer_encoding++;
     return MHD_YES;
 }
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls)
