@@ -204,7 +204,8 @@ typedef struct {
     unsigned partitions_device, partitions_finalize;
     uint64_t jobs_submitted, jobs_done, jobs_failed, jobs_cancelled, jobs_rejected;
     uint64_t partitions_proved, proofs_verified, key_loads, key_evictions;
-    uint64_t memory_budget, memory_used;
+    uint64_t witness_buffers_reused;             /* loads into a kept buffer (no fresh one) */
+    uint64_t memory_budget, memory_used;         /* used: keys, partitions, kept buffers */
     unsigned n_devices;
     cuzk_engine_device_info devices[CUZK_ENGINE_MAX_DEVICES];
     double stage_s[6];           /* summed seconds: srs, synth, gpu, finalize, verify, total */

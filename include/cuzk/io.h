@@ -70,9 +70,16 @@ cuzk_err cuzk_r1cs_check_witness(const cuzk_r1cs *r, const cuzk_fr *w, size_t n,
 typedef struct {
     uint32_t n;      /* number of values; w[0] = 1 for a circom witness */
     cuzk_fr *w;      /* Montgomery form */
+    size_t cap;      /* values w has room for (>= n) */
+    bool borrowed;   /* w is the caller's buffer (cuzk_wtns_load_into): not freed with it */
 } cuzk_wtns;
 
 cuzk_err cuzk_wtns_load(cuzk_wtns **out, const char *path) CUZK_WUR;
+/* The same into buf (room for cap values) when the witness fits there, else into new
+ * memory; (*out)->borrowed says which. A buffer used again skips the page faults and
+ * zeroing a fresh one costs (a 2^22 witness: 128 MiB, tens of ms). buf may be NULL. */
+cuzk_err cuzk_wtns_load_into(cuzk_wtns **out, const char *path, cuzk_fr *buf,
+                             size_t cap) CUZK_WUR;
 void cuzk_wtns_free(cuzk_wtns *w);
 
 /* ---- Groth16 .zkey (snarkjs) ---- */

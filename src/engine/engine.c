@@ -610,6 +610,71 @@ static job *job_find(cuzk_engine *e, uint64_t id)
     return NULL;
 }
 
+/* ---- the witness buffer pool (engine lock held) ---- */
+
+/* An idle buffer with room for n values (the smallest that fits), or NULL; *cap its room. */
+static cuzk_fr *wpool_take(cuzk_engine *e, size_t n, size_t *cap)
+{
+    unsigned best = e->n_wpool;
+    for (unsigned i = 0; i < e->n_wpool; i++)
+        if (e->wpool[i].cap >= n && (best == e->n_wpool || e->wpool[i].cap < e->wpool[best].cap))
+            best = i;
+    if (best == e->n_wpool) {
+        *cap = 0;
+        return NULL;
+    }
+    cuzk_fr *b = e->wpool[best].p;
+    *cap = e->wpool[best].cap;
+    e->mem_used -= *cap * sizeof(cuzk_fr);
+    e->wpool[best] = e->wpool[--e->n_wpool];
+    return b;
+}
+
+/* Keeps b (room for cap values) for a later load when there is room in the pool and in the
+ * memory budget, else frees it. */
+static void wpool_put(cuzk_engine *e, cuzk_fr *b, size_t cap)
+{
+    uint64_t bytes = (uint64_t)cap * sizeof(cuzk_fr);
+    if (!b)
+        return;
+    if (e->stop || e->n_wpool == ENGINE_WPOOL_MAX ||
+        e->mem_used + bytes > e->cfg.memory_budget) {
+        free(b);
+        return;
+    }
+    e->wpool[e->n_wpool++] = (struct wbuf){b, cap};
+    e->mem_used += bytes;
+}
+
+/* Frees the largest idle buffer; false when there is none. */
+static bool wpool_drop(cuzk_engine *e)
+{
+    if (e->n_wpool == 0)
+        return false;
+    unsigned big = 0;
+    for (unsigned i = 1; i < e->n_wpool; i++)
+        if (e->wpool[i].cap > e->wpool[big].cap)
+            big = i;
+    e->mem_used -= (uint64_t)e->wpool[big].cap * sizeof(cuzk_fr);
+    free(e->wpool[big].p);
+    e->wpool[big] = e->wpool[--e->n_wpool];
+    return true;
+}
+
+/* The partition's witness goes: its buffer to the pool. */
+static void witness_release(cuzk_engine *e, part *p)
+{
+    if (!p->w)
+        return;
+    cuzk_fr *b = p->w->w;
+    size_t cap = p->w->cap;
+    p->w->w = NULL; /* the buffer is the pool's now, borrowed or not */
+    p->w->borrowed = false;
+    cuzk_wtns_free(p->w);
+    p->w = NULL;
+    wpool_put(e, b, cap);
+}
+
 /* A partition leaves the pipeline (engine lock held). reserved: it held a reservation. */
 static void part_retire(cuzk_engine *e, part *p, bool reserved)
 {
@@ -621,7 +686,7 @@ static void part_retire(cuzk_engine *e, part *p, bool reserved)
     }
     p->j->outstanding--;
     job_retire_inputs(e, p->j);
-    cuzk_wtns_free(p->w);
+    witness_release(e, p);
     free(p->pub);
     if (p->pend)
         cuzk_groth16_pending_free(p->pend);
@@ -674,7 +739,7 @@ static int reserve(cuzk_engine *e, part *p)
             }
             return 0;
         }
-        if (evict_one(e, k))
+        if (wpool_drop(e) || evict_one(e, k))
             continue;
         if (e->n_reserved == 0) {
             char why[300];
@@ -690,11 +755,12 @@ static int reserve(cuzk_engine *e, part *p)
     }
 }
 
-static cuzk_err load_witness(cuzk_wtns **w, const job *j, size_t idx)
+/* Loads witness idx of j into buf (room for cap values) when it fits (see cuzk_wtns_load_into). */
+static cuzk_err load_witness(cuzk_wtns **w, const job *j, size_t idx, cuzk_fr *buf, size_t cap)
 {
     if (j->paths[idx]) {
         cuzk_err r = regular_file(j->paths[idx]);
-        return r != CUZK_OK ? r : cuzk_wtns_load(w, j->paths[idx]);
+        return r != CUZK_OK ? r : cuzk_wtns_load_into(w, j->paths[idx], buf, cap);
     }
     /* Uploaded bytes: the loader reads files, so hand it an anonymous memory file. */
     int fd = memfd_create("cuzk-wtns", MFD_CLOEXEC);
@@ -711,7 +777,7 @@ static cuzk_err load_witness(cuzk_wtns **w, const job *j, size_t idx)
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    cuzk_err r = cuzk_wtns_load(w, path);
+    cuzk_err r = cuzk_wtns_load_into(w, path, buf, cap);
     close(fd);
     if (r != CUZK_OK) {
         /* Name it "uploaded witness" rather than the /proc path. */
@@ -787,11 +853,21 @@ static void synth_worker(cuzk_engine *e)
         e->stage_s[0] += t1 - t0;
         k->last_used = t1;
         const cuzk_pk_view *view = &k->obj.view;
+        size_t wcap;
+        cuzk_fr *wbuf = wpool_take(e, view->n_vars, &wcap);
         pthread_mutex_unlock(&e->mu);
 
         LOG(e, CUZK_LOG_INFO, "event=synth_start job=%llu part=%zu", (unsigned long long)j->id,
             p->idx);
-        cuzk_err r = load_witness(&p->w, j, p->idx);
+        cuzk_err r = load_witness(&p->w, j, p->idx, wbuf, wcap);
+        if (wbuf) {
+            pthread_mutex_lock(&e->mu);
+            if (p->w && p->w->borrowed)
+                e->c_wreuse++;
+            else /* not taken (a failed load, or a witness too big for it) */
+                wpool_put(e, wbuf, wcap);
+            pthread_mutex_unlock(&e->mu);
+        }
         if (r == CUZK_OK && (r = cuzk_pk_view_check_witness(view, p->w->w, p->w->n)) != CUZK_OK) {
             char d[400];
             snprintf(d, sizeof d, "%s", cuzk_error_detail());
@@ -913,10 +989,6 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
             "event=gpu_end job=%llu part=%zu dev=%s worker=%u ms=%.3f prep_ms=%.3f device_ms=%.3f%s",
             (unsigned long long)j->id, p->idx, d->name, widx, (t1 - t0) * 1e3, pt.prep_ms,
             pt.device_ms, r == CUZK_OK ? "" : " error=1");
-        /* The pending proof holds its own copy of the witness. */
-        cuzk_wtns_free(p->w);
-        p->w = NULL;
-
         /* Device occupancy: on a GPU the prover reports when it held the device; the CPU
          * pseudo-device is held for the whole call. */
         double ds = t0, de = t1;
@@ -926,6 +998,9 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
         }
 
         pthread_mutex_lock(&e->mu);
+        /* The pending proof holds its own copy of the witness, or (the GPU) no longer reads
+         * it: its buffer is free for the next load. */
+        witness_release(e, p);
         e->n_device--;
         d->busy_s += de - ds;
         /* the gap between this partition's device work and the latest end before it (0 when
@@ -1292,6 +1367,8 @@ void cuzk_engine_free(cuzk_engine *e)
         key_unload(e, k);
         free(k);
     }
+    while (wpool_drop(e))
+        ;
     pthread_mutex_unlock(&e->mu);
     free(e->threads);
     for (unsigned i = 0; i < e->n_devices; i++)
@@ -1516,6 +1593,7 @@ void cuzk_engine_get_stats(cuzk_engine *e, cuzk_engine_stats *s)
     s->proofs_verified = e->c_verified;
     s->key_loads = e->c_loads;
     s->key_evictions = e->c_evictions;
+    s->witness_buffers_reused = e->c_wreuse;
     s->memory_budget = e->cfg.memory_budget;
     s->memory_used = e->mem_used;
     s->n_devices = e->n_devices;

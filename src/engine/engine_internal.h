@@ -90,6 +90,8 @@ typedef struct part {
     struct part *next;
 } part;
 
+#define ENGINE_WPOOL_MAX 8 /* idle witness buffers kept, at most */
+
 struct cuzk_engine {
     cuzk_engine_config cfg;
     pthread_mutex_t mu;
@@ -111,6 +113,14 @@ struct cuzk_engine {
     unsigned jobs_open;       /* non-final jobs */
     uint64_t mem_used;
     bool accepting, stop, shut_done;
+    /* Witness buffers of finished partitions, kept for the next loads (a fresh buffer costs
+     * its page faults and zeroing each time): counted in mem_used while idle, and the first
+     * thing given back when a reservation does not fit. */
+    struct wbuf {
+        cuzk_fr *p;
+        size_t cap;   /* values */
+    } wpool[ENGINE_WPOOL_MAX];
+    unsigned n_wpool;
 
     unsigned n_devices;
     device devices[CUZK_ENGINE_MAX_DEVICES];
@@ -120,7 +130,7 @@ struct cuzk_engine {
     bool reaper_started;
 
     uint64_t c_submitted, c_done, c_failed, c_cancelled, c_rejected;
-    uint64_t c_parts, c_verified, c_loads, c_evictions;
+    uint64_t c_parts, c_verified, c_loads, c_evictions, c_wreuse;
     double stage_s[6];
 };
 

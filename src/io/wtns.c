@@ -11,7 +11,8 @@ void cuzk_wtns_free(cuzk_wtns *w)
 {
     if (!w)
         return;
-    free(w->w);
+    if (!w->borrowed)
+        free(w->w);
     free(w);
 }
 
@@ -26,7 +27,7 @@ static bool conv_value(void *vctx, size_t i)
     return cuzk_fr_from_bytes_le(&c->out[i], c->in + i * CUZK_FR_BYTES) == CUZK_OK;
 }
 
-static cuzk_err load(io_file *f, cuzk_wtns *w)
+static cuzk_err load(io_file *f, cuzk_wtns *w, cuzk_fr *buf, size_t cap)
 {
     const io_section *s;
     io_cur c;
@@ -48,7 +49,14 @@ static cuzk_err load(io_file *f, cuzk_wtns *w)
                               "%d bytes = %llu",
                               f->path, (unsigned long long)s->size, w->n, CUZK_FR_BYTES,
                               (unsigned long long)w->n * CUZK_FR_BYTES);
-    w->w = malloc((w->n ? w->n : 1) * sizeof(cuzk_fr));
+    if (buf && w->n <= cap) {
+        w->w = buf;
+        w->cap = cap;
+        w->borrowed = true;
+    } else {
+        w->w = malloc((w->n ? w->n : 1) * sizeof(cuzk_fr));
+        w->cap = w->n;
+    }
     if (!w->w)
         return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory for %u values", f->path, w->n);
     val_ctx vc = {w->w, s->p};
@@ -62,6 +70,11 @@ static cuzk_err load(io_file *f, cuzk_wtns *w)
 
 cuzk_err cuzk_wtns_load(cuzk_wtns **out, const char *path)
 {
+    return cuzk_wtns_load_into(out, path, NULL, 0);
+}
+
+cuzk_err cuzk_wtns_load_into(cuzk_wtns **out, const char *path, cuzk_fr *buf, size_t cap)
+{
     *out = NULL;
     io_file f;
     cuzk_err e = io_open(&f, path, "wtns", 2, wtns_names, sizeof wtns_names / sizeof *wtns_names);
@@ -72,7 +85,7 @@ cuzk_err cuzk_wtns_load(cuzk_wtns **out, const char *path)
         io_close(&f);
         return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
     }
-    e = load(&f, w);
+    e = load(&f, w, buf, cap);
     cuzk_err fe = io_finish(&f); /* truncated or replaced meanwhile: what was read is not it */
     if (fe)
         e = fe;

@@ -178,6 +178,10 @@ char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint
     sb_printf(&b, "cuzk_key_loads_total %llu\n", (unsigned long long)s.key_loads);
     metric(&b, "cuzk_key_evictions_total", "counter", "Keys evicted to make room.");
     sb_printf(&b, "cuzk_key_evictions_total %llu\n", (unsigned long long)s.key_evictions);
+    metric(&b, "cuzk_witness_buffers_reused_total", "counter",
+           "Witnesses loaded into a buffer kept from an earlier partition.");
+    sb_printf(&b, "cuzk_witness_buffers_reused_total %llu\n",
+              (unsigned long long)s.witness_buffers_reused);
     size_t nk = cuzk_engine_keys(e, NULL, 0);
     cuzk_engine_key_info *ks = calloc(nk + 1, sizeof *ks);
     if (ks) {

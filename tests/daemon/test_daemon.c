@@ -593,6 +593,14 @@ static int test_batch(void)
           strstr(r.body, "cuzk_device_gap_seconds_total{device=") &&
           strstr(r.body, "cuzk_jobs_total{state=\"done\"} 50\n") &&
           strstr(r.body, "cuzk_partitions_proved_total 50\n"));
+    /* 50 partitions of one key: after the first few, witnesses load into kept buffers */
+    {
+        const char *m = r.body ? strstr(r.body, "\ncuzk_witness_buffers_reused_total ") : NULL;
+        long reused = m ? atol(m + strlen("\ncuzk_witness_buffers_reused_total ")) : -1;
+        CHECK(reused >= BATCH_JOBS / 2 && reused < BATCH_JOBS);
+        if (!(reused >= BATCH_JOBS / 2 && reused < BATCH_JOBS))
+            fprintf(stderr, "witness buffers reused: %ld of %d\n", reused, BATCH_JOBS);
+    }
     resp_free(&r);
     /* One timeline line per pipeline event. */
     CHECK(count_in_file(d.log, "event=synth_start") == BATCH_JOBS);
