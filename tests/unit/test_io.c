@@ -1147,6 +1147,41 @@ static void test_truncated_while_read(void)
     }
 }
 
+/* cuzk_wtns_load_into: into the caller's buffer when the witness fits (the same values as a
+ * plain load, the buffer not freed with the witness), else into new memory. */
+static void test_wtns_into(void)
+{
+    char src[1200];
+    fixture(src, sizeof src, "chain", "witness.wtns");
+    cuzk_wtns *a = NULL, *b = NULL;
+    CHECK_EQ_ERR(cuzk_wtns_load(&a, src), CUZK_OK);
+    if (!a)
+        return;
+    CHECK(!a->borrowed && a->cap == a->n);
+    const size_t caps[3] = {a->n, (size_t)a->n + 7, (size_t)a->n - 1};
+    for (int i = 0; i < 3; i++) {
+        cuzk_fr *buf = malloc(sizeof *buf * caps[i]);
+        CHECK_EQ_ERR(cuzk_wtns_load_into(&b, src, buf, caps[i]), CUZK_OK);
+        if (b) {
+            bool fits = caps[i] >= a->n;
+            CHECK(b->borrowed == fits && (b->w == buf) == fits);
+            CHECK(b->cap == (fits ? caps[i] : a->n) && b->n == a->n);
+            CHECK(memcmp(b->w, a->w, sizeof *a->w * a->n) == 0);
+        }
+        cuzk_wtns_free(b); /* frees its own memory only */
+        b = NULL;
+        free(buf);         /* still the caller's: a double free here would abort */
+    }
+    /* a failed load leaves the buffer to the caller */
+    cuzk_fr *buf = malloc(sizeof *buf * a->n);
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/missing.wtns", tmp_dir);
+    EXPECT_ERR(cuzk_wtns_load_into(&b, missing, buf, a->n), CUZK_EIO, missing);
+    CHECK(b == NULL);
+    free(buf);
+    cuzk_wtns_free(a);
+}
+
 int main(void)
 {
     test_init("test_io");
@@ -1177,6 +1212,7 @@ int main(void)
     test_json();
     test_not_regular();
     test_truncated_while_read();
+    test_wtns_into();
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
