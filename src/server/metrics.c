@@ -118,7 +118,7 @@ static void metric(sbuf *b, const char *name, const char *type, const char *help
 }
 
 char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint64_t *http_counts,
-                          size_t n_codes)
+                          size_t n_codes, uint64_t body_bytes)
 {
     cuzk_engine_stats s;
     cuzk_engine_get_stats(e, &s);
@@ -191,6 +191,9 @@ char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint
             sb_printf(&b, "cuzk_key_loaded{key=\"%s\"} %d\n", ks[i].id, ks[i].loaded);
         free(ks);
     }
+    metric(&b, "cuzk_http_body_bytes", "gauge",
+           "Buffers of the request bodies being received now (bounded by max_body_total).");
+    sb_printf(&b, "cuzk_http_body_bytes %llu\n", (unsigned long long)body_bytes);
     metric(&b, "cuzk_http_requests_total", "counter", "HTTP requests answered, by status code.");
     for (size_t i = 0; i < n_codes; i++)
         sb_printf(&b, "cuzk_http_requests_total{code=\"%u\"} %llu\n", http_codes[i],

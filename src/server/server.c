@@ -618,7 +618,8 @@ static enum MHD_Result route(server *s, struct MHD_Connection *c, const char *ur
         uint64_t counts[N_CODES];
         for (size_t i = 0; i < N_CODES; i++)
             counts[i] = atomic_load(&s->counts[i]);
-        char *t = server_metrics_text(s->e, http_codes, counts, N_CODES);
+        char *t = server_metrics_text(s->e, http_codes, counts, N_CODES,
+                                      (uint64_t)atomic_load(&s->body_bytes));
         if (!t)
             return send_error(s, c, 500, "out of memory");
         return send_text(s, c, 200, t, "text/plain; version=0.0.4");

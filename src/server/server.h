@@ -39,8 +39,9 @@ void server_stop(server *s);
 /* metrics.c */
 json_t *server_key_json(const cuzk_engine_key_info *k);
 json_t *server_status_json(cuzk_engine *e);
-/* Prometheus text; http_codes/http_counts: requests answered per status code. */
+/* Prometheus text; http_codes/http_counts: requests answered per status code; body_bytes:
+ * the request bodies being received now (their buffers). */
 char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint64_t *http_counts,
-                          size_t n_codes);
+                          size_t n_codes, uint64_t body_bytes);
 
 #endif
