@@ -42,28 +42,6 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The work buffers of cuzk_gpu_bufs_get, in ordinary memory. */
-static bool bufs_alloc(cuzk_gpu_bufs *b, size_t nv)
-{
-    size_t bv = 8 * CUZK_MSM_BITVEC_WORDS(nv);
-    uint64_t **vec[] = {&b->w_one, &b->w_sig, &b->sp[0].one, &b->sp[0].sig,
-                        &b->sp[1].one, &b->sp[1].sig, &b->sp[2].one, &b->sp[2].sig};
-    bool ok = true;
-    for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
-        ok = (*vec[i] = malloc(bv ? bv : 8)) != NULL && ok;
-    return ok;
-}
-
-static void bufs_release(cuzk_gpu_bufs *b)
-{
-    uint64_t *vec[] = {b->w_one, b->w_sig, b->sp[0].one, b->sp[0].sig,
-                       b->sp[1].one, b->sp[1].sig, b->sp[2].one, b->sp[2].sig};
-    for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
-        free(vec[i]);
-    for (int k = 0; k < 3; k++)
-        cuzk_gpu_split_free_scalars(&b->sp[k]);
-}
-
 /* The reference: classification, bit-by-bit compression, and for each split its own
  * gather (each reads and converts its significant values again). */
 static cuzk_err reference_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu_bufs *b,
@@ -157,7 +135,8 @@ int cuzk_bench_prep(int argc, char **argv)
     cuzk_fr *copy = malloc(sizeof(cuzk_fr) * nv);
     uint64_t *tmp = malloc(8 * CUZK_MSM_BITVEC_WORDS(nv));
     int rc = 1;
-    if (!bufs_alloc(&bp, nv) || !bufs_alloc(&br, nv) || !copy || !tmp) {
+    if (!cuzk_gpu_bufs_splits_alloc(&bp, nv) || !cuzk_gpu_bufs_splits_alloc(&br, nv) || !copy ||
+        !tmp) {
         fprintf(stderr, "cuzk-bench prep: out of memory\n");
         goto done;
     }
@@ -221,8 +200,8 @@ int cuzk_bench_prep(int argc, char **argv)
     }
     rc = same ? 0 : 1;
 done:
-    bufs_release(&bp);
-    bufs_release(&br);
+    cuzk_gpu_bufs_splits_free(&bp);
+    cuzk_gpu_bufs_splits_free(&br);
     free(copy);
     free(tmp);
     cuzk_porep_free(w);

@@ -198,7 +198,8 @@ static void key_obj_free(key_obj *o)
 
 /* CUZK_EIO when path names something other than a regular file: a directory, a device, or
  * a FIFO (opening one without a writer blocks for ever). A path that cannot be stat'ed is
- * left to the loader, whose error names the file and the reason. */
+ * left to the loader, whose error names the file and the reason. For key_kind_of's sniff;
+ * the loaders check the file they open themselves. */
 static cuzk_err regular_file(const char *path)
 {
     const char *what = io_not_regular(path);
@@ -211,11 +212,8 @@ static cuzk_err key_obj_load(key_obj *o, key_kind kind, const char *path, const 
                              unsigned pflags)
 {
     memset(o, 0, sizeof *o);
-    cuzk_err r = regular_file(path);   /* again at a reload: the file may have been replaced */
-    if (r == CUZK_OK && kind == KEY_PARAMS)
-        r = regular_file(r1cs);
-    if (r != CUZK_OK)
-        return r;
+    /* the loaders refuse what is not a regular file (at a reload too), without blocking */
+    cuzk_err r;
     if (kind == KEY_ZKEY) {
         r = cuzk_zkey_load(&o->zk, path);
         if (r == CUZK_OK)
@@ -669,7 +667,6 @@ static void witness_release(cuzk_engine *e, part *p)
     cuzk_fr *b = p->w->w;
     size_t cap = p->w->cap;
     p->w->w = NULL; /* the buffer is the pool's now, borrowed or not */
-    p->w->borrowed = false;
     cuzk_wtns_free(p->w);
     p->w = NULL;
     wpool_put(e, b, cap);
@@ -758,10 +755,8 @@ static int reserve(cuzk_engine *e, part *p)
 /* Loads witness idx of j into buf (room for cap values) when it fits (see cuzk_wtns_load_into). */
 static cuzk_err load_witness(cuzk_wtns **w, const job *j, size_t idx, cuzk_fr *buf, size_t cap)
 {
-    if (j->paths[idx]) {
-        cuzk_err r = regular_file(j->paths[idx]);
-        return r != CUZK_OK ? r : cuzk_wtns_load_into(w, j->paths[idx], buf, cap);
-    }
+    if (j->paths[idx]) /* the loader refuses a FIFO or a directory without blocking */
+        return cuzk_wtns_load_into(w, j->paths[idx], buf, cap);
     /* Uploaded bytes: the loader reads files, so hand it an anonymous memory file. */
     int fd = memfd_create("cuzk-wtns", MFD_CLOEXEC);
     if (fd < 0)

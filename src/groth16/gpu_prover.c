@@ -37,13 +37,7 @@ static void bufs_free(cuzk_gpu_bufs *b)
         cuzk_gpu_host_free(b->abc);
     else
         free(b->abc);
-    free(b->w_one);
-    free(b->w_sig);
-    for (int i = 0; i < 3; i++) {
-        free(b->sp[i].one);
-        free(b->sp[i].sig);
-        cuzk_gpu_split_free_scalars(&b->sp[i]);
-    }
+    cuzk_gpu_bufs_splits_free(b);
     free(b);
 }
 
@@ -84,14 +78,7 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
         b = calloc(1, sizeof *b);
         if (b && !gk->synth && cuzk_gpu_bufs_reserve(b, 3 * gk->n) != CUZK_OK)
             cuzk_error_clear(); /* reported below */
-        bool ok = b && (gk->synth || b->abc);
-        if (ok) {
-            size_t bv = 8 * CUZK_MSM_BITVEC_WORDS(gk->n_vars);
-            uint64_t **vec[] = {&b->w_one, &b->w_sig, &b->sp[0].one, &b->sp[0].sig,
-                                &b->sp[1].one, &b->sp[1].sig, &b->sp[2].one, &b->sp[2].sig};
-            for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
-                ok = ok && (*vec[i] = malloc(bv ? bv : 8)) != NULL;
-        }
+        bool ok = b && (gk->synth || b->abc) && cuzk_gpu_bufs_splits_alloc(b, gk->n_vars);
         if (!ok) {
             bufs_free(b);
             *out = NULL;
@@ -524,6 +511,37 @@ void cuzk_gpu_bufs_witness_done(cuzk_gpu_bufs *b) { (void)b; }
 #endif
 
 /* ---- the CPU side of the split MSMs (plain C: tested in every build) ---- */
+
+/* The eight bit vectors: the witness's ones and significant values, and each split's. */
+static void splits_vectors(cuzk_gpu_bufs *b, uint64_t **v[8])
+{
+    uint64_t **all[8] = {&b->w_one, &b->w_sig, &b->sp[0].one, &b->sp[0].sig,
+                         &b->sp[1].one, &b->sp[1].sig, &b->sp[2].one, &b->sp[2].sig};
+    memcpy(v, all, sizeof all);
+}
+
+bool cuzk_gpu_bufs_splits_alloc(cuzk_gpu_bufs *b, size_t n_vars)
+{
+    size_t bv = 8 * CUZK_MSM_BITVEC_WORDS(n_vars);
+    uint64_t **v[8];
+    splits_vectors(b, v);
+    bool ok = true;
+    for (int i = 0; i < 8; i++)
+        ok = (*v[i] = malloc(bv ? bv : 8)) != NULL && ok;
+    return ok;
+}
+
+void cuzk_gpu_bufs_splits_free(cuzk_gpu_bufs *b)
+{
+    uint64_t **v[8];
+    splits_vectors(b, v);
+    for (int i = 0; i < 8; i++) {
+        free(*v[i]);
+        *v[i] = NULL;
+    }
+    for (int k = 0; k < 3; k++)
+        cuzk_gpu_split_free_scalars(&b->sp[k]);
+}
 /* sp->s with room for cnt scalars (grown by a quarter more than asked, kept across proofs). */
 void cuzk_gpu_split_free_scalars(cuzk_gpu_split_in *sp)
 {

@@ -51,6 +51,12 @@ void cuzk_gpu_bufs_witness_done(cuzk_gpu_bufs *b);
 cuzk_err cuzk_gpu_bufs_reserve(cuzk_gpu_bufs *b, size_t vals) CUZK_WUR;
 void cuzk_gpu_bufs_put(cuzk_gpu_key *gk, cuzk_gpu_bufs *b);
 
+/* The host buffers of the split MSMs in b: the bit vectors for n_vars wires (false when out
+ * of memory; free what was made with cuzk_gpu_bufs_splits_free), and with them the gathered
+ * scalars cuzk_gpu_prep_splits grows. Plain C, in every build. */
+bool cuzk_gpu_bufs_splits_alloc(cuzk_gpu_bufs *b, size_t n_vars);
+void cuzk_gpu_bufs_splits_free(cuzk_gpu_bufs *b);
+
 /* The CPU part of the MSMs of witness w (n_vars values): classifies it (copying it to
  * bufs->wcopy on the way when that is set) and prepares the splits of A, B and L in bufs
  * (nthreads: 0 = all CPUs). Runs without the device lock, so a pipeline does it for the

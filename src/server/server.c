@@ -16,7 +16,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "io/binfile.h"
 #include "server/server.h"
 
 /* Status codes counted for /metrics. */
@@ -297,12 +296,7 @@ static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_i
     char path[64];
     int fd = -1;
     if (w->path) {
-        const char *what = io_not_regular(w->path); /* a FIFO would block */
-        if (what) {
-            snprintf(why, wlen, "witness %zu: %s: not a regular file (%s)", i, w->path, what);
-            return CUZK_EIO;
-        }
-        r = cuzk_wtns_load(&wt, w->path);
+        r = cuzk_wtns_load(&wt, w->path); /* a FIFO or a directory is refused, not waited on */
     } else {
         fd = memfd_create("cuzk-wtns-check", MFD_CLOEXEC);
         size_t off = 0;

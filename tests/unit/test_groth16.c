@@ -179,10 +179,7 @@ static void test_prep_splits(void)
         cuzk_pk_view pk = {.n_vars = (uint32_t)nv, .n_public = npub,
                            .a_density = si == 1 ? NULL : da, .b_density = db};
         cuzk_gpu_bufs b = {0};
-        uint64_t **vec[] = {&b.w_one, &b.w_sig, &b.sp[0].one, &b.sp[0].sig,
-                            &b.sp[1].one, &b.sp[1].sig, &b.sp[2].one, &b.sp[2].sig};
-        for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
-            *vec[i] = malloc(8 * words);
+        CHECK(cuzk_gpu_bufs_splits_alloc(&b, nv));
         /* the witness's copy for the upload rides on the classification (every other size) */
         cuzk_fr *wcopy = malloc(sizeof *wcopy * nv);
         memset(wcopy, 0xa5, sizeof *wcopy * nv);
@@ -214,10 +211,8 @@ static void test_prep_splits(void)
             cuzk_g1_jac_add(&tail, &tail, &ones);
             CHECK(cuzk_g1_jac_eq(&tail, &want));
             free(sc);
-            cuzk_gpu_split_free_scalars(&b.sp[t]);
         }
-        for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
-            free(*vec[i]);
+        cuzk_gpu_bufs_splits_free(&b);
         free(w), free(pts), free(sel), free(da), free(db);
     }
 }
