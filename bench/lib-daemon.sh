@@ -1,4 +1,4 @@
-# Runs a cuzk-daemon for a script; sourced by scripts/demo.sh, bench/*.sh and tests/bench/*.sh.
+# Runs a cuzk-daemon for a script; sourced by scripts/demo.sh, bench/*.sh and tests/cuzk-bench/*.sh.
 #
 #   cuzk_daemon_start BIN_DIR LOG [daemon flags...]
 #       starts BIN_DIR/cuzk-daemon on a free loopback port (--listen 127.0.0.1:0; the daemon

@@ -59,6 +59,9 @@ typedef struct {
      * b = B.w, then c (C.w, or a o b for snarkjs keys), each zero beyond the key's rows.
      * Synthesis is then skipped; the arrays are read during start only. NULL: synthesise. */
     const cuzk_fr *const *abc;
+    /* GPU backend: how the resident keys made for the call use their devices (NULL:
+     * defaults; a given key keeps the options it was made with) */
+    const struct cuzk_gpu_opts *gpu;
 } cuzk_prove_opts;
 
 /* Milliseconds per stage, summed over the batch. */
@@ -103,11 +106,60 @@ void cuzk_groth16_pending_free(cuzk_pending *p);
  * the epilogue), e.g. the device figures as soon as start returns. */
 void cuzk_groth16_pending_timings(const cuzk_pending *p, cuzk_prove_timings *t);
 
+/* How a resident key uses its device (cuzk_groth16_gpu_key_new, cuzk_params_load_gpu, the
+ * engine's config, the daemon's [gpu] section). All zero (cuzk_gpu_opts_default) is the
+ * default of every field; each default is the faster one measured on an H200
+ * (bench/RESULTS.md). */
+typedef enum {
+    CUZK_GPU_SYNTH_AUTO = 0, /* a, b, c synthesised on the device when the key's matrices fit
+                                there beside the proving work: whole (36 bytes a term), else
+                                with deduplicated coefficients (8 bytes a term), else on the CPU */
+    CUZK_GPU_SYNTH_FULL,     /* whole matrices on the device, or the CPU when they do not fit */
+    CUZK_GPU_SYNTH_DEDUP,    /* deduplicated coefficients, or the CPU when they do not fit */
+    CUZK_GPU_SYNTH_OFF       /* a, b, c synthesised on the CPU and uploaded */
+} cuzk_gpu_synth;
+typedef enum {
+    CUZK_GPU_BASES_AUTO = 0, /* each base set resident when it fits beside the proving work,
+                                else streamed from page-locked host memory */
+    CUZK_GPU_BASES_RESIDENT, /* every set resident (the key fails when they do not fit) */
+    CUZK_GPU_BASES_STREAM    /* every set streamed, msm_chunk bases at a time */
+} cuzk_gpu_bases;
+typedef enum {
+    CUZK_GPU_WITNESS_AUTO = 0, /* witnesses of 1 GiB and more page-locked in place, smaller
+                                  ones copied into a page-locked buffer */
+    CUZK_GPU_WITNESS_COPY,     /* always copied */
+    CUZK_GPU_WITNESS_REGISTER  /* always page-locked in place (the copy when that fails) */
+} cuzk_gpu_witness;
+typedef enum {
+    CUZK_GPU_B_G2_DEVICE = 0, /* the B_G2 MSM on the device (its own CPU thread when its G2
+                                 bases do not fit there) */
+    CUZK_GPU_B_G2_CPU         /* always on its own CPU thread, beside the device work */
+} cuzk_gpu_b_g2;
+typedef struct cuzk_gpu_opts {
+    cuzk_gpu_synth synth;
+    cuzk_gpu_bases bases;
+    size_t msm_chunk;          /* streamed bases: bases a chunk (0: 2^22) */
+    cuzk_gpu_witness witness;
+    cuzk_gpu_b_g2 b_g2;
+    /* .params loading: vectors of at least this many points have their subgroup checks on
+     * the device when one answers (0: 65536; SIZE_MAX: never) */
+    size_t params_check_min;
+} cuzk_gpu_opts;
+
+/* All defaults. */
+void cuzk_gpu_opts_default(cuzk_gpu_opts *o);
+/* Sets one option by its name in the daemon's ini and the programs' --gpu NAME=VALUE:
+ *   synth = auto|full|dedup|off      bases = auto|resident|stream     msm_chunk = N (> 0)
+ *   witness = auto|copy|register     b_g2 = device|cpu               params_check_min = N
+ * CUZK_EINVAL, with a detail naming the option and the values it takes, for anything else. */
+cuzk_err cuzk_gpu_opts_set(cuzk_gpu_opts *o, const char *name, const char *value) CUZK_WUR;
+
 /* Makes pk resident on GPU device `device` (CUZK_EUNSUPPORTED in a build without CUDA,
  * CUZK_EGPU when the device fails or lacks memory: the detail says which). The key must
- * outlive the resident copy. A resident key serves one proof at a time (it is locked while
+ * outlive the resident copy; opts are copied. A resident key serves one proof at a time (it is locked while
  * in use); make one per GPU worker for more. */
-cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int device) CUZK_WUR;
+cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int device,
+                                  const cuzk_gpu_opts *opts) CUZK_WUR;   /* opts NULL: defaults */
 void cuzk_groth16_gpu_key_free(cuzk_gpu_key *k);
 /* The backend a call with these options would use (resolves AUTO and CUZK_BACKEND). */
 cuzk_backend cuzk_groth16_backend(const cuzk_prove_opts *opts);

@@ -81,6 +81,10 @@ typedef struct {
  * vector), CUZK_EFLAGS, CUZK_ENONCANONICAL, CUZK_ENOT_ON_CURVE, CUZK_ENOT_IN_SUBGROUP,
  * CUZK_EFORMAT (a point at infinity), CUZK_ENOMEM. */
 cuzk_err cuzk_params_load(cuzk_params **out, const char *path, unsigned flags) CUZK_WUR;
+/* The same with the subgroup checks of vectors of gpu->params_check_min points and more on
+ * the device, when this build has CUDA and one answers (gpu NULL: the defaults). */
+cuzk_err cuzk_params_load_gpu(cuzk_params **out, const char *path, unsigned flags,
+                              const cuzk_gpu_opts *gpu) CUZK_WUR;
 void cuzk_params_free(cuzk_params *p);
 /* Writes the layout above (points must be valid, none infinity: CUZK_EINVAL otherwise). */
 cuzk_err cuzk_params_write(const char *path, const cuzk_params *p) CUZK_WUR;

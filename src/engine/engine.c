@@ -950,7 +950,7 @@ static void device_worker(cuzk_engine *e, device *d, unsigned widx)
             if (!gk) {
                 pthread_mutex_lock(&d->lock);
                 gk = __atomic_load_n(&p->key->gk[d->gpu], __ATOMIC_ACQUIRE);
-                if (!gk && (r = cuzk_gpu_key_from_view(&gk, view, d->gpu)) == CUZK_OK)
+                if (!gk && (r = cuzk_gpu_key_from_view(&gk, view, d->gpu, NULL)) == CUZK_OK)
                     __atomic_store_n(&p->key->gk[d->gpu], gk, __ATOMIC_RELEASE);
                 pthread_mutex_unlock(&d->lock);
             }

@@ -25,6 +25,7 @@ struct cuzk_gpu_key {
     pthread_mutex_t bufs_mu;
     cuzk_gpu_bufs *free_bufs;
     unsigned n_free_bufs;
+    cuzk_gpu_opts opts;
 };
 
 #define BUFS_KEPT 2
@@ -87,6 +88,7 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
         }
     }
     b->next = NULL;
+    b->witness_mode = gk->opts.witness;
     *out = b;
     return CUZK_OK;
 }
@@ -101,11 +103,11 @@ cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out)
 cuzk_err cuzk_gpu_bufs_witness(cuzk_gpu_bufs *b, const cuzk_fr *w, size_t nv)
 {
     const size_t bytes = sizeof(cuzk_fr) * nv;
-    const char *mode = getenv("CUZK_GPU_WITNESS"); /* copy | register (any size; tests) */
-    const bool force = mode && !strcmp(mode, "register");
+    const cuzk_gpu_witness mode = b->witness_mode;
     b->wreg = false;
     b->wcopy = NULL;
-    if ((bytes >= WITNESS_REGISTER_MIN || force) && !(mode && !strcmp(mode, "copy"))) {
+    if ((bytes >= WITNESS_REGISTER_MIN || mode == CUZK_GPU_WITNESS_REGISTER) &&
+        mode != CUZK_GPU_WITNESS_COPY) {
         if (cuzk_gpu_host_register((void *)(uintptr_t)w, bytes) == CUZK_OK) {
             b->wsrc = w;
             b->wreg = true;
@@ -211,13 +213,13 @@ static bool synth_resident_dedup(cuzk_gpu_key *k, const cuzk_pk_view *pk, size_t
 /* Synthesis on the device: the key's matrices go resident when they fit beside what the
  * proofs need there (DOMAIN_SLOT_BYTES + PROOF_WORK_BYTES per element): whole (36 bytes a
  * term) when they fit, else with deduplicated coefficients (8 bytes a term; at 2^27 only
- * these fit beside the key on an H200), else the CPU synthesises. CUZK_GPU_SYNTH=cpu|full|
- * dedup forces one. */
+ * these fit beside the key on an H200), else the CPU synthesises; k->opts.synth forces
+ * one. */
 static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
 {
-    const char *v = getenv("CUZK_GPU_SYNTH");
-    const bool force_full = v && !strcmp(v, "full"), force_dedup = v && !strcmp(v, "dedup");
-    if ((v && !strcmp(v, "cpu")) || !pk->ma || !pk->mb)
+    const bool force_full = k->opts.synth == CUZK_GPU_SYNTH_FULL;
+    const bool force_dedup = k->opts.synth == CUZK_GPU_SYNTH_DEDUP;
+    if (k->opts.synth == CUZK_GPU_SYNTH_OFF || !pk->ma || !pk->mb)
         return;
     cuzk_gpu_device_info info;
     if (cuzk_gpu_device_query(&info, k->device) != CUZK_OK) {
@@ -241,15 +243,14 @@ static void synth_resident(cuzk_gpu_key *k, const cuzk_pk_view *pk)
 
 bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk) { return gk && gk->synth; }
 
-/* One set of bases on the device (group 1: G1, 2: G2). CUZK_GPU_BASES=auto (default) keeps
- * it resident when it fits with `reserve` bytes to spare, else streams it from host memory
- * chunk by chunk (cuzk_gpu_msm_new_streamed); resident or stream forces one. */
-static cuzk_err key_msm(cuzk_gpu_msm **out, int device, int group, const void *pts, size_t n,
-                        size_t reserve)
+/* One set of bases on the device (group 1: G1, 2: G2). CUZK_GPU_BASES_AUTO keeps it
+ * resident when it fits with `reserve` bytes to spare, else streams it from host memory
+ * o->msm_chunk bases at a time (cuzk_gpu_msm_new_streamed); RESIDENT or STREAM forces one. */
+static cuzk_err key_msm(cuzk_gpu_msm **out, const cuzk_gpu_opts *o, int device, int group,
+                        const void *pts, size_t n, size_t reserve)
 {
-    const char *v = getenv("CUZK_GPU_BASES");
-    bool stream = v && !strcmp(v, "stream");
-    if (!stream && !(v && !strcmp(v, "resident"))) {
+    bool stream = o->bases == CUZK_GPU_BASES_STREAM;
+    if (o->bases == CUZK_GPU_BASES_AUTO) {
         cuzk_gpu_device_info info;
         if (cuzk_gpu_device_query(&info, device) == CUZK_OK)
             stream = cuzk_gpu_msm_bytes(group, n) + reserve > info.free_mem;
@@ -257,7 +258,7 @@ static cuzk_err key_msm(cuzk_gpu_msm **out, int device, int group, const void *p
             cuzk_error_clear(); /* the constructor below reports it */
     }
     if (stream)
-        return cuzk_gpu_msm_new_streamed(out, device, group, pts, n, 0);
+        return cuzk_gpu_msm_new_streamed(out, device, group, pts, n, o->msm_chunk);
     return group == 1 ? cuzk_gpu_msm_new(out, device, pts, n)
                       : cuzk_gpu_msm_new_g2(out, device, pts, n);
 }
@@ -274,7 +275,8 @@ unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk)
     return r;
 }
 
-cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device)
+cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device,
+                                const cuzk_gpu_opts *opts)
 {
     *out = NULL;
     if (!cuzk_gpu_available())
@@ -285,6 +287,10 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
     pthread_mutex_init(&k->lock, NULL);
     pthread_mutex_init(&k->bufs_mu, NULL);
     k->device = device;
+    if (opts)
+        k->opts = *opts;
+    else
+        cuzk_gpu_opts_default(&k->opts);
     k->n = (size_t)1 << pk->log2_domain;
     k->n_vars = pk->n_vars;
     k->n_a = density_count(pk->a_density, pk->n_vars);
@@ -297,16 +303,16 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
     /* room left for what the proofs allocate (the domain's slots are allocated by now) */
     const size_t reserve = (size_t)PROOF_WORK_BYTES * k->n;
     if (e == CUZK_OK)
-        e = key_msm(&k->h, device, 1, pk->h_pts, k->n_h, reserve);
+        e = key_msm(&k->h, &k->opts, device, 1, pk->h_pts, k->n_h, reserve);
     if (e == CUZK_OK)
-        e = key_msm(&k->a, device, 1, pk->a_pts, k->n_a, reserve);
+        e = key_msm(&k->a, &k->opts, device, 1, pk->a_pts, k->n_a, reserve);
     if (e == CUZK_OK)
-        e = key_msm(&k->b1, device, 1, pk->b1_pts, k->n_b, reserve);
+        e = key_msm(&k->b1, &k->opts, device, 1, pk->b1_pts, k->n_b, reserve);
     if (e == CUZK_OK)
-        e = key_msm(&k->l, device, 1, pk->l_pts, k->n_l, reserve);
+        e = key_msm(&k->l, &k->opts, device, 1, pk->l_pts, k->n_l, reserve);
     /* B_G2 on the device (resident or streamed) unless that fails: then the CPU thread. */
-    if (e == CUZK_OK && cuzk_gpu_b_g2_on_device() &&
-        key_msm(&k->b2, device, 2, pk->b2_pts, k->n_b, reserve) != CUZK_OK) {
+    if (e == CUZK_OK && k->opts.b_g2 == CUZK_GPU_B_G2_DEVICE &&
+        key_msm(&k->b2, &k->opts, device, 2, pk->b2_pts, k->n_b, reserve) != CUZK_OK) {
         k->b2 = NULL;
         cuzk_error_clear();
     }
@@ -424,19 +430,20 @@ unsigned cuzk_gpu_prover_devices(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
-cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int device)
+cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int device,
+                                  const cuzk_gpu_opts *opts)
 {
     cuzk_pk_view v;
     cuzk_pk_view_from_zkey(&v, pk);
-    return cuzk_gpu_key_from_view(out, &v, device);
+    return cuzk_gpu_key_from_view(out, &v, device, opts);
 }
 
 #else /* no CUDA in this build */
 
-cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int device)
+cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int device,
+                                  const cuzk_gpu_opts *opts)
 {
-    (void)pk;
-    (void)device;
+    (void)pk, (void)device, (void)opts;
     *out = NULL;
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }
@@ -445,10 +452,10 @@ void cuzk_groth16_gpu_key_free(cuzk_gpu_key *k) { (void)k; }
 
 unsigned cuzk_gpu_prover_devices(void) { return 1; }
 
-cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device)
+cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device,
+                                const cuzk_gpu_opts *opts)
 {
-    (void)pk;
-    (void)device;
+    (void)pk, (void)device, (void)opts;
     *out = NULL;
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }
@@ -622,12 +629,7 @@ cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu
 /* Where B_G2 runs with the GPU backend: on the device by default (measured on an H200 with
  * 16 host cores, porep-24 x2: 4.2 s with B_G2 on the device against 6.4 s with it on 16 CPU
  * threads; bench/RESULTS.md), falling back to the CPU thread when its G2 bases do not fit
- * in device memory; CUZK_B_G2=cpu keeps it on the CPU. */
-bool cuzk_gpu_b_g2_on_device(void)
-{
-    const char *v = getenv("CUZK_B_G2");
-    return !(v && !strcmp(v, "cpu"));
-}
+ * in device memory; cuzk_gpu_opts.b_g2 = CUZK_GPU_B_G2_CPU keeps it on the CPU (key_new). */
 
 cuzk_backend cuzk_groth16_backend(const cuzk_prove_opts *opts)
 {

@@ -6,7 +6,8 @@
 #include "groth16/pk.h"
 
 /* A resident key made from a view (the public constructor wraps this). */
-cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device) CUZK_WUR;
+cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device,
+                                const cuzk_gpu_opts *opts) CUZK_WUR;   /* opts NULL: defaults */
 
 /* The host side of one split MSM (batch add of the ones + Pippenger of the significant
  * scalars) in the positions of its bases: the two bit vectors and the significant scalars,
@@ -35,13 +36,14 @@ typedef struct cuzk_gpu_bufs {
     /* Where the witness is still to be copied (abc), or NULL: the copy is made by the
      * classification pass of cuzk_gpu_prep_splits, which reads the witness anyway. */
     cuzk_fr *wcopy;
+    cuzk_gpu_witness witness_mode; /* the key's cuzk_gpu_opts.witness */
     bool pinned;
     struct cuzk_gpu_bufs *next;
 } cuzk_gpu_bufs;
 cuzk_err cuzk_gpu_bufs_get(cuzk_gpu_key *gk, cuzk_gpu_bufs **out) CUZK_WUR;
 /* With synthesis on the device: makes w (nv values) ready for the upload, b->wsrc. Large
- * witnesses (1 GiB up; any size with CUZK_GPU_WITNESS=register) are page-locked in place
- * (no copy: 4 GiB less host memory per partition at 2^27), unless CUZK_GPU_WITNESS=copy or
+ * witnesses (1 GiB up; any size with the key's witness option REGISTER) are page-locked in place
+ * (no copy: 4 GiB less host memory per partition at 2^27), unless that option is COPY or
  * that fails (e.g. the same witness twice in a batch); else copied into b's page-locked
  * buffer by the cuzk_gpu_prep_splits of w that must follow (b->wcopy), in its
  * classification pass. Undo with cuzk_gpu_bufs_witness_done. */
@@ -78,14 +80,13 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
                             cuzk_prove_timings *t) CUZK_WUR;
 /* True when the key synthesises a, b, c on the device: the default when its matrices fit
  * there, whole (36 bytes a term) or else with their coefficients deduplicated (8 bytes a
- * term); CUZK_GPU_SYNTH=cpu|full|dedup when the key is made forces one. */
+ * term); cuzk_gpu_opts.synth forces one. */
 bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk);
-/* True when the key computes B_G2 on the device (the default unless CUZK_B_G2=cpu when it
+/* True when the key computes B_G2 on the device (the default unless cuzk_gpu_opts.b_g2 = CPU when it
  * was made, or its G2 bases did not fit on the device). */
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);
-bool cuzk_gpu_b_g2_on_device(void);
 /* Which of the key's bases stream from host memory instead of staying resident (bit 0: H,
- * 1: A, 2: B1, 3: L, 4: B2; see key_msm in gpu_prover.c: CUZK_GPU_BASES=auto|resident|stream
+ * 1: A, 2: B1, 3: L, 4: B2; see key_msm in gpu_prover.c: cuzk_gpu_opts.bases
  * when the key is made). */
 #define CUZK_GPU_KEY_BASES_NAMES {"H", "A", "B1", "L", "B2"}
 unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk);

@@ -552,7 +552,7 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
             nk = CUZK_MAX_GPUS;
         nk = nk ? nk : 1;
         for (unsigned d = 0; d < nk; d++) {
-            if ((e = cuzk_gpu_key_from_view(&gk_owned[d], pk, (int)d)) == CUZK_OK)
+            if ((e = cuzk_gpu_key_from_view(&gk_owned[d], pk, (int)d, opts ? opts->gpu : NULL)) == CUZK_OK)
                 continue;
             if (d == 0)
                 goto fail;

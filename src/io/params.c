@@ -107,16 +107,12 @@ static cuzk_err decode_one(const dec_ctx *c, size_t i)
 static bool decode_ok(void *ctx, size_t i) { return decode_one(ctx, i) == CUZK_OK; }
 
 /* Whether the subgroup checks of a vector of count points go to the device: a CUDA build
- * with a device, not CUZK_BACKEND=cpu, and at least CUZK_PARAMS_GPU_MIN points (default
- * 65536; the CPU checks about 0.2 M G1 points a second on 16 cores, the device tens of
- * millions). */
-static bool subgroup_on_gpu(uint32_t count)
+ * with a device and at least min points (cuzk_gpu_opts.params_check_min: 65536 when 0; the
+ * CPU checks about 0.2 M G1 points a second on 16 cores, the device tens of millions). */
+static bool subgroup_on_gpu(uint32_t count, size_t min)
 {
 #ifdef CUZK_HAVE_CUDA
-    const char *be = getenv("CUZK_BACKEND");
-    const char *m = getenv("CUZK_PARAMS_GPU_MIN");
-    unsigned long long min = m ? strtoull(m, NULL, 10) : 65536;
-    if ((be && !strcmp(be, "cpu")) || count == 0 || count < min)
+    if (count == 0 || count < (min ? min : (size_t)65536))
         return false;
     if (!cuzk_gpu_available()) {
         cuzk_error_clear();
@@ -124,14 +120,15 @@ static bool subgroup_on_gpu(uint32_t count)
     }
     return true;
 #else
-    (void)count;
+    (void)count, (void)min;
     return false;
 #endif
 }
 
 /* Decodes count points at in (file offset off) into a new array. */
 static cuzk_err decode_vec(void **out, const char *path, const char *name, const uint8_t *in,
-                           uint64_t off, uint32_t count, bool g2, unsigned flags)
+                           uint64_t off, uint32_t count, bool g2, unsigned flags,
+                           size_t gpu_min)
 {
     size_t esize = g2 ? sizeof(cuzk_g2_affine) : sizeof(cuzk_g1_affine);
     *out = malloc(count ? (size_t)count * esize : 1);
@@ -140,7 +137,7 @@ static cuzk_err decode_vec(void **out, const char *path, const char *name, const
                               name, count);
     /* large vectors: decoded with the curve checks here, then the subgroup checks on the
      * device (if that fails, the CPU does them after all) */
-    bool dev = (flags & CUZK_DECODE_CHECK_SUBGROUP) && subgroup_on_gpu(count);
+    bool dev = (flags & CUZK_DECODE_CHECK_SUBGROUP) && subgroup_on_gpu(count, gpu_min);
     dec_ctx c = {*out, in, dev ? flags & ~CUZK_DECODE_CHECK_SUBGROUP : flags, g2};
     /* a subgroup check costs a scalar multiplication: small chunks balance better */
     size_t grain = (c.flags & CUZK_DECODE_CHECK_SUBGROUP) ? 16 : 1024;
@@ -197,7 +194,7 @@ static cuzk_err decode_vk_point(void *r, const char *path, const char *name, con
 }
 
 cuzk_err params_decode(cuzk_params **out, const char *path, const uint8_t *m, uint64_t len,
-                       unsigned flags)
+                       unsigned flags, size_t gpu_min)
 {
     *out = NULL;
     cuzk_params *p = params_new(path);
@@ -244,7 +241,7 @@ cuzk_err params_decode(cuzk_params **out, const char *path, const uint8_t *m, ui
         /* vk points and IC are few: always subgroup-checked */
         unsigned f = (v == 0 || !(flags & CUZK_PARAMS_TRUSTED)) ? CUZK_DECODE_CHECK_SUBGROUP : 0;
         void *pts;
-        if ((e = decode_vec(&pts, path, name, m + off, off, n, g2, f)) != CUZK_OK)
+        if ((e = decode_vec(&pts, path, name, m + off, off, n, g2, f, gpu_min)) != CUZK_OK)
             goto fail;
         params_set_vector(p, v, n, pts);
         off += n * psize;
@@ -310,6 +307,12 @@ cuzk_err params_mapping_check(const params_mapping *mp, const char *path)
 
 cuzk_err cuzk_params_load(cuzk_params **out, const char *path, unsigned flags)
 {
+    return cuzk_params_load_gpu(out, path, flags, NULL);
+}
+
+cuzk_err cuzk_params_load_gpu(cuzk_params **out, const char *path, unsigned flags,
+                              const cuzk_gpu_opts *gpu)
+{
     *out = NULL;
     if (!path)
         return cuzk_error_set(CUZK_EINVAL, "params: no path");
@@ -325,7 +328,7 @@ cuzk_err cuzk_params_load(cuzk_params **out, const char *path, unsigned flags)
     cuzk_err e = params_map(&mp, path);
     if (e != CUZK_OK)
         return e;
-    e = params_decode(out, path, mp.map, mp.len, flags);
+    e = params_decode(out, path, mp.map, mp.len, flags, gpu ? gpu->params_check_min : 0);
     cuzk_err te = params_mapping_check(&mp, path);
     params_unmap(&mp);
     if (te != CUZK_OK) { /* what was decoded is not the file */

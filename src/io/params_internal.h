@@ -31,9 +31,10 @@ void params_unmap(params_mapping *mp);
 /* CUZK_EIO naming path when a read of the mapping found the file truncated (io's guard). */
 cuzk_err params_mapping_check(const params_mapping *mp, const char *path) CUZK_WUR;
 
-/* Decodes a whole .params image (m, len) into a new object; flags as cuzk_params_load. */
+/* Decodes a whole .params image (m, len) into a new object; flags as cuzk_params_load,
+ * gpu_min as cuzk_gpu_opts.params_check_min. */
 cuzk_err params_decode(cuzk_params **out, const char *path, const uint8_t *m, uint64_t len,
-                       unsigned flags) CUZK_WUR;
+                       unsigned flags, size_t gpu_min) CUZK_WUR;
 
 /* The cache records whether its source was decoded with the subgroup checks; a load that
  * wants them (need_checked) refuses a cache made without. */

@@ -1,6 +1,6 @@
 /* bellman/bellperson parameters from fresh toxic waste: draws it, runs the bellman-convention
- * setup of src/groth16/setup_bellman.c, wipes it. */
-#include "groth16/setup_bellman.h"
+ * setup of src/setup/bellman.c, wipes it. */
+#include "setup/bellman.h"
 #include "setup/setup_internal.h"
 
 cuzk_err cuzk_setup_params(cuzk_params **out, const cuzk_bellman_circuit *c,
@@ -15,14 +15,12 @@ cuzk_err cuzk_setup_params(cuzk_params **out, const cuzk_bellman_circuit *c,
     cuzk_err e = setup_toxic_get(&tw, opts, c->log2_domain + 1);
     if (e != CUZK_OK)
         return e;
-    cuzk_toxic_waste bt = {tw.tau, tw.alpha, tw.beta, tw.gamma, tw.delta};
-    setup_wipe(&tw, sizeof tw);
     setup_log(opts, &t0, "domain 2^%u, %u wires, %u public, %u rows: toxic waste drawn",
               c->log2_domain, c->n_vars, c->n_public, c->n_rows);
     cuzk_setup_opts o = opts ? *opts : (cuzk_setup_opts){0};
     o.nthreads = setup_threads(opts);
-    e = cuzk_setup_bellman_opts(out, c, &bt, &o);
-    setup_wipe(&bt, sizeof bt);
+    e = cuzk_setup_bellman_opts(out, c, &tw, &o);
+    setup_wipe(&tw, sizeof tw);
     if (e == CUZK_OK)
         setup_log(opts, &t0, "bellman parameters: %u h, %u l, %u a, %u b points", (*out)->n_h,
                   (*out)->n_l, (*out)->n_a, (*out)->n_b_g1);

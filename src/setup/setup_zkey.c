@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "groth16/setup_bellman.h"
+#include "setup/bellman.h"
 #include "setup/setup_internal.h"
 #include "util/parallel.h"
 

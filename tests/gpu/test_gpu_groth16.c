@@ -3,7 +3,7 @@
  * convention, density-filtered vectors). Exits 77 when no GPU is usable. */
 #include "test.h"
 
-#include "bench/porep.h"
+#include "gen/porep.h"
 #include "cuzk/groth16.h"
 #include "groth16/gpu_prover.h"
 #ifdef CUZK_HAVE_CUDA
@@ -44,7 +44,7 @@ static void fixture(const char *name)
     CHECK_EQ_ERR(cuzk_groth16_verify(vk, wt->w + 1, zk->n_public, &pg[0]), CUZK_OK);
     /* a resident key reused over several calls */
     cuzk_gpu_key *gk = NULL;
-    CHECK_EQ_ERR(cuzk_groth16_gpu_key_new(&gk, zk, 0), CUZK_OK);
+    CHECK_EQ_ERR(cuzk_groth16_gpu_key_new(&gk, zk, 0, NULL), CUZK_OK);
     og.gpu_key = gk;
     for (int i = 0; i < 3 && gk; i++) {
         CHECK_EQ_ERR(cuzk_groth16_prove(pg, NULL, zk, ws, 1, wt->n, &og), CUZK_OK);
@@ -94,7 +94,7 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, 
     for (unsigned k2 = 0; k2 < nkeys && k2 < 4; k2++) {
         if (mixed_b2 && k2 == 0)
             setenv("CUZK_B_G2", "cpu", 1);
-        CHECK_EQ_ERR(cuzk_gpu_key_from_view(&keys[k2], cuzk_porep_view(w), (int)(k2 % ndev)),
+        CHECK_EQ_ERR(cuzk_gpu_key_from_view(&keys[k2], cuzk_porep_view(w), (int)(k2 % ndev), NULL),
                      CUZK_OK);
         if (mixed_b2 && k2 == 0)
             unsetenv("CUZK_B_G2");

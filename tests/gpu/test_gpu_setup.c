@@ -10,7 +10,7 @@
 
 #include "cuzk/groth16.h"
 #include "cuzk/setup.h"
-#include "groth16/setup_bellman.h"
+#include "setup/bellman.h"
 #ifdef CUZK_HAVE_CUDA
 #include "cuzk/gpu.h"
 #endif

@@ -31,7 +31,7 @@
 
 #include "cuzk/groth16.h"
 #include "cuzk/params.h"
-#include "groth16/setup_bellman.h"
+#include "setup/bellman.h"
 #include "util/parallel.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -889,7 +889,7 @@ static void load_circuit(circuit_ctx *c)
     fixture(p, sizeof p, c->name, "public.json");
     must(cuzk_public_read_json(&c->pub, &c->n_pub, p), p);
     must(cuzk_groth16_verify(c->vk, c->pub, c->n_pub, &c->proof), "fixture proof");
-    cuzk_toxic_waste t;
+    cuzk_setup_toxic t;
     test_rand_fr(&t.tau);
     test_rand_fr(&t.alpha);
     test_rand_fr(&t.beta);

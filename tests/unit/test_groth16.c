@@ -277,9 +277,51 @@ static void test_csr_dedup(void)
         free(m[t].row), free(m[t].col), free(m[t].val);
 }
 
+/* cuzk_gpu_opts_set: every name and value it takes, and refusals that name the option. */
+static void test_gpu_opts(void)
+{
+    cuzk_gpu_opts o, d;
+    cuzk_gpu_opts_default(&o);
+    memset(&d, 0, sizeof d);
+    CHECK(!memcmp(&o, &d, sizeof o));
+    CHECK(o.synth == CUZK_GPU_SYNTH_AUTO && o.bases == CUZK_GPU_BASES_AUTO &&
+          o.witness == CUZK_GPU_WITNESS_AUTO && o.b_g2 == CUZK_GPU_B_G2_DEVICE);
+    static const struct {
+        const char *name, *value;
+        int field, want;
+    } ok[] = {
+        {"synth", "full", 0, CUZK_GPU_SYNTH_FULL},       {"synth", "dedup", 0, CUZK_GPU_SYNTH_DEDUP},
+        {"synth", "off", 0, CUZK_GPU_SYNTH_OFF},         {"synth", "auto", 0, CUZK_GPU_SYNTH_AUTO},
+        {"bases", "stream", 1, CUZK_GPU_BASES_STREAM},   {"bases", "resident", 1, CUZK_GPU_BASES_RESIDENT},
+        {"witness", "copy", 2, CUZK_GPU_WITNESS_COPY},   {"witness", "register", 2, CUZK_GPU_WITNESS_REGISTER},
+        {"b_g2", "cpu", 3, CUZK_GPU_B_G2_CPU},           {"b_g2", "device", 3, CUZK_GPU_B_G2_DEVICE},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        CHECK_EQ_ERR(cuzk_gpu_opts_set(&o, ok[i].name, ok[i].value), CUZK_OK);
+        int got = ok[i].field == 0 ? (int)o.synth : ok[i].field == 1 ? (int)o.bases
+                : ok[i].field == 2 ? (int)o.witness : (int)o.b_g2;
+        CHECK(got == ok[i].want);
+    }
+    CHECK_EQ_ERR(cuzk_gpu_opts_set(&o, "msm_chunk", "65536"), CUZK_OK);
+    CHECK(o.msm_chunk == 65536);
+    CHECK_EQ_ERR(cuzk_gpu_opts_set(&o, "params_check_min", "12"), CUZK_OK);
+    CHECK(o.params_check_min == 12);
+    static const char *const bad[][2] = {{"synth", "cpu"}, {"synth", ""}, {"bases", "Stream"},
+                                         {"msm_chunk", "0"}, {"msm_chunk", "-1"}, {"msm_chunk", "4k"},
+                                         {"params_check_min", ""}, {"colour", "blue"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cuzk_gpu_opts before = o;
+        CHECK_EQ_ERR(cuzk_gpu_opts_set(&o, bad[i][0], bad[i][1]), CUZK_EINVAL);
+        CHECK(strstr(cuzk_error_detail(), bad[i][0]) != NULL);
+        CHECK(!memcmp(&before, &o, sizeof o));
+    }
+    CHECK_EQ_ERR(cuzk_gpu_opts_set(NULL, "synth", "auto"), CUZK_EINVAL);
+}
+
 int main(void)
 {
     test_init("test_groth16");
+    test_gpu_opts();
     test_prep_splits();
     test_csr_dedup();
     test_circuit("multiplier");

@@ -23,7 +23,7 @@
 #include "cuzk/groth16.h"
 #include "cuzk/params.h"
 #include "groth16/bellman.h"
-#include "groth16/setup_bellman.h"
+#include "setup/bellman.h"
 #include "util/parallel.h"
 
 static char tmpdir[256];
@@ -60,7 +60,7 @@ static void check_err(cuzk_err got, cuzk_err want, const char *s1, const char *s
 }
 #define CHECK_ERR(got, want, s1, s2) check_err((got), (want), (s1), (s2), __LINE__)
 
-static void rand_toxic(cuzk_toxic_waste *t)
+static void rand_toxic(cuzk_setup_toxic *t)
 {
     test_rand_fr(&t->tau);
     test_rand_fr(&t->alpha);
@@ -120,7 +120,7 @@ static bool bit(const uint64_t *b, size_t i) { return (b[i / 64] >> (i % 64)) & 
  * wires' terms. The rows are rebuilt here from the r1cs, bellman's input rows appended.
  */
 static void expected_proof(cuzk_proof *out, const cuzk_r1cs *r, const cuzk_fr *w,
-                           const cuzk_toxic_waste *t, unsigned log2n, const cuzk_fr *rr,
+                           const cuzk_setup_toxic *t, unsigned log2n, const cuzk_fr *rr,
                            const cuzk_fr *ss)
 {
     size_t n = (size_t)1 << log2n, m = r->n_constraints, np1 = (size_t)r->n_public + 1;
@@ -334,7 +334,7 @@ static void test_fixture(const char *name)
         goto out;
     test_circuit(name, r, c, rp);
 
-    cuzk_toxic_waste t;
+    cuzk_setup_toxic t;
     rand_toxic(&t);
     CHECK_EQ_ERR(cuzk_setup_bellman(&p, c, &t, 0), CUZK_OK);
     if (!p)
@@ -520,7 +520,7 @@ static void test_mismatch(void)
     CHECK_EQ_ERR(cuzk_bellman_circuit_load(&cm, rp), CUZK_OK);
     CHECK_EQ_ERR(cuzk_bellman_circuit_load(&cc, rp2), CUZK_OK);
     CHECK_EQ_ERR(cuzk_wtns_load(&wt, wp), CUZK_OK);
-    cuzk_toxic_waste t;
+    cuzk_setup_toxic t;
     rand_toxic(&t);
     if (cm && cc && wt && cuzk_setup_bellman(&pm, cm, &t, 0) == CUZK_OK) {
         CHECK_ERR(cuzk_params_check_circuit(pm, cc), CUZK_ESIZE, "vector", "needs");
@@ -588,7 +588,7 @@ static void test_reader(void)
     tmp_path(bp, sizeof bp, "bad.params");
     cuzk_bellman_circuit *c = NULL;
     cuzk_params *p = NULL, *q = NULL;
-    cuzk_toxic_waste t;
+    cuzk_setup_toxic t;
     rand_toxic(&t);
     CHECK_EQ_ERR(cuzk_bellman_circuit_load(&c, rp), CUZK_OK);
     if (!c || cuzk_setup_bellman(&p, c, &t, 0) != CUZK_OK || cuzk_params_write(kp, p) != CUZK_OK) {
@@ -731,7 +731,7 @@ static void test_cache(void)
     free(cpath);
     cuzk_bellman_circuit *c = NULL;
     cuzk_params *p = NULL, *q = NULL;
-    cuzk_toxic_waste t;
+    cuzk_setup_toxic t;
     rand_toxic(&t);
     if (cuzk_bellman_circuit_load(&c, rp) != CUZK_OK || cuzk_setup_bellman(&p, c, &t, 0) != CUZK_OK ||
         cuzk_params_write(kp, p) != CUZK_OK) {
@@ -926,10 +926,10 @@ static int write_key(const char *r1cs, const char *out)
 {
     cuzk_bellman_circuit *c = NULL;
     cuzk_params *p = NULL;
-    cuzk_toxic_waste t;
+    cuzk_setup_toxic t;
     cuzk_err e = cuzk_bellman_circuit_load(&c, r1cs);
     if (e == CUZK_OK)
-        e = cuzk_toxic_waste_random(&t);
+        e = cuzk_setup_toxic_random(&t);
     if (e == CUZK_OK)
         e = cuzk_setup_bellman(&p, c, &t, 0);
     memset(&t, 0, sizeof t);

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/porep.h"
+#include "bench.h"
+#include "gen/porep.h"
 #include "groth16/gpu_prover.h"
 #include "util/parallel.h"
 #include "util/timing.h"
 
-int cuzk_bench_porep(int argc, char **argv);
 
 static void progress(const char *phase) { fprintf(stderr, "porep: %s...\n", phase); }
 
@@ -50,7 +50,7 @@ static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w
         /* a resident key per device; the batch spreads over them */
         double t0 = cuzk_now_ms();
         for (unsigned d = 0; d < ndev; d++)
-            if (cuzk_gpu_key_from_view(&gk[d], v, (int)d) != CUZK_OK) {
+            if (cuzk_gpu_key_from_view(&gk[d], v, (int)d, NULL) != CUZK_OK) {
                 fprintf(stderr, "porep: gpu key on device %u: %s\n", d, cuzk_error_detail());
                 free_keys(gk, ndev);
                 return 1;

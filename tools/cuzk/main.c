@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cli/cli.h"
+#include "cuzk.h"
 #include "cuzk/groth16.h"
 #include "cuzk/params.h"
 #include "io/binfile.h"

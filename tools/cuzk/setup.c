@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cuzk.h"
 #include "cuzk/setup.h"
-#include "groth16/setup_bellman.h"
+#include "setup/bellman.h"
 #include "setup/setup_internal.h"
 #include "util/parallel.h"
 

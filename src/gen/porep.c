@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/porep.h"
+#include "gen/porep.h"
 #include "cuzk/msm.h"
 #include "util/parallel.h"
 

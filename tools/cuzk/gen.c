@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cuzk.h"
 #include "cuzk/gen.h"
 #include "util/parallel.h"
 

@@ -69,7 +69,7 @@ double bench_now_ms(void);
  * (state "error", error filled: the daemon could not be reached or answered nonsense). ---- */
 typedef struct bench_conn bench_conn;
 
-/* Daemon (tools/bench/http.c). One connection per client thread. */
+/* Daemon (tools/cuzk-bench/http.c). One connection per client thread. */
 int bench_http_global_init(void);
 bench_conn *bench_conn_new(const bench_opts *o);
 void bench_conn_free(bench_conn *c);
@@ -84,7 +84,7 @@ const char *bench_conn_addr(const bench_conn *c);
 int bench_daemon_register_key(bench_conn *c, const bench_opts *o, char *err, size_t errlen);
 int bench_daemon_run_job(bench_conn *c, const bench_opts *o, bench_job *j);
 
-/* In-process (tools/bench/inproc.c). */
+/* In-process (tools/cuzk-bench/inproc.c). */
 typedef struct bench_inproc bench_inproc;
 int bench_inproc_open(bench_inproc **out, const bench_opts *o, double *load_ms, char *err,
                       size_t errlen);
@@ -108,7 +108,7 @@ typedef struct {
 int bench_daemon_devices(bench_conn *c, bench_devices *d);
 int bench_inproc_devices(bench_inproc *ip, bench_devices *d);
 
-/* ---- checking and reporting (tools/bench/report.c) ---- */
+/* ---- checking and reporting (tools/cuzk-bench/report.c) ---- */
 /* Checks every proof of a done job against vk; counts failures in j->verify_fail. */
 void bench_verify_job(bench_job *j, const cuzk_vk *vk);
 /* Writes proof_N.json and public_N.json (N = 0 .. n_proofs-1) into dir. */
@@ -123,7 +123,7 @@ void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_jo
 /* Nearest-rank percentile p (0..100) of v[0..n-1] (sorted in place); 0 when n == 0. */
 double bench_percentile(double *v, size_t n, double p);
 
-/* ---- commands (tools/bench/run.c): argc/argv after the command name; exit status ---- */
+/* ---- commands (tools/cuzk-bench/run.c): argc/argv after the command name; exit status ---- */
 int bench_cmd_single(int argc, char **argv);
 int bench_cmd_batch(int argc, char **argv);
 int bench_cmd_status(int argc, char **argv);
@@ -132,5 +132,12 @@ int bench_cmd_health(int argc, char **argv);
 int bench_cmd_preload(int argc, char **argv);
 int bench_cmd_evict(int argc, char **argv);
 void bench_usage_cmds(FILE *f);
+/* The workload and kernel commands: porep (porep.c: the synthetic porep-k workload, per
+ * stage), kernels (kernels.c: CPU and GPU NTT and MSM side by side), scale (scale.c: setup in
+ * memory, batch proof, verification), prep (prep.c: the CPU side of a GPU partition). */
+int cuzk_bench_porep(int argc, char **argv);
+int cuzk_bench_kernels(int argc, char **argv);
+int cuzk_bench_scale(int argc, char **argv);
+int cuzk_bench_prep(int argc, char **argv);
 
 #endif

@@ -12,8 +12,8 @@
  *   values are uniform where the wire's value is.
  * Everything follows from the seed, whatever the thread count.
  */
-#ifndef CUZK_BENCH_POREP_H
-#define CUZK_BENCH_POREP_H
+#ifndef CUZK_GEN_POREP_H
+#define CUZK_GEN_POREP_H
 
 #include "groth16/pk.h"
 

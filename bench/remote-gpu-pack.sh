@@ -1,7 +1,7 @@
 #!/bin/bash
 # Packs the binaries of a CUDA build made here (BUILD, default build-cuda) and the shared
 # libraries they need, other than the C library and the CUDA driver, into .gpu-deps/ (ignored
-# by git), for bench/device_round.sh on the GPU machine.
+# by git), for bench/remote-gpu-round.sh on the GPU machine.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build-cuda}
@@ -14,7 +14,7 @@ for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD
          "$BUILD/tests/gpu/test_gpu_subgroup" "$BUILD/tests/test_params" \
          "$BUILD/cuzk-bench" "$BUILD/cuzk" "$BUILD/cuzk-daemon"; do
     case "$b" in */test_gpu_subgroup|*/test_params) [ -x "$b" ] || continue ;; esac # optional
-    [ -x "$b" ] || { echo "device_pack.sh: $b is not built" >&2; exit 1; }
+    [ -x "$b" ] || { echo "remote-gpu-pack.sh: $b is not built" >&2; exit 1; }
     cp "$b" "$D/bin/"
     ldd "$b" | awk '/=> \// {print $3}' | while read -r lib; do
         case "$(basename "$lib")" in
@@ -25,9 +25,9 @@ for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD
 done
 # PACK_EXTRA="FILE=NAME ...": more binaries (e.g. a second build's cuzk-bench) as bin/NAME
 for x in ${PACK_EXTRA:-}; do
-    [ -x "${x%%=*}" ] || { echo "device_pack.sh: ${x%%=*} is not built" >&2; exit 1; }
+    [ -x "${x%%=*}" ] || { echo "remote-gpu-pack.sh: ${x%%=*} is not built" >&2; exit 1; }
     cp "${x%%=*}" "$D/bin/${x#*=}"
 done
-# the carry limit is 64 MiB: ship one compressed archive (device_round.sh unpacks it)
+# the carry limit is 64 MiB: ship one compressed archive (remote-gpu-round.sh unpacks it)
 tar czf "$D.pack.tgz" -C "$D" bin lib && rm -rf "$D/bin" "$D/lib" && mv "$D.pack.tgz" "$D/pack.tgz"
 du -sh "$D"

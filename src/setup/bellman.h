@@ -11,34 +11,30 @@
  *   alpha1, beta1, delta1 in G1 and beta2, gamma2, delta2 in G2 from the standard generators.
  * Used by the tests and by `cuzk setup`. The toxic waste is the caller's to wipe.
  */
-#ifndef CUZK_GROTH16_SETUP_BELLMAN_H
-#define CUZK_GROTH16_SETUP_BELLMAN_H
+#ifndef CUZK_SETUP_BELLMAN_H
+#define CUZK_SETUP_BELLMAN_H
 
 #include <stdio.h>
 
 #include "cuzk/params.h"
 #include "cuzk/setup.h"
 
-typedef struct {
-    cuzk_fr tau, alpha, beta, gamma, delta;
-} cuzk_toxic_waste;
-
 /* Draws the five values from getrandom (CUZK_ERANDOM). */
-cuzk_err cuzk_toxic_waste_random(cuzk_toxic_waste *t) CUZK_WUR;
+cuzk_err cuzk_setup_toxic_random(cuzk_setup_toxic *t) CUZK_WUR;
 
 /* A new key (path "") for circuit c. Errors: CUZK_EINVAL (a zero alpha, beta, gamma or
  * delta, or tau in the domain; an aux wire in no constraint, whose l point
  * would be infinity, as bellman refuses; or a dense wire whose polynomial vanishes at
  * tau), CUZK_ENOMEM. nthreads = 0: cuzk_parallel_threads(). */
 cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
-                            const cuzk_toxic_waste *t, unsigned nthreads) CUZK_WUR;
+                            const cuzk_setup_toxic *t, unsigned nthreads) CUZK_WUR;
 
 /* The same with setup options: opts->backend picks where the vector points are computed
  * (cuzk_setup_fb below), opts->progress gets one line per vector (which backend, timing),
  * opts->nthreads the CPU threads; opts->test_toxic is ignored (the toxic waste is t). opts
  * may be NULL (AUTO, silent). */
 cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *c,
-                                 const cuzk_toxic_waste *t,
+                                 const cuzk_setup_toxic *t,
                                  const cuzk_setup_opts *opts) CUZK_WUR;
 
 /* The fixed-base backend of one setup run (see cuzk_setup_opts in cuzk/setup.h). */

@@ -1,6 +1,6 @@
-# The common part of the one-call GPU rounds (bench/device_round.sh, bench/device_variants.sh);
+# The common part of the one-call GPU rounds (bench/remote-gpu-round.sh, bench/remote-gpu-variants.sh);
 # sourced there with ROOT set and OUT's default given as $1:
-#   unpacks bench/device_pack.sh's archive (D: the binaries in $D/bin, libraries in $D/lib),
+#   unpacks bench/remote-gpu-pack.sh's archive (D: the binaries in $D/bin, libraries in $D/lib),
 #   exports LD_LIBRARY_PATH and CUZK_TEST_DATA, prints the GPU, starts an empty `summary`.
 #
 #   device_step NAME TIMEOUT PATTERN cmd...
@@ -8,7 +8,7 @@
 #       line> (S s)" to summary, prints the log's lines matching PATTERN (egrep, case
 #       insensitive; "" prints none); returns cmd's status.
 D=${GPU_DEPS:-$ROOT/.gpu-deps}
-if [ -f "$D/pack.tgz" ]; then # bench/device_pack.sh's archive
+if [ -f "$D/pack.tgz" ]; then # bench/remote-gpu-pack.sh's archive
     mkdir -p /tmp/gpu-deps && tar xzf "$D/pack.tgz" -C /tmp/gpu-deps && D=/tmp/gpu-deps
 fi
 OUT=${OUT:-$1}

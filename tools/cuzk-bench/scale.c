@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "cuzk/gpu.h"
 #include "cuzk/params.h"
 #include "cuzk/setup.h"
@@ -35,7 +36,6 @@
 #include "util/parallel.h"
 #include "util/timing.h"
 
-int cuzk_bench_scale(int argc, char **argv);
 
 #define SCALE_MAX_RUNS 64
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -450,7 +450,7 @@ int cuzk_bench_scale(int argc, char **argv)
     if (gpu) {
         stage_begin(&S, "uploading the key to the GPU(s)");
         for (unsigned d = 0; d < ndev; d++) {
-            if ((e = cuzk_gpu_key_from_view(&gk[d], &view, (int)d)) != CUZK_OK) {
+            if ((e = cuzk_gpu_key_from_view(&gk[d], &view, (int)d, NULL)) != CUZK_OK) {
                 fprintf(stderr, "cuzk-bench scale: resident key on device %u: %s\n", d,
                         cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
                 goto done;

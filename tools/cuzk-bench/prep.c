@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/porep.h"
+#include "bench.h"
+#include "gen/porep.h"
 #include "groth16/gpu_prover.h"
 #include "msm/msm_internal.h"
 #include "util/parallel.h"
 #include "util/timing.h"
 
-int cuzk_bench_prep(int argc, char **argv);
 
 #define PREP_MAX_RUNS 64
 #define PREP_STEPS 4

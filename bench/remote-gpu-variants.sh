@@ -3,7 +3,7 @@
 # (CUZK_GPU_NTT_MODE=old|new, CUZK_GPU_NTT_RADIX=4|8) and the MSM accumulation
 # (CUZK_GPU_MSM_ACC=xyzz|affine): correctness against the CPU first (test_gpu runs every
 # variant; whole proofs with each variant equal to the CPU's), then timings side by side,
-# then the large sizes. Binaries from bench/device_pack.sh (carry .gpu-deps). A table last.
+# then the large sizes. Binaries from bench/remote-gpu-pack.sh (carry .gpu-deps). A table last.
 #   VAR_SKIP_LARGE=1   leave out test_gpu --large
 #   VAR_KERNELS="24 26"  cuzk-bench kernels sizes (VAR_KERNEL_ACC="xyzz affine",
 #     VAR_KERNEL_BINS="cuzk-bench NAME": other builds packed by PACK_EXTRA, VAR_KERNEL_WINDOWS=
@@ -15,7 +15,7 @@
 #   VAR_SUBGROUP=1  also test_gpu_subgroup;  VAR_SANITIZER=1  test_gpu_groth16 under memcheck
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-. "$ROOT/bench/lib-device.sh" /tmp/variants-out
+. "$ROOT/bench/lib-remote-gpu.sh" /tmp/variants-out
 
 device_step groth16_default ${T_G16:-120} "fail|differ" "$D/bin/test_gpu_groth16"
 if [ -z "${VAR_SKIP_TESTS:-}" ]; then

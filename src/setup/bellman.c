@@ -1,15 +1,15 @@
-/* Groth16 setup in bellman's convention from given toxic waste (see setup_bellman.h). */
+/* Groth16 setup in bellman's convention from given toxic waste (see bellman.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "groth16/setup_bellman.h"
+#include "setup/bellman.h"
 #include "setup/setup_internal.h"
 #include "util/parallel.h"
 #ifdef CUZK_HAVE_CUDA
 #include "cuzk/gpu.h"
 #endif
 
-cuzk_err cuzk_toxic_waste_random(cuzk_toxic_waste *t)
+cuzk_err cuzk_setup_toxic_random(cuzk_setup_toxic *t)
 {
     cuzk_fr *v[5] = {&t->tau, &t->alpha, &t->beta, &t->gamma, &t->delta};
     for (int i = 0; i < 5; i++) {
@@ -237,14 +237,14 @@ static void hs_range(void *vc, size_t b, size_t e, unsigned w)
 static bool bit(const uint64_t *bits, size_t i) { return (bits[i / 64] >> (i % 64)) & 1; }
 
 cuzk_err cuzk_setup_bellman(cuzk_params **out, const cuzk_bellman_circuit *c,
-                            const cuzk_toxic_waste *t, unsigned nthreads)
+                            const cuzk_setup_toxic *t, unsigned nthreads)
 {
     cuzk_setup_opts o = {.nthreads = nthreads, .backend = CUZK_BACKEND_CPU};
     return cuzk_setup_bellman_opts(out, c, t, &o);
 }
 
 cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *c,
-                                 const cuzk_toxic_waste *t, const cuzk_setup_opts *opts)
+                                 const cuzk_setup_toxic *t, const cuzk_setup_opts *opts)
 {
     *out = NULL;
     cuzk_setup_fb fb;

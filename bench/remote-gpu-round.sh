@@ -2,7 +2,7 @@
 # One round on the lent GPU machine (one `run` call): whole proofs on the GPU against the CPU,
 # the porep-k stage benchmark, then the kernel tests, ending with a short table. Binaries are
 # built here (CUDA build) and carried in .gpu-deps/bin with the shared libraries they need in
-# .gpu-deps/lib (bench/device_pack.sh makes both).
+# .gpu-deps/lib (bench/remote-gpu-pack.sh makes both).
 #   ROUND_K="24 26"   porep sizes;   ROUND_CPU_K=24  sizes also run on the CPU backend
 #   ROUND_P=2         partitions per batch;   ROUND_B_G2="cpu gpu"  where B_G2 runs
 #   ROUND_PORE_ARGS=--abc  extra cuzk-bench porep flags (--abc: a, b, c given, no synthesis)
@@ -18,7 +18,7 @@
 #   ROUND_SETUP=1     test_gpu_setup;  ROUND_SCALE_K="24"  bench/scale.sh (MEM=1: in memory)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-. "$ROOT/bench/lib-device.sh" /tmp/round-out
+. "$ROOT/bench/lib-remote-gpu.sh" /tmp/round-out
 
 device_step test_gpu_groth16 240 "" "$D/bin/test_gpu_groth16"
 tail -14 "$OUT/test_gpu_groth16.log"

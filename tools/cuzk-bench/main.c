@@ -1,12 +1,12 @@
 /*
  * cuzk-bench: benchmarks.
  *   cuzk-bench micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing ops
- *   cuzk-bench porep ...   the synthetic porep-k workload (src/bench/porep_cli.c)
- *   cuzk-bench kernels ... CPU and GPU NTT and MSM side by side (src/bench/kernels_cli.c)
+ *   cuzk-bench porep ...   the synthetic porep-k workload (tools/cuzk-bench/porep.c)
+ *   cuzk-bench kernels ... CPU and GPU NTT and MSM side by side (tools/cuzk-bench/kernels.c)
  *   cuzk-bench scale ...   real setup in memory + real proofs that verify, per stage, with
- *                          peak host memory (src/bench/scale_cli.c)
+ *                          peak host memory (tools/cuzk-bench/scale.c)
  *   cuzk-bench single|batch|status|metrics|health|preload|evict ...   a cuzk-daemon's client, or
- *       the library in this process (--in-process); see tools/bench/ and --help
+ *       the library in this process (--in-process); see tools/cuzk-bench/ and --help
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,15 +17,8 @@
 #include "cuzk/ec.h"
 #include "cuzk/pairing.h"
 
-#include "bench/bench.h"
+#include "bench.h"
 
-/* cuzk-bench porep (src/bench/porep_cli.c): the synthetic porep-k workload, per stage. */
-int cuzk_bench_porep(int argc, char **argv);
-/* cuzk-bench kernels (src/bench/kernels_cli.c): CPU and GPU NTT and MSM side by side. */
-int cuzk_bench_kernels(int argc, char **argv);
-/* cuzk-bench scale (src/bench/scale_cli.c): setup in memory, batch proof, verification. */
-int cuzk_bench_scale(int argc, char **argv);
-int cuzk_bench_prep(int argc, char **argv);
 
 static double now_ns(void)
 {

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/porep.h"
+#include "bench.h"
+#include "gen/porep.h"
 #include "cuzk/msm.h"
 #include "cuzk/poly.h"
 #include "util/parallel.h"
@@ -20,7 +21,6 @@
 #include "cuzk/gpu.h"
 #endif
 
-int cuzk_bench_kernels(int argc, char **argv);
 
 #define MAX_RUNS 16
 typedef struct {

@@ -115,8 +115,8 @@ inprocess)
     [ $? -eq 2 ] && grep -q "missing.zkey" "$T/u.err" && ok || bad "in-process, missing key: $(cat "$T/u.err")"
     ;;
 daemon)
-    if [ ! -f "$SRC/tools/cuzk-daemon.c" ]; then
-        echo "SKIP: tools/cuzk-daemon.c does not exist yet, so there is no daemon to benchmark"; exit 77
+    if [ ! -f "$SRC/tools/cuzk-daemon/main.c" ]; then
+        echo "SKIP: tools/cuzk-daemon/main.c does not exist yet, so there is no daemon to benchmark"; exit 77
     fi
     if [ ! -x "$BIN/cuzk-daemon" ]; then
         bad "$BIN/cuzk-daemon was not built (cmake --build with the cuzk-daemon target)"; finish
