@@ -26,7 +26,8 @@ extern "C" {
     X(CUZK_EUNSUPPORTED, "not supported by this build or machine")                  \
     X(CUZK_EGPU, "GPU error")                                                       \
     X(CUZK_ECANCELLED, "cancelled")                                                 \
-    X(CUZK_EBUSY, "busy")
+    X(CUZK_EBUSY, "busy")                                                           \
+    X(CUZK_ENOTFOUND, "not found")
 
 typedef enum {
 #define CUZK_ERR_ENUM_(name, msg) name,

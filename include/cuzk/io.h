@@ -15,12 +15,13 @@
  * nothing is leaked, and cuzk_error_detail() says what was wrong, in the form
  * "<path>: section N (<name>): <problem>" (or "<path>: <key>: <problem>" for JSON).
  *
- * Error codes: CUZK_EIO (cannot open/map/write), CUZK_ESIZE (truncated file, a section whose
- * size disagrees with its counts), CUZK_EFORMAT (bad magic, version, duplicated or missing
- * section, out-of-range index, malformed JSON structure), CUZK_ECURVE (another prime or
- * curve), CUZK_ENONCANONICAL (a field value >= its modulus), CUZK_ENOT_ON_CURVE /
- * CUZK_ENOT_IN_SUBGROUP (points), CUZK_EPARSE (bad JSON text or decimal), CUZK_ENOMEM,
- * CUZK_EUNSUPPORTED (a zkey of another protocol, e.g. PLONK).
+ * Error codes: CUZK_ENOTFOUND (no such file), CUZK_EIO (cannot open/map/write, not a regular
+ * file), CUZK_ESIZE (truncated file, a section whose size disagrees with its counts),
+ * CUZK_EFORMAT (bad magic, version, duplicated or missing section, out-of-range index,
+ * malformed JSON structure), CUZK_ECURVE (another prime or curve), CUZK_ENONCANONICAL (a
+ * field value >= its modulus), CUZK_ENOT_ON_CURVE / CUZK_ENOT_IN_SUBGROUP (points),
+ * CUZK_EPARSE (bad JSON text or decimal), CUZK_ENOMEM, CUZK_EUNSUPPORTED (a zkey of another
+ * protocol, e.g. PLONK).
  *
  * Field values are returned in Montgomery form (cuzk_fr), points as affine structures with
  * Montgomery coordinates (cuzk_g1_affine / cuzk_g2_affine, infinity = (0, 0)).
@@ -80,6 +81,15 @@ cuzk_err cuzk_wtns_load(cuzk_wtns **out, const char *path) CUZK_WUR;
  * zeroing a fresh one costs (a 2^22 witness: 128 MiB, tens of ms). buf may be NULL. */
 cuzk_err cuzk_wtns_load_into(cuzk_wtns **out, const char *path, cuzk_fr *buf,
                              size_t cap) CUZK_WUR;
+/* A .wtns image in memory: the len bytes at data are what the file would hold, checked as
+ * cuzk_wtns_load checks the file; name stands for the path in cuzk_error_detail() ("uploaded
+ * .wtns: section 2 (witness values): ..."; NULL: ".wtns image"). data is not referenced
+ * after the call. */
+cuzk_err cuzk_wtns_load_mem(cuzk_wtns **out, const char *name, const void *data,
+                            size_t len) CUZK_WUR;
+/* The same into buf (room for cap values) when the witness fits, as cuzk_wtns_load_into. */
+cuzk_err cuzk_wtns_load_mem_into(cuzk_wtns **out, const char *name, const void *data,
+                                 size_t len, cuzk_fr *buf, size_t cap) CUZK_WUR;
 void cuzk_wtns_free(cuzk_wtns *w);
 
 /* ---- Groth16 .zkey (snarkjs) ---- */

@@ -110,8 +110,9 @@ void io_close(io_file *f)
 {
     io_guard_remove(f->guard);
     f->guard = -1;
-    if (f->map && f->len)
-        munmap(f->map, f->len);
+    if (f->mapped && f->len)
+        munmap((void *)f->map, f->len);
+    f->mapped = false;
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
@@ -151,77 +152,105 @@ const char *io_not_regular(const char *path)
     return stat(path, &st) != 0 ? NULL : io_not_regular_mode((unsigned)st.st_mode);
 }
 
-int io_open_regular(const char *path, struct stat *st)
+cuzk_err io_open_regular(int *fd, const char *path, struct stat *st)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        cuzk_error_set(CUZK_EIO, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    if (fstat(fd, st) != 0) {
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (*fd < 0) {
         int e = errno;
-        close(fd);
-        cuzk_error_set(CUZK_EIO, "%s: cannot stat: %s", path, strerror(e));
-        return -1;
+        return cuzk_error_set(e == ENOENT ? CUZK_ENOTFOUND : CUZK_EIO, "%s: cannot open: %s",
+                              path, strerror(e));
     }
-    const char *what = io_not_regular_mode((unsigned)st->st_mode);
-    if (what) {
-        close(fd);
-        cuzk_error_set(CUZK_EIO, "%s: not a regular file (%s)", path, what);
-        return -1;
-    }
-    return fd;
+    const char *what = NULL;
+    int e = fstat(*fd, st) != 0 ? errno : 0;
+    if (!e)
+        what = io_not_regular_mode((unsigned)st->st_mode);
+    if (!e && !what)
+        return CUZK_OK;
+    close(*fd);
+    *fd = -1;
+    if (e)
+        return cuzk_error_set(CUZK_EIO, "%s: cannot stat: %s", path, strerror(e));
+    return cuzk_error_set(CUZK_EIO, "%s: not a regular file (%s)", path, what);
 }
 
 cuzk_err io_fopen_regular(FILE **out, const char *path)
 {
     struct stat st;
-    int fd = io_open_regular(path, &st);
-    *out = fd < 0 ? NULL : fdopen(fd, "rb");
-    if (fd >= 0 && !*out) {
+    int fd;
+    *out = NULL;
+    cuzk_err r = io_open_regular(&fd, path, &st);
+    if (r != CUZK_OK)
+        return r;
+    *out = fdopen(fd, "rb");
+    if (!*out) {
         int e = errno;
         close(fd);
         return cuzk_error_set(CUZK_EIO, "%s: cannot open: %s", path, strerror(e));
     }
-    return fd < 0 ? CUZK_EIO : CUZK_OK;
+    return CUZK_OK;
 }
 
 static cuzk_err io_index(io_file *f, const char magic[4], uint32_t version);
 
-cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t version,
-                 const char *const *names, size_t n_names)
+static void io_init(io_file *f, const char *path, const char *const *names, size_t n_names)
 {
     memset(f, 0, sizeof *f);
     f->path = path;
     f->names = names;
     f->n_names = n_names;
+    f->fd = -1;
     f->guard = -1;
+}
 
+static cuzk_err io_short(const char *path, uint64_t len)
+{
+    return cuzk_error_set(CUZK_ESIZE, "%s: file is %llu bytes, shorter than the %d-byte header",
+                          path, (unsigned long long)len, IO_HEADER_BYTES);
+}
+
+cuzk_err io_open_mem(io_file *f, const char *name, const void *data, size_t len,
+                     const char magic[4], uint32_t version, const char *const *names,
+                     size_t n_names)
+{
+    io_init(f, name, names, n_names);
+    if (!data || len < IO_HEADER_BYTES)
+        return io_short(name, data ? len : 0);
+    f->map = data;
+    f->len = len;
+    cuzk_err e = io_index(f, magic, version);
+    if (e != CUZK_OK)
+        io_close(f);
+    return e;
+}
+
+cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t version,
+                 const char *const *names, size_t n_names)
+{
+    io_init(f, path, names, n_names);
     struct stat st;
-    int fd = io_open_regular(path, &st);
-    f->fd = fd;
-    if (fd < 0)
-        return CUZK_EIO;
+    cuzk_err e = io_open_regular(&f->fd, path, &st);
+    if (e != CUZK_OK)
+        return e;
     f->st = st;
     if ((uint64_t)st.st_size < IO_HEADER_BYTES) {
         io_close(f);
-        return cuzk_error_set(CUZK_ESIZE, "%s: file is %lld bytes, shorter than the %d-byte header",
-                              path, (long long)st.st_size, IO_HEADER_BYTES);
+        return io_short(path, (uint64_t)st.st_size);
     }
     f->len = (size_t)st.st_size;
-    void *m = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *m = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, f->fd, 0);
     if (m == MAP_FAILED) {
-        int e = errno;
+        int er = errno;
         f->len = 0;
         io_close(f);
-        return cuzk_error_set(CUZK_EIO, "%s: cannot map: %s", path, strerror(e));
+        return cuzk_error_set(CUZK_EIO, "%s: cannot map: %s", path, strerror(er));
     }
     f->map = m;
+    f->mapped = true;
     f->guard = io_guard_add(m, f->len);
     if (io_test_after_map)
         io_test_after_map(path);
 
-    cuzk_err e = io_index(f, magic, version);
+    e = io_index(f, magic, version);
     if (e != CUZK_OK) {
         /* the file cut short under us reads as zeros: that, not the garbage, is the error */
         if (io_guard_hit(f->guard))

@@ -28,8 +28,9 @@ typedef struct {
     const char *path;
     const char *const *names;   /* names[id] for messages (NULL entries allowed) */
     size_t n_names;
-    uint8_t *map;
+    const uint8_t *map;         /* the file's mapping, or the caller's image (io_open_mem) */
     size_t len;
+    bool mapped;                /* map is a mapping of the file, unmapped by io_close */
     uint32_t version;
     io_section sec[IO_MAX_SECTION];
     int fd;                     /* kept open to tell at the end whether the file changed */
@@ -46,20 +47,27 @@ const char *io_not_regular_mode(unsigned m);
  * check the opened file, so a path swapped in between cannot hang them. */
 const char *io_not_regular(const char *path);
 /* open(path) for reading a regular file, non-blocking (a FIFO without a writer would make
- * a plain open wait for ever, and is refused here): the descriptor, with *st filled, or -1
- * with CUZK_EIO set naming the file and what it is. */
-int io_open_regular(const char *path, struct stat *st);
+ * a plain open wait for ever, and is refused here): *fd the descriptor, with *st filled;
+ * else *fd = -1 and CUZK_ENOTFOUND (no such file) or CUZK_EIO (anything else: not a
+ * regular file, no permission), naming the file and what is wrong. */
+cuzk_err io_open_regular(int *fd, const char *path, struct stat *st) CUZK_WUR;
 /* fopen(path, "rb") for a regular file only, opened non-blocking so that a FIFO is refused
- * instead of waiting for a writer; CUZK_EIO naming the file otherwise (*out NULL). */
+ * instead of waiting for a writer; io_open_regular's errors otherwise (*out NULL). */
 cuzk_err io_fopen_regular(FILE **out, const char *path) CUZK_WUR;
 
 /* Maps `path`, checks the magic and the version (must equal `version`) and indexes the
  * sections. names[id] name the sections in messages. On failure nothing stays mapped. */
 cuzk_err io_open(io_file *f, const char *path, const char magic[4], uint32_t version,
                  const char *const *names, size_t n_names) CUZK_WUR;
+/* The same checks over an image of the file in memory (len bytes at data, kept by the
+ * caller until io_close); name stands for the path in messages. */
+cuzk_err io_open_mem(io_file *f, const char *name, const void *data, size_t len,
+                     const char magic[4], uint32_t version, const char *const *names,
+                     size_t n_names) CUZK_WUR;
 void io_close(io_file *f);
 /* io_close after a load: CUZK_EIO naming the file when it was truncated or replaced while
- * it was read (what was read from it is then not the file), else CUZK_OK. */
+ * it was read (what was read from it is then not the file), else CUZK_OK (always for an
+ * image in memory). */
 cuzk_err io_finish(io_file *f) CUZK_WUR;
 
 /* The truncation guard: a file truncated by another process while it is mapped makes every

@@ -269,9 +269,10 @@ cuzk_err params_map(params_mapping *mp, const char *path)
     memset(mp, 0, sizeof *mp);
     mp->guard = -1;
     struct stat st;
-    int fd = io_open_regular(path, &st);
-    if (fd < 0)
-        return CUZK_EIO;
+    int fd;
+    cuzk_err oe = io_open_regular(&fd, path, &st);
+    if (oe != CUZK_OK)
+        return oe;
     mp->len = (uint64_t)st.st_size;
     mp->st = st;
     if (mp->len) {

@@ -68,6 +68,23 @@ static cuzk_err load(io_file *f, cuzk_wtns *w, cuzk_fr *buf, size_t cap)
     return CUZK_OK;
 }
 
+/* The witness of the opened f (file or image), closed here. */
+static cuzk_err load_opened(cuzk_wtns **out, io_file *f, cuzk_fr *buf, size_t cap)
+{
+    cuzk_wtns *w = calloc(1, sizeof *w);
+    cuzk_err e = w ? load(f, w, buf, cap)
+                   : cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", f->path);
+    cuzk_err fe = io_finish(f); /* truncated or replaced meanwhile: what was read is not it */
+    if (fe)
+        e = fe;
+    if (e) {
+        cuzk_wtns_free(w);
+        return e;
+    }
+    *out = w;
+    return CUZK_OK;
+}
+
 cuzk_err cuzk_wtns_load(cuzk_wtns **out, const char *path)
 {
     return cuzk_wtns_load_into(out, path, NULL, 0);
@@ -78,21 +95,22 @@ cuzk_err cuzk_wtns_load_into(cuzk_wtns **out, const char *path, cuzk_fr *buf, si
     *out = NULL;
     io_file f;
     cuzk_err e = io_open(&f, path, "wtns", 2, wtns_names, sizeof wtns_names / sizeof *wtns_names);
-    if (e)
-        return e;
-    cuzk_wtns *w = calloc(1, sizeof *w);
-    if (!w) {
-        io_close(&f);
-        return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
-    }
-    e = load(&f, w, buf, cap);
-    cuzk_err fe = io_finish(&f); /* truncated or replaced meanwhile: what was read is not it */
-    if (fe)
-        e = fe;
-    if (e) {
-        cuzk_wtns_free(w);
-        return e;
-    }
-    *out = w;
-    return CUZK_OK;
+    return e ? e : load_opened(out, &f, buf, cap);
+}
+
+cuzk_err cuzk_wtns_load_mem(cuzk_wtns **out, const char *name, const void *data, size_t len)
+{
+    return cuzk_wtns_load_mem_into(out, name, data, len, NULL, 0);
+}
+
+cuzk_err cuzk_wtns_load_mem_into(cuzk_wtns **out, const char *name, const void *data,
+                                 size_t len, cuzk_fr *buf, size_t cap)
+{
+    *out = NULL;
+    if (!name)
+        name = ".wtns image";
+    io_file f;
+    cuzk_err e = io_open_mem(&f, name, data, len, "wtns", 2, wtns_names,
+                             sizeof wtns_names / sizeof *wtns_names);
+    return e ? e : load_opened(out, &f, buf, cap);
 }

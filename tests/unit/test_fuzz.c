@@ -1,6 +1,6 @@
 /*
- * Mutation fuzzing of every reader of user input: .wtns, .r1cs, .zkey, bellman .params and
- * its decoded cache, snarkjs's proof.json, public.json and verification_key.json, Filecoin's
+ * Mutation fuzzing of every reader of user input: .wtns (as a file and as an image in
+ * memory, which must agree), .r1cs, .zkey, bellman .params and its decoded cache, snarkjs's proof.json, public.json and verification_key.json, Filecoin's
  * 192-byte proof, and the point decoders. Each case takes a valid seed (the fixtures of
  * tests/data/circuits, keys and proofs made here), applies one to four mutations (byte and
  * bit flips, random bytes, truncation, junk appended, a length or count field overwritten
@@ -956,9 +956,16 @@ static cuzk_prove_opts prove_opts(const cuzk_fr *r, const cuzk_fr *s)
 static cuzk_err ld_wtns(const seed *s, const char *path, const uint8_t *b, size_t n)
 {
     (void)s;
-    (void)b;
+    /* the same bytes in memory first: the same answer as the file, the error naming them */
+    cuzk_wtns *wm = (cuzk_wtns *)1;
+    cuzk_err em = cuzk_wtns_load_mem(&wm, "mutant image", b, n);
+    CHECK(em ? wm == NULL : wm != NULL);
+    CHECK(em == CUZK_OK || strncmp(cuzk_error_detail(), "mutant image: ", 14) == 0);
     cuzk_wtns *w = (cuzk_wtns *)1;
     cuzk_err e = cuzk_wtns_load(&w, path);
+    CHECK(em == e);
+    CHECK(!wm || (w && wm->n == w->n && !memcmp(wm->w, w->w, sizeof *w->w * w->n)));
+    cuzk_wtns_free(wm);
     if (e) {
         CHECK(w == NULL);
         return e;

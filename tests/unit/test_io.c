@@ -6,6 +6,7 @@
 
 #include "cuzk/io.h"
 #include "cuzk/pairing.h"
+#include "cuzk/params.h"
 #include "io/binfile.h"
 #include "test.h"
 #include "test_files.h"
@@ -121,12 +122,21 @@ static void tf_resize(tsec *s, uint64_t size)
 }
 
 /* ---- loaders by kind, for the generic corruption tests ---- */
-typedef enum { K_R1CS, K_WTNS, K_ZKEY } kind;
+/* K_WTNS_MEM: the file's bytes through cuzk_wtns_load_mem, named by the path */
+typedef enum { K_R1CS, K_WTNS, K_ZKEY, K_WTNS_MEM } kind;
 
 static cuzk_err load_kind(kind k, const char *path)
 {
     cuzk_err e;
-    if (k == K_R1CS) {
+    if (k == K_WTNS_MEM) {
+        size_t n;
+        uint8_t *b = read_all(path, &n);
+        cuzk_wtns *w = (cuzk_wtns *)1;
+        e = cuzk_wtns_load_mem(&w, path, b, n);
+        CHECK(e ? w == NULL : w != NULL);
+        cuzk_wtns_free(w);
+        free(b);
+    } else if (k == K_R1CS) {
         cuzk_r1cs *r = (cuzk_r1cs *)1;
         e = cuzk_r1cs_load(&r, path);
         CHECK(e ? r == NULL : r != NULL);
@@ -417,7 +427,7 @@ static void test_truncation(kind k, const char *circuit, const char *file, size_
     free(b);
 }
 
-static const char *kind_file[] = {"circuit.r1cs", "witness.wtns", "circuit.zkey"};
+static const char *kind_file[] = {"circuit.r1cs", "witness.wtns", "circuit.zkey", "witness.wtns"};
 
 static void test_container_errors(kind k)
 {
@@ -639,6 +649,7 @@ static void test_wtns_errors(void)
             v[31] |= 0x80;
         tf_write(&t, dst);
         EXPECT_ERR(load_kind(K_WTNS, dst), CUZK_ENONCANONICAL, dst);
+        EXPECT_ERR(load_kind(K_WTNS_MEM, dst), CUZK_ENONCANONICAL, dst);
         tf_free(&t);
     }
     /* count in the header disagrees with section 2 */
@@ -647,6 +658,7 @@ static void test_wtns_errors(void)
     memcpy(tf_sec(&t, 1)->data + 4 + 32, &m, 4);
     tf_write(&t, dst);
     EXPECT_ERR(load_kind(K_WTNS, dst), CUZK_ESIZE, dst);
+    EXPECT_ERR(load_kind(K_WTNS_MEM, dst), CUZK_ESIZE, dst);
     tf_free(&t);
     tf_free(&t0);
 }
@@ -794,6 +806,8 @@ static void test_other_curves(void)
     fixture(p, sizeof p, "bn128", "witness.wtns");
     EXPECT_ERR(load_kind(K_WTNS, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
+    EXPECT_ERR(load_kind(K_WTNS_MEM, p), CUZK_ECURVE, p);
+    CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
     fixture(p, sizeof p, "bn128", "circuit.zkey");
     EXPECT_ERR(load_kind(K_ZKEY, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
@@ -812,9 +826,13 @@ static void test_other_curves(void)
     fixture(p, sizeof p, "other", "goldilocks.r1cs");
     EXPECT_ERR(load_kind(K_R1CS, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "goldilocks") != NULL);
-    /* missing file, directory */
-    snprintf(p, sizeof p, "%s/no_such_file.zkey", tmp_dir);
-    EXPECT_ERR(load_kind(K_ZKEY, p), CUZK_EIO, p);
+    /* missing file (also under a missing directory), directory */
+    for (int k = K_R1CS; k <= K_ZKEY; k++) {
+        snprintf(p, sizeof p, "%s/no_such_file.%s", tmp_dir, kind_file[k]);
+        EXPECT_ERR(load_kind((kind)k, p), CUZK_ENOTFOUND, p);
+        snprintf(p, sizeof p, "%s/no_such_dir/%s", tmp_dir, kind_file[k]);
+        EXPECT_ERR(load_kind((kind)k, p), CUZK_ENOTFOUND, p);
+    }
     EXPECT_ERR(load_kind(K_R1CS, tmp_dir), CUZK_EIO, tmp_dir);
 }
 
@@ -1034,7 +1052,14 @@ static void test_json(void)
         snprintf(t, sizeof t, "nofile.json");
         char miss[600];
         snprintf(miss, sizeof miss, "%s/nofile.json", tmp_dir);
-        EXPECT_ERR(cuzk_proof_read_json(&pr2, miss), CUZK_EIO, miss);
+        EXPECT_ERR(cuzk_proof_read_json(&pr2, miss), CUZK_ENOTFOUND, miss);
+        cuzk_vk *vk_miss = NULL;
+        EXPECT_ERR(cuzk_vk_read_json(&vk_miss, miss), CUZK_ENOTFOUND, miss);
+        cuzk_fr *pub_miss = NULL;
+        size_t npub_miss = 0;
+        EXPECT_ERR(cuzk_public_read_json(&pub_miss, &npub_miss, miss), CUZK_ENOTFOUND, miss);
+        CHECK(vk_miss == NULL && pub_miss == NULL);
+        EXPECT_ERR(cuzk_proof_read_filecoin(&pr2, miss), CUZK_ENOTFOUND, miss);
     }
     free(proof);
 
@@ -1176,10 +1201,68 @@ static void test_wtns_into(void)
     cuzk_fr *buf = malloc(sizeof *buf * a->n);
     char missing[600];
     snprintf(missing, sizeof missing, "%s/missing.wtns", tmp_dir);
-    EXPECT_ERR(cuzk_wtns_load_into(&b, missing, buf, a->n), CUZK_EIO, missing);
+    EXPECT_ERR(cuzk_wtns_load_into(&b, missing, buf, a->n), CUZK_ENOTFOUND, missing);
     CHECK(b == NULL);
     free(buf);
     cuzk_wtns_free(a);
+}
+
+/* cuzk_wtns_load_mem(_into): the file loader's witness from the file's bytes, for every
+ * fixture (into a buffer as cuzk_wtns_load_into does); errors name the given name; the
+ * image is not referenced afterwards. */
+static void test_wtns_mem(void)
+{
+    for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++) {
+        char src[1200];
+        fixture(src, sizeof src, facts[k].name, "witness.wtns");
+        size_t n;
+        uint8_t *b = read_all(src, &n);
+        cuzk_wtns *a = NULL, *m = NULL;
+        CHECK_EQ_ERR(cuzk_wtns_load(&a, src), CUZK_OK);
+        CHECK_EQ_ERR(cuzk_wtns_load_mem(&m, "fixture image", b, n), CUZK_OK);
+        memset(b, 0xff, n); /* the values are the witness's own, not views of the image */
+        if (a && m) {
+            CHECK(m->n == a->n && m->n == facts[k].wires && !m->borrowed && m->cap == m->n);
+            CHECK(memcmp(m->w, a->w, sizeof *a->w * a->n) == 0);
+        }
+        cuzk_wtns_free(m);
+        m = NULL;
+        free(b);
+        b = read_all(src, &n);
+        for (int fit = 0; a && fit < 2; fit++) {
+            size_t cap = fit ? a->n : a->n - 1;
+            cuzk_fr *buf = malloc(sizeof *buf * a->n);
+            CHECK_EQ_ERR(cuzk_wtns_load_mem_into(&m, "fixture image", b, n, buf, cap), CUZK_OK);
+            if (m) {
+                CHECK(m->borrowed == (fit == 1) && (m->w == buf) == (fit == 1));
+                CHECK(memcmp(m->w, a->w, sizeof *a->w * a->n) == 0);
+            }
+            cuzk_wtns_free(m);
+            m = NULL;
+            free(buf);
+        }
+        /* one byte short (every cut: test_truncation): the detail starts with the name */
+        cuzk_error_clear();
+        m = (cuzk_wtns *)1;
+        CHECK_EQ_ERR(cuzk_wtns_load_mem(&m, "upload.wtns", b, n - 1), CUZK_ESIZE);
+        CHECK(m == NULL && strncmp(cuzk_error_detail(), "upload.wtns: ", 13) == 0);
+        free(b);
+        cuzk_wtns_free(a);
+    }
+    /* no bytes at all, and no name: still an error that says what it is */
+    cuzk_wtns *m = (cuzk_wtns *)1;
+    cuzk_error_clear();
+    CHECK_EQ_ERR(cuzk_wtns_load_mem(&m, NULL, NULL, 0), CUZK_ESIZE);
+    CHECK(m == NULL && strstr(cuzk_error_detail(), ".wtns") != NULL);
+    /* another container in memory: the magic is named */
+    char src[1200];
+    fixture(src, sizeof src, "multiplier", "circuit.r1cs");
+    size_t n;
+    uint8_t *b = read_all(src, &n);
+    EXPECT_ERR(cuzk_wtns_load_mem(&m, "circuit-as-witness", b, n), CUZK_EFORMAT,
+               "circuit-as-witness");
+    CHECK(strstr(cuzk_error_detail(), "bad magic") != NULL);
+    free(b);
 }
 
 int main(void)
@@ -1201,10 +1284,13 @@ int main(void)
     test_truncation(K_ZKEY, "multiplier", "circuit.zkey", 1u << 20);
     test_truncation(K_R1CS, "chain", "circuit.r1cs", test_iters(300));
     test_truncation(K_WTNS, "chain", "witness.wtns", test_iters(300));
+    test_truncation(K_WTNS_MEM, "multiplier", "witness.wtns", 1u << 20);
+    test_truncation(K_WTNS_MEM, "chain", "witness.wtns", test_iters(300));
     test_truncation(K_ZKEY, "chain", "circuit.zkey", test_iters(300));
     test_container_errors(K_R1CS);
     test_container_errors(K_WTNS);
     test_container_errors(K_ZKEY);
+    test_container_errors(K_WTNS_MEM);
     test_r1cs_errors();
     test_wtns_errors();
     test_zkey_errors();
@@ -1213,6 +1299,7 @@ int main(void)
     test_not_regular();
     test_truncated_while_read();
     test_wtns_into();
+    test_wtns_mem();
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
