@@ -155,6 +155,11 @@ cuzk_err cuzk_public_read_json(cuzk_fr **pub, size_t *n, const char *path) CUZK_
  * put in a file (free() them). NULL when out of memory. */
 char *cuzk_proof_to_json(const cuzk_proof *p);
 char *cuzk_public_to_json(const cuzk_fr *pub, size_t n);
+struct json_t; /* jansson's json_t */
+/* The same documents as jansson values, to place inside another JSON document: a new
+ * reference (json_decref it, or hand it to a json_*_new call), NULL when out of memory. */
+struct json_t *cuzk_proof_json(const cuzk_proof *p);
+struct json_t *cuzk_public_json(const cuzk_fr *pub, size_t n);
 
 /* The verification key of a proving key; computes vk_alphabeta_12 with a pairing. */
 cuzk_err cuzk_vk_from_zkey(cuzk_vk **out, const cuzk_zkey *z) CUZK_WUR;

@@ -77,11 +77,29 @@ static json_t *j_fp6(const cuzk_fp6 *a)
     return json_pack("[ooo]", j_fp2(&a->c0), j_fp2(&a->c1), j_fp2(&a->c2));
 }
 
+json_t *cuzk_proof_json(const cuzk_proof *p)
+{
+    return json_pack("{s:o, s:o, s:o, s:s, s:s}", "pi_a", j_g1(&p->a), "pi_b", j_g2(&p->b),
+                     "pi_c", j_g1(&p->c), "protocol", "groth16", "curve", "bls12381");
+}
+
+json_t *cuzk_public_json(const cuzk_fr *pub, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++) {
+        char s[CUZK_FR_DEC_MAX];
+        cuzk_fr_to_dec(s, &pub[i]);
+        if (json_array_append_new(a, json_string(s)) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    }
+    return a;
+}
+
 char *cuzk_proof_to_json(const cuzk_proof *p)
 {
-    json_t *root = json_pack("{s:o, s:o, s:o, s:s, s:s}", "pi_a", j_g1(&p->a), "pi_b",
-                             j_g2(&p->b), "pi_c", j_g1(&p->c), "protocol", "groth16", "curve",
-                             "bls12381");
+    json_t *root = cuzk_proof_json(p);
     if (!root)
         return NULL;
     char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cuzk/io.h"
 #include "cuzk/pairing.h"
 #include "cuzk/params.h"
@@ -1265,6 +1267,44 @@ static void test_wtns_mem(void)
     free(b);
 }
 
+/* cuzk_proof_json / cuzk_public_json: the documents the text writers produce. */
+static void test_json_values(void)
+{
+    char p[1200];
+    fixture(p, sizeof p, "chain", "proof.json");
+    cuzk_proof pr;
+    CHECK_EQ_ERR(cuzk_proof_read_json(&pr, p), CUZK_OK);
+    cuzk_proof inf;
+    memset(&inf, 0, sizeof inf); /* infinity everywhere: the ["0", "1", "0"] forms */
+    const cuzk_proof *prs[2] = {&pr, &inf};
+    for (int i = 0; i < 2; i++) {
+        char *text = cuzk_proof_to_json(prs[i]);
+        json_t *v = cuzk_proof_json(prs[i]);
+        char *dumped = v ? json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+        CHECK(text && dumped && strcmp(text, dumped) == 0);
+        free(text);
+        free(dumped);
+        json_decref(v);
+    }
+    fixture(p, sizeof p, "chain", "public.json");
+    cuzk_fr *pub = NULL;
+    size_t npub = 0;
+    CHECK_EQ_ERR(cuzk_public_read_json(&pub, &npub, p), CUZK_OK);
+    const size_t ns[2] = {0, npub}; /* the empty array and the fixture's */
+    for (int i = 0; pub && i < 2; i++) {
+        size_t n = ns[i];
+        char *text = cuzk_public_to_json(pub, n);
+        json_t *parsed = text ? json_loads(text, 0, NULL) : NULL;
+        json_t *v = cuzk_public_json(pub, n);
+        CHECK(parsed && v && json_is_array(v) && json_array_size(v) == n &&
+              json_equal(parsed, v));
+        free(text);
+        json_decref(parsed);
+        json_decref(v);
+    }
+    free(pub);
+}
+
 int main(void)
 {
     test_init("test_io");
@@ -1300,6 +1340,7 @@ int main(void)
     test_truncated_while_read();
     test_wtns_into();
     test_wtns_mem();
+    test_json_values();
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
