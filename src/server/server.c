@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -286,45 +285,21 @@ static unsigned char *b64_decode(const char *in, size_t *out_len)
 
 /* ---- witnesses checked at submission ---- */
 
-/* Loads witness i (path or bytes) and checks it against the key: the same reader the
- * synthesis stage uses, so a corrupt or mismatched witness is refused with a 4xx. */
+/* Loads witness i (path or uploaded bytes) and checks it against the key: the same reader
+ * the synthesis stage uses, so a corrupt or mismatched witness is refused with a 4xx. */
 static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_info *k, size_t i,
                               char *why, size_t wlen)
 {
+    const char *wname = w->path ? w->path : "uploaded .wtns";
     cuzk_wtns *wt = NULL;
-    cuzk_err r;
-    char path[64];
-    int fd = -1;
-    if (w->path) {
-        r = cuzk_wtns_load(&wt, w->path); /* a FIFO or a directory is refused, not waited on */
-    } else {
-        fd = memfd_create("cuzk-wtns-check", MFD_CLOEXEC);
-        size_t off = 0;
-        while (fd >= 0 && off < w->len) {
-            ssize_t n = write(fd, (const char *)w->data + off, w->len - off);
-            if (n <= 0)
-                break;
-            off += (size_t)n;
-        }
-        if (fd < 0 || off < w->len) {
-            if (fd >= 0)
-                close(fd);
-            snprintf(why, wlen, "witness %zu: cannot stage the upload", i);
-            return CUZK_EIO;
-        }
-        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-        r = cuzk_wtns_load(&wt, path);
-        close(fd);
-    }
+    /* a FIFO or a directory is refused, not waited on */
+    cuzk_err r = w->path ? cuzk_wtns_load(&wt, w->path)
+                         : cuzk_wtns_load_mem(&wt, wname, w->data, w->len);
     if (r != CUZK_OK) {
         const char *d = cuzk_error_detail();
-        if (!w->path && strncmp(d, path, strlen(path)) == 0)
-            snprintf(why, wlen, "witness %zu: uploaded .wtns%s", i, d + strlen(path));
-        else
-            snprintf(why, wlen, "witness %zu: %s", i, d[0] ? d : cuzk_strerror(r));
+        snprintf(why, wlen, "witness %zu: %s", i, d[0] ? d : cuzk_strerror(r));
         return r;
     }
-    const char *wname = w->path ? w->path : "uploaded .wtns";
     if (wt->n != k->n_vars)
         r = CUZK_ESIZE,
         snprintf(why, wlen, "witness %zu (%.300s): %u values, key %s (%.300s%s%.300s) expects %u",
@@ -337,6 +312,17 @@ static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_i
 }
 
 /* ---- handlers ---- */
+
+/* An unknown id from cuzk_engine_cancel or cuzk_engine_job_get: CUZK_ENOTFOUND, or
+ * CUZK_EINVAL, which the engine also gives for one (neither call has another CUZK_EINVAL). */
+static bool id_unknown(cuzk_err r) { return r == CUZK_ENOTFOUND || r == CUZK_EINVAL; }
+
+/* cuzk_engine_key_get fails only for an unknown id */
+static bool key_known(server *s, const char *id)
+{
+    cuzk_engine_key_info ki;
+    return cuzk_engine_key_get(s->e, &ki, id) == CUZK_OK;
+}
 
 /* The name of the first member of obj not in known (NULL-terminated), or NULL: a misspelt
  * field ("priorty") is an error rather than silently ignored. */
@@ -389,16 +375,18 @@ static json_t *job_json(const cuzk_job_info *ji)
         return NULL;
     if (ji->state == CUZK_JOB_DONE && ji->proofs) {
         json_t *pa = json_array(), *pu = json_array();
-        for (size_t i = 0; i < ji->n_partitions; i++) {
-            char *pt = cuzk_proof_to_json(&ji->proofs[i]);
-            char *ut = cuzk_public_to_json(ji->publics + i * ji->n_public, ji->n_public);
-            json_array_append_new(pa, pt ? json_loads(pt, 0, NULL) : json_null());
-            json_array_append_new(pu, ut ? json_loads(ut, 0, NULL) : json_null());
-            free(pt);
-            free(ut);
+        bool ok = pa && pu;
+        for (size_t i = 0; ok && i < ji->n_partitions; i++)
+            ok = json_array_append_new(pa, cuzk_proof_json(&ji->proofs[i])) == 0 &&
+                 json_array_append_new(pu, cuzk_public_json(ji->publics + i * ji->n_public,
+                                                            ji->n_public)) == 0;
+        ok = ok && json_object_set(o, "proofs", pa) == 0 && json_object_set(o, "public", pu) == 0;
+        json_decref(pa);
+        json_decref(pu);
+        if (!ok) {   /* out of memory: a 500 rather than an answer without its proofs */
+            json_decref(o);
+            return NULL;
         }
-        json_object_set_new(o, "proofs", pa);
-        json_object_set_new(o, "public", pu);
     }
     return o;
 }
@@ -525,7 +513,8 @@ static enum MHD_Result h_submit(server *s, struct MHD_Connection *c, const req *
                                              "partitions", (json_int_t)n));
     } else {
         unsigned code = r == CUZK_EBUSY ? 503 : r == CUZK_ESIZE ? 422 : r == CUZK_ENOMEM ? 500 : 400;
-        if (r == CUZK_EINVAL && strncmp(cuzk_error_detail(), "unknown key", 11) == 0)
+        /* the key unregistered since it was looked up above (CUZK_EINVAL: see id_unknown) */
+        if (r == CUZK_ENOTFOUND || (r == CUZK_EINVAL && !key_known(s, key)))
             code = 404;
         ret = send_error(s, c, code, "%s", cuzk_error_detail());
     }
@@ -577,6 +566,8 @@ static enum MHD_Result h_key_add(server *s, struct MHD_Connection *c, const req 
                                    .cache = jc && json_is_true(jc)};
         cuzk_err r = cuzk_engine_key_add_ex(s->e, &ki, json_string_value(ji),
                                             json_string_value(jp), &ko);
+        /* a key or r1cs file that does not exist (CUZK_ENOTFOUND) is, like one that cannot be
+         * read, a 422: the request names it, it is not the resource addressed */
         if (r == CUZK_OK)
             ret = send_json(s, c, ki.existed ? 200 : 201, server_key_json(&ki));
         else
@@ -654,10 +645,12 @@ static enum MHD_Result route(server *s, struct MHD_Connection *c, const char *ur
             return send_error(s, c, 404, "unknown job \"%.40s\"", url + 11);
         if (del) {
             cuzk_err r = cuzk_engine_cancel(s->e, id);
-            if (r == CUZK_EINVAL)
+            if (id_unknown(r))
                 return send_error(s, c, 404, "unknown job %llu", (unsigned long long)id);
             if (r == CUZK_EBUSY)
                 return send_error(s, c, 409, "%s", cuzk_error_detail());
+            if (r != CUZK_OK)
+                return send_error(s, c, 500, "%s", cuzk_error_detail());
             char ids[24];
             snprintf(ids, sizeof ids, "%llu", (unsigned long long)id);
             return send_json(s, c, 200, json_pack("{s:s, s:s}", "id", ids, "state", "cancelled"));
@@ -676,7 +669,7 @@ static enum MHD_Result route(server *s, struct MHD_Connection *c, const char *ur
         }
         cuzk_job_info ji;
         cuzk_err r = cuzk_engine_job_get(s->e, &ji, id, wait, true);
-        if (r == CUZK_EINVAL)
+        if (id_unknown(r))
             return send_error(s, c, 404, "unknown job %llu", (unsigned long long)id);
         if (r != CUZK_OK)
             return send_error(s, c, 500, "%s", cuzk_error_detail());
