@@ -114,12 +114,13 @@ static void trim(void) { malloc_trim(0); }
 
 /* ---- errors ---- */
 
+/* The error's detail, after path when it is given (NULL: the detail names the file). */
 static int fail_at(const char *path, cuzk_err e)
 {
     const char *d = cuzk_error_detail();
     if (!d[0])
         d = cuzk_strerror(e);
-    if (path && !strstr(d, path))
+    if (path)
         fprintf(stderr, "cuzk-bench scale: %s: %s\n", path, d);
     else
         fprintf(stderr, "cuzk-bench scale: %s\n", d);
@@ -375,7 +376,7 @@ int cuzk_bench_scale(int argc, char **argv)
     stage_begin(&S, "loading the circuit");
     e = zk_fmt ? cuzk_r1cs_load(&r, r1cs_path) : cuzk_bellman_circuit_load(&c, r1cs_path);
     if (e != CUZK_OK) {
-        fail_at(r1cs_path, e);
+        fail_at(NULL, e);
         goto done;
     }
     stage_end(&S, "r1cs_load");
@@ -424,7 +425,7 @@ int cuzk_bench_scale(int argc, char **argv)
     stage_begin(&S, "loading the witnesses");
     for (size_t i = 0; i < nw; i++) {
         if ((e = cuzk_wtns_load(&wt[i], wpaths[i])) != CUZK_OK) {
-            fail_at(wpaths[i], e);
+            fail_at(NULL, e);
             goto done;
         }
         ws[i] = wt[i]->w;
@@ -447,6 +448,11 @@ int cuzk_bench_scale(int argc, char **argv)
         }
         cuzk_pk_view_from_params(&view, p, c);
     }
+    for (size_t i = 0; i < nw; i++) /* as the prover checks them, to name the file that fails */
+        if ((e = cuzk_pk_view_check_witness(&view, ws[i], n_vars)) != CUZK_OK) {
+            fail_at(wpaths[i], e);
+            goto done;
+        }
     if (gpu) {
         stage_begin(&S, "uploading the key to the GPU(s)");
         for (unsigned d = 0; d < ndev; d++) {
@@ -477,13 +483,7 @@ int cuzk_bench_scale(int argc, char **argv)
         cuzk_groth16_pending_free(pend);
         pr[run].wall_ms = cuzk_now_ms() - t0;
         if (e != CUZK_OK) {
-            char why[600];
-            unsigned long wi = 0;
-            snprintf(why, sizeof why, "%s", cuzk_error_detail());
-            if (sscanf(why, "witness %lu of", &wi) == 1 && wi < nw)
-                fail_at(wpaths[wi], e);
-            else
-                fail_at(NULL, e);
+            fail_at(NULL, e);
             goto done;
         }
         if (run == 0)
@@ -538,7 +538,7 @@ int cuzk_bench_scale(int argc, char **argv)
             }
         }
         if (e != CUZK_OK) {
-            fail_at(path ? path : out_dir, e);
+            fail_at(path ? NULL : out_dir, e); /* the writers name their file */
             free(path);
             goto done;
         }

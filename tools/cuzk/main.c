@@ -17,6 +17,7 @@
 #include "cuzk.h"
 #include "cuzk/groth16.h"
 #include "cuzk/params.h"
+#include "groth16/bellman.h"
 #include "io/binfile.h"
 #include "util/parallel.h"
 
@@ -99,19 +100,21 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
         if (wt[i]->n != wt[0]->n)
             e = cuzk_error_set(CUZK_ESIZE, "%s: %zu values, but %s has %zu: not witnesses of one circuit",
                                wpaths[i], (size_t)wt[i]->n, wpaths[0], (size_t)wt[0]->n);
-    if (e == CUZK_OK) {
+    /* each witness against the key, as the prover checks it, to name the file that fails */
+    cuzk_pk_view view;
+    if (e == CUZK_OK && r1cs)
+        cuzk_pk_view_from_params(&view, p, c);
+    else if (e == CUZK_OK)
+        cuzk_pk_view_from_zkey(&view, zk);
+    for (size_t i = 0; e == CUZK_OK && i < nw; i++)
+        if ((e = cuzk_pk_view_check_witness(&view, ws[i], wt[i]->n)) != CUZK_OK) {
+            char why[400];
+            snprintf(why, sizeof why, "%s", cuzk_error_detail());
+            cuzk_error_set(e, "%s: %s", wpaths[i], why);
+        }
+    if (e == CUZK_OK)
         e = r1cs ? cuzk_params_prove(proof, &t, p, c, ws, nw, wt[0]->n, opts)
                  : cuzk_groth16_prove(proof, &t, zk, ws, nw, wt[0]->n, opts);
-        if (e != CUZK_OK) {
-            char why[600];
-            snprintf(why, sizeof why, "%s", cuzk_error_detail());
-            unsigned long wi = 0;
-            if (nw == 1 && !strncmp(why, "witness", 7)) /* name the witness file */
-                cuzk_error_set(e, "%s: %s", wpaths[0], why);
-            else if (sscanf(why, "witness %lu of", &wi) == 1 && wi < nw)
-                cuzk_error_set(e, "%s: %s", wpaths[wi], why);
-        }
-    }
     for (size_t i = 0; e == CUZK_OK && i < nw; i++) {
         e = cuzk_proof_write_json(proofs[i], &proof[i]);
         if (e == CUZK_OK)
