@@ -71,6 +71,8 @@ typedef struct {
     unsigned debug_device_delay_ms;  /* testing: extra time holding the device lock */
     cuzk_log_level log_level;
     FILE *log;                       /* NULL: stderr */
+    cuzk_gpu_opts gpu;               /* how the resident GPU keys are made, and where a
+                                        .params key's subgroup checks run (params_check_min) */
 } cuzk_engine_config;
 
 /* Defaults sized from the machine: CPUs, physical memory (half of it as budget). */
