@@ -16,7 +16,7 @@ void cuzk_engine_config_default(cuzk_engine_config *c)
         ncpu = 1;
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : (uint64_t)4 << 30;
-    c->synth_threads = ncpu >= 8 ? (unsigned)(ncpu / 4) : 1;
+    c->loader_threads = ncpu >= 8 ? (unsigned)(ncpu / 4) : 1;
     /* two per device: one loads its next partition while the other holds the device */
     c->workers_per_device = 2;
     c->lookahead = 0; /* auto: one per device worker (at least 2), set when devices are known */
@@ -80,11 +80,11 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
         cfg = *c;
     else
         cuzk_engine_config_default(&cfg);
-    if (cfg.synth_threads == 0 || cfg.workers_per_device == 0 || cfg.finalizers == 0 ||
+    if (cfg.loader_threads == 0 || cfg.workers_per_device == 0 || cfg.finalizers == 0 ||
         cfg.max_queued_jobs == 0 || cfg.max_partitions == 0 ||
         cfg.memory_budget == 0)
         return cuzk_error_set(CUZK_EINVAL,
-                              "engine: synth_threads, workers_per_device, finalizers, "
+                              "engine: loader_threads, workers_per_device, finalizers, "
                               "max_queued_jobs, max_partitions and memory_budget must be > 0");
     cuzk_engine *e = calloc(1, sizeof *e);
     if (!e)
@@ -115,10 +115,10 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
         pthread_mutex_init(&e->devices[i].lock, NULL);
         e->devices[i].workers = cfg.workers_per_device;
     }
-    unsigned total = cfg.synth_threads + cfg.finalizers + e->n_devices * cfg.workers_per_device;
+    unsigned total = cfg.loader_threads + cfg.finalizers + e->n_devices * cfg.workers_per_device;
     e->threads = calloc(total, sizeof(pthread_t));
     cuzk_err r = e->threads ? CUZK_OK : cuzk_error_set(CUZK_ENOMEM, "engine: out of memory");
-    for (unsigned i = 0; r == CUZK_OK && i < cfg.synth_threads; i++)
+    for (unsigned i = 0; r == CUZK_OK && i < cfg.loader_threads; i++)
         r = spawn(e, THREAD_LOADER, NULL, i);
     for (unsigned d = 0; r == CUZK_OK && d < e->n_devices; d++)
         for (unsigned i = 0; r == CUZK_OK && i < cfg.workers_per_device; i++)
@@ -136,9 +136,9 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
         return r;
     }
     LOG(e, CUZK_LOG_INFO,
-        "event=engine_start synth_threads=%u lookahead=%u devices=%u workers_per_device=%u "
+        "event=engine_start loader_threads=%u lookahead=%u devices=%u workers_per_device=%u "
         "finalizers=%u memory_budget=%llu verify=%d",
-        cfg.synth_threads, cfg.lookahead, e->n_devices, cfg.workers_per_device, cfg.finalizers,
+        cfg.loader_threads, cfg.lookahead, e->n_devices, cfg.workers_per_device, cfg.finalizers,
         (unsigned long long)cfg.memory_budget, cfg.verify);
     *out = e;
     return CUZK_OK;
@@ -249,7 +249,7 @@ void cuzk_engine_get_stats(cuzk_engine *e, cuzk_engine_stats *s)
         if (j->in_queue)
             s->partitions_queued += (unsigned)(j->n - j->next_part);
     }
-    s->partitions_synth = e->n_load;
+    s->partitions_load = e->n_load;
     s->partitions_ready = e->n_ready;
     s->partitions_device = e->n_device;
     s->partitions_finalize = e->n_fin;
@@ -280,7 +280,7 @@ void cuzk_engine_get_stats(cuzk_engine *e, cuzk_engine_stats *s)
         s->devices[i].partitions = d->partitions;
     }
     memcpy(s->stage_s, e->stage_s, sizeof s->stage_s);
-    s->synth_threads = e->cfg.synth_threads;
+    s->loader_threads = e->cfg.loader_threads;
     s->finalizers = e->cfg.finalizers;
     s->lookahead = e->cfg.lookahead;
     s->config = e->cfg;

@@ -67,10 +67,10 @@ bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason)
         j->publics = NULL;
     }
     LOG(e, st == CUZK_JOB_FAILED ? CUZK_LOG_WARN : CUZK_LOG_INFO,
-        "event=job_final job=%llu state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f synth_ms=%.3f "
+        "event=job_final job=%llu state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
         "gpu_ms=%.3f finalize_ms=%.3f verify_ms=%.3f%s%s%s",
         (unsigned long long)j->id, cuzk_job_state_name(st), j->t.total_ms, j->t.queue_ms,
-        j->t.srs_ms, j->t.synth_ms, j->t.gpu_ms, j->t.finalize_ms, j->t.verify_ms,
+        j->t.srs_ms, j->t.load_ms, j->t.gpu_ms, j->t.finalize_ms, j->t.verify_ms,
         reason ? " reason=\"" : "", reason ? reason : "", reason ? "\"" : "");
     job_retire_inputs(e, j);
     pthread_cond_broadcast(&e->cv_job);

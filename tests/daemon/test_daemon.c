@@ -483,7 +483,7 @@ static int test_batch(void)
     daemon_proc d;
     /* One device worker and 25 ms more per partition on the device: a backlog builds up, so
      * the order of service is the scheduler's. */
-    if (!daemon_start(&d, "batch", "--gpu-workers", "1", "--synth-threads", "2", "--lookahead", "2",
+    if (!daemon_start(&d, "batch", "--gpu-workers", "1", "--loader-threads", "2", "--lookahead", "2",
                       "--debug-device-delay-ms", "25", NULL)) {
         CHECK(0);
         return test_finish();
@@ -525,7 +525,7 @@ static int test_batch(void)
         json_t *proofs = json_object_get(f, "proofs"), *pubs = json_object_get(f, "public");
         CHECK(json_array_size(proofs) == 1 && json_array_size(pubs) == 1);
         json_t *tm = json_object_get(f, "timings");
-        static const char *const tk[] = {"queue_ms", "srs_ms", "synth_ms", "gpu_ms", "finalize_ms",
+        static const char *const tk[] = {"queue_ms", "srs_ms", "load_ms", "gpu_ms", "finalize_ms",
                                          "verify_ms", "total_ms"};
         for (int k = 0; k < 7; k++)
             CHECK(json_is_number(json_object_get(tm, tk[k])));
@@ -607,7 +607,7 @@ static int test_batch(void)
     }
     resp_free(&r);
     /* One timeline line per pipeline event. */
-    CHECK(count_in_file(d.log, "event=synth_start") == BATCH_JOBS);
+    CHECK(count_in_file(d.log, "event=load_start") == BATCH_JOBS);
     CHECK(count_in_file(d.log, "event=gpu_pickup") == BATCH_JOBS);
     CHECK(count_in_file(d.log, "event=gpu_start") == BATCH_JOBS);
     CHECK(count_in_file(d.log, "event=gpu_end") == BATCH_JOBS);
@@ -1063,7 +1063,7 @@ static int test_budget(void)
     CHECK(add_key(d.addr, "chain", "chain") && add_key(d.addr, "mult", "multiplier"));
     CHECK(key_sizes(d.addr, "chain", &kc, &pc) && key_sizes(d.addr, "mult", &km, &pm));
     {
-        /* the default lookahead: one synthesised partition per device worker, at least 2 */
+        /* the default lookahead: one loaded partition per device worker, at least 2 */
         resp r;
         CHECK(http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 200 && r.json);
         json_t *w = json_object_get(r.json, "workers");
@@ -1223,7 +1223,7 @@ static int test_params(void)
     }
 
     daemon_proc d;
-    if (!daemon_start(&d, "params", "--config", ini, "--gpu-workers", "1", "--synth-threads", "2",
+    if (!daemon_start(&d, "params", "--config", ini, "--gpu-workers", "1", "--loader-threads", "2",
                       NULL)) {
         CHECK(0);
         free(r1cs), free(mr1cs), free(czk), free(cw), free(mw);
@@ -2974,7 +2974,7 @@ static int test_fuzz(void)
     }
     daemon_proc d;
     if (!daemon_start(&d, "fuzz", "--example", "--token", FZ_TOKEN, "--max-body", "64K",
-                      "--max-partitions", "16", "--synth-threads", "1", NULL)) {
+                      "--max-partitions", "16", "--loader-threads", "1", NULL)) {
         CHECK(0);
         return test_finish();
     }

@@ -63,8 +63,8 @@ static void usage(FILE *f)
         "  --example                 register the built-in example key as 'example'\n"
         "  --memory-budget SIZE      bytes for keys + in-flight partitions (K, M, G suffixes;\n"
         "                            default: half of physical memory)\n"
-        "  --synth-threads N         synthesis pool size\n"
-        "  --lookahead N             synthesised partitions waiting for a device, at most\n"
+        "  --loader-threads N        witness loaders (default: CPUs/4, at least 1)\n"
+        "  --lookahead N             loaded partitions waiting for a device, at most\n"
         "                            (default: one per device worker, at least 2)\n"
         "  --gpu-workers N           workers per device (sharing the device lock; default 2)\n"
         "  --finalizers N            finaliser pool size\n"
@@ -289,8 +289,8 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
             s->max_body_total = (size_t)b;
         return true;
     }
-    if (!strcmp(name, "synth_threads"))
-        return parse_uint(v, &e->synth_threads);
+    if (!strcmp(name, "loader_threads"))
+        return parse_uint(v, &e->loader_threads);
     if (!strcmp(name, "lookahead"))
         return parse_uint(v, &e->lookahead);
     if (!strcmp(name, "gpu_workers") || !strcmp(name, "workers_per_device"))
