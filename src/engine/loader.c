@@ -80,7 +80,7 @@ void loader_main(cuzk_engine *e)
 {
     pthread_mutex_lock(&e->mu);
     for (;;) {
-        job *j;
+        job *j = NULL;
         while (!e->stop &&
                (!(j = sched_queue_head(e)) || e->n_load + e->n_ready >= e->cfg.lookahead))
             pthread_cond_wait(&e->cv_load, &e->mu);
