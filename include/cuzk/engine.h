@@ -96,7 +96,9 @@ typedef struct {
     bool loaded;                 /* resident now */
     uint32_t n_vars, n_public, domain_size;
     uint64_t key_bytes;          /* resident size */
-    uint64_t partition_bytes;    /* reserved per partition in flight */
+    uint64_t partition_bytes;    /* reserved per partition in flight: a, b, c counted in
+                                    host memory unless the engine proves on GPUs and its
+                                    resident copies synthesise on the device */
     unsigned in_flight;          /* partitions of this key between their load and the end */
     double last_used_s;          /* engine clock */
     uint64_t loads;              /* times loaded (1 + reloads after eviction) */
