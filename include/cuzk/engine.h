@@ -3,15 +3,16 @@
  * usable in-process without HTTP (cuzk-bench's in-process mode, tests).
  *
  *   submit ─► priority queue of partitions (priority, then job age, then partition index)
- *          ─► synthesis pool: reserve memory, load the key if evicted, read and check the
- *             witness; at most `lookahead` partitions wait for a device
- *          ─► device workers (N per device, sharing the device lock): prove_start
+ *          ─► loaders: reserve memory, load the key if evicted, read and check the
+ *             witness; at most `lookahead` loaded partitions wait for a device
+ *          ─► device workers (N per device, sharing the device lock): prove_start (the
+ *             prover's CPU side, a, b, c synthesised on the device or the CPU, the MSMs)
  *          ─► finalisers: prove_finish, self-verify, store the result
  *
  * Keys: registered by id and path; loaded at registration (sizes are then known), kept
  * resident, evicted least-recently-used when the memory budget needs room and no partition
  * of theirs is in flight, reloaded on demand (the job's "srs" time).
- * Memory budget: resident keys plus, for every partition from synthesis to the end of its
+ * Memory budget: resident keys plus, for every partition from its load to the end of its
  * finalisation, an estimate of its bytes (cuzk_engine_key_info.partition_bytes). A job whose
  * key plus one partition exceeds the budget is refused at submission (CUZK_ESIZE).
  * Every accepted job ends in exactly one final state: done, failed (with its reason) or
@@ -56,8 +57,8 @@ typedef enum { CUZK_LOG_ERROR = 0, CUZK_LOG_WARN = 1, CUZK_LOG_INFO = 2, CUZK_LO
 bool cuzk_log_level_parse(cuzk_log_level *out, const char *s);
 
 typedef struct {
-    unsigned synth_threads;          /* synthesis pool size */
-    unsigned lookahead;              /* synthesised partitions that may wait for a device
+    unsigned loader_threads;         /* witness loaders */
+    unsigned lookahead;              /* loaded partitions that may wait for a device
                                         (0: one per device worker, at least 2) */
     unsigned workers_per_device;     /* device workers sharing each device lock */
     unsigned finalizers;             /* finaliser pool size */
@@ -71,6 +72,8 @@ typedef struct {
     unsigned debug_device_delay_ms;  /* testing: extra time holding the device lock */
     cuzk_log_level log_level;
     FILE *log;                       /* NULL: stderr */
+    cuzk_gpu_opts gpu;               /* how the resident GPU keys are made, and where a
+                                        .params key's subgroup checks run (params_check_min) */
 } cuzk_engine_config;
 
 /* Defaults sized from the machine: CPUs, physical memory (half of it as budget). */
@@ -93,8 +96,10 @@ typedef struct {
     bool loaded;                 /* resident now */
     uint32_t n_vars, n_public, domain_size;
     uint64_t key_bytes;          /* resident size */
-    uint64_t partition_bytes;    /* reserved per partition in flight */
-    unsigned in_flight;          /* partitions of this key between synthesis and the end */
+    uint64_t partition_bytes;    /* reserved per partition in flight: a, b, c counted in
+                                    host memory unless the engine proves on GPUs and its
+                                    resident copies synthesise on the device */
+    unsigned in_flight;          /* partitions of this key between their load and the end */
     double last_used_s;          /* engine clock */
     uint64_t loads;              /* times loaded (1 + reloads after eviction) */
     bool existed;                /* key_add: already registered with this path (a no-op) */
@@ -149,9 +154,9 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id
 cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id) CUZK_WUR;
 
 typedef struct {
-    double queue_ms;      /* submit to the first partition's synthesis start */
+    double queue_ms;      /* submit to the first partition's load */
     double srs_ms;        /* waiting for or loading the key */
-    double synth_ms;      /* synthesis stage, summed over partitions */
+    double load_ms;       /* reading and checking the witnesses, summed over partitions */
     double gpu_ms;        /* prove_start under the device lock, summed */
     double finalize_ms;   /* prove_finish, summed */
     double verify_ms;     /* self-verification, summed */
@@ -199,8 +204,8 @@ typedef struct {
     double uptime_s;
     bool shutting_down;
     unsigned jobs_queued, jobs_running;          /* now */
-    unsigned partitions_queued;                  /* not yet taken by synthesis */
-    unsigned partitions_synth, partitions_ready; /* in synthesis; waiting for a device */
+    unsigned partitions_queued;                  /* not yet taken by a loader */
+    unsigned partitions_load, partitions_ready;  /* being loaded; waiting for a device */
     unsigned partitions_device, partitions_finalize;
     uint64_t jobs_submitted, jobs_done, jobs_failed, jobs_cancelled, jobs_rejected;
     uint64_t partitions_proved, proofs_verified, key_loads, key_evictions;
@@ -208,8 +213,8 @@ typedef struct {
     uint64_t memory_budget, memory_used;         /* used: keys, partitions, kept buffers */
     unsigned n_devices;
     cuzk_engine_device_info devices[CUZK_ENGINE_MAX_DEVICES];
-    double stage_s[6];           /* summed seconds: srs, synth, gpu, finalize, verify, total */
-    unsigned synth_threads, finalizers, lookahead;
+    double stage_s[6];           /* summed seconds: srs, load, gpu, finalize, verify, total */
+    unsigned loader_threads, finalizers, lookahead;
     cuzk_engine_config config;
 } cuzk_engine_stats;
 

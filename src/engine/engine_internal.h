@@ -1,38 +1,41 @@
-/* Internal state of the engine (include/cuzk/engine.h): one mutex guards everything below
- * except the device locks and what a partition's owner thread touches outside the lock. */
+/* Internal state of the engine (include/cuzk/engine.h) and what its files share:
+ *
+ *   engine.c     lifecycle: configuration, new, shutdown, free, stats
+ *   log.c        the engine clock, the log, the names of priorities, states and levels
+ *   keys.c       key registry: loading a key of either kind, LRU eviction, the keys' part
+ *                of the memory budget, the resident GPU copies
+ *   jobs.c       jobs: admission (submit), cancel, queries, final states
+ *   sched.c      scheduler: the priority queue, memory reservations, the ready list, a
+ *                partition's retirement
+ *   wpool.c      witness buffers kept for later loads
+ *   loader.c     witness loaders
+ *   device.c     the devices and their workers
+ *   finalizer.c  finalisers
+ *   reaper.c     job timeouts and the expiry of finished jobs
+ *
+ * One mutex (mu) guards everything below except the device locks and what a partition's
+ * owner thread touches outside the lock. Functions marked "lock held" expect mu held. */
 #ifndef CUZK_ENGINE_INTERNAL_H
 #define CUZK_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include "cuzk/engine.h"
-#include "cuzk/groth16.h"
-#include "cuzk/params.h"
-#include "groth16/pk.h"
+#include "cuzk/key.h"
 
 typedef enum { KEY_UNLOADED = 0, KEY_LOADING = 1, KEY_LOADED = 2 } key_state;
-typedef enum { KEY_ZKEY = 0, KEY_PARAMS = 1 } key_kind;
-
-/* A loaded key of either kind, its verification key, and the prover's view of it (which
- * points into zk, or into pa and bc). */
-typedef struct {
-    cuzk_zkey *zk;                 /* KEY_ZKEY */
-    cuzk_params *pa;               /* KEY_PARAMS */
-    cuzk_bellman_circuit *bc;      /* KEY_PARAMS: the circuit of the .r1cs */
-    cuzk_vk *vk;
-    cuzk_pk_view view;
-} key_obj;
 
 typedef struct key_entry {
     char id[128];
     char path[4096];
-    key_kind kind;
-    char r1cs[4096];          /* KEY_PARAMS */
-    unsigned pflags;          /* KEY_PARAMS: CUZK_PARAMS_* load flags */
+    cuzk_key_format format;
+    char r1cs[4096];          /* CUZK_KEY_PARAMS */
+    unsigned pflags;          /* CUZK_KEY_PARAMS: CUZK_PARAMS_* load flags */
     unsigned refs;            /* 1 while registered + 1 per unretired job */
     bool registered;
     key_state st;
-    key_obj obj;              /* valid while LOADED; not evicted while in_flight > 0 */
+    cuzk_key *key;            /* valid while LOADED; not evicted while in_flight > 0 */
     uint32_t n_vars, n_public, domain_size;
     uint64_t key_bytes, part_bytes;
     unsigned in_flight;       /* partitions holding a reservation */
@@ -53,7 +56,7 @@ typedef struct job {
     char **paths;             /* n entries, NULL where uploaded */
     unsigned char **data;     /* n entries, NULL where a path */
     size_t *len;
-    size_t next_part;         /* next partition to hand to synthesis */
+    size_t next_part;         /* next partition to hand to a loader */
     size_t n_done;
     size_t outstanding;       /* partitions between dispatch and retirement */
     bool in_queue, inputs_freed;
@@ -78,11 +81,12 @@ typedef struct device {
     uint64_t partitions;
 } device;
 
-/* A partition in flight: synthesis -> ready -> device -> finalise. */
+/* A partition in flight: load -> ready -> device -> finalise. */
 typedef struct part {
     job *j;
     size_t idx;
     key_entry *key;
+    uint64_t reserved;        /* bytes of the memory budget it holds (0: no reservation) */
     cuzk_wtns *w;
     cuzk_fr *pub;             /* n_public copied before the witness is freed */
     cuzk_pending *pend;
@@ -95,7 +99,7 @@ typedef struct part {
 struct cuzk_engine {
     cuzk_engine_config cfg;
     pthread_mutex_t mu;
-    pthread_cond_t cv_synth;  /* queue, lookahead slots, memory, key loads */
+    pthread_cond_t cv_load;   /* loaders: queue, lookahead slots, memory, key loads */
     pthread_cond_t cv_ready;  /* device workers */
     pthread_cond_t cv_fin;    /* finalisers */
     pthread_cond_t cv_job;    /* a job reached its final state; reaper wake-ups */
@@ -109,7 +113,7 @@ struct cuzk_engine {
     part *fin_head, *fin_tail;
     uint64_t next_id;
 
-    unsigned n_synth, n_ready, n_device, n_fin, n_reserved;
+    unsigned n_load, n_ready, n_device, n_fin, n_reserved;
     unsigned jobs_open;       /* non-final jobs */
     uint64_t mem_used;
     bool accepting, stop, shut_done;
@@ -134,6 +138,77 @@ struct cuzk_engine {
     double stage_s[6];
 };
 
-double engine_now(const cuzk_engine *e);
+/* Indices of cuzk_engine.stage_s (cuzk_engine_stats.stage_s). */
+enum { STAGE_SRS, STAGE_LOAD, STAGE_GPU, STAGE_FINALIZE, STAGE_VERIFY, STAGE_TOTAL };
+
+static inline bool is_final(cuzk_job_state s) { return s >= CUZK_JOB_DONE; }
+
+/* ---- log.c ---- */
+double engine_mono_s(void);                 /* CLOCK_MONOTONIC seconds */
+double engine_now(const cuzk_engine *e);    /* seconds since the engine was made */
+/* The CLOCK_REALTIME time s seconds from now, for pthread_cond_timedwait. */
+void engine_deadline(struct timespec *ts, double s);
+#define LOG(e, lv, ...) cuzk_engine_log(e, lv, __VA_ARGS__)
+
+/* ---- keys.c ---- */
+key_entry *key_find(cuzk_engine *e, const char *id);         /* lock held */
+void key_unload(cuzk_engine *e, key_entry *k);               /* lock held */
+void key_unref(cuzk_engine *e, key_entry *k);                /* lock held */
+/* Evicts the least recently used loaded key with nothing in flight, other than keep;
+ * false when there is none. Lock held. */
+bool key_evict_one(cuzk_engine *e, const key_entry *keep);
+/* Loads k again after its eviction, for job_id's partition that reserved its bytes (st
+ * LOADING). Lock held; released during the load. On failure the key is UNLOADED again, its
+ * bytes given back, and why holds the reason. */
+bool key_reload(cuzk_engine *e, key_entry *k, uint64_t job_id, char *why, size_t whylen);
+/* The resident copy of k on GPU device d, made on first use under d's lock with the
+ * engine's cuzk_gpu_opts. Lock not held. */
+cuzk_err key_gpu(cuzk_engine *e, key_entry *k, device *d, cuzk_gpu_key **out) CUZK_WUR;
+
+/* ---- jobs.c (lock held) ---- */
+job *job_find(cuzk_engine *e, uint64_t id);
+/* Sets the final state once; false when the job was already final. */
+bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason);
+/* Frees the job's inputs and its key reference once it is final and nothing of it is in
+ * flight any more. */
+void job_retire_inputs(cuzk_engine *e, job *j);
+/* Frees a job taken off the list (its inputs first, when still there). */
+void job_free(cuzk_engine *e, job *j);
+
+/* ---- sched.c (lock held) ---- */
+void sched_queue_remove(cuzk_engine *e, job *j);
+/* The job whose partition goes next (highest priority, oldest), or NULL. */
+job *sched_queue_head(cuzk_engine *e);
+/* Hands out j's next partition (NULL when out of memory: the job failed). */
+part *sched_take(cuzk_engine *e, job *j);
+/* Reserves memory for partition p (and its key when evicted). Returns 1 when reserved and
+ * the caller must load the key (key_reload), 0 when reserved with the key loaded, -1 when
+ * the job ended or the partition can never fit (job failed). May wait. */
+int sched_reserve(cuzk_engine *e, part *p);
+/* The ready list, in order: priority desc, then job id, then partition. */
+void sched_ready_put(cuzk_engine *e, part *p);
+part *sched_ready_take(cuzk_engine *e);   /* NULL when empty */
+/* A partition leaves the pipeline: its reservation and witness go back. */
+void part_retire(cuzk_engine *e, part *p);
+/* The same, failing its job with "partition I: what: detail". */
+void part_fail(cuzk_engine *e, part *p, const char *what, cuzk_err err, const char *detail);
+
+/* ---- wpool.c (lock held) ---- */
+/* An idle buffer with room for n values (the smallest that fits), or NULL; *cap its room. */
+cuzk_fr *wpool_take(cuzk_engine *e, size_t n, size_t *cap);
+/* Keeps b (room for cap values) when there is room in the pool and the budget, else frees it. */
+void wpool_put(cuzk_engine *e, cuzk_fr *b, size_t cap);
+/* Frees the largest idle buffer; false when there is none. */
+bool wpool_drop(cuzk_engine *e);
+/* The partition's witness goes: its buffer to the pool. */
+void witness_release(cuzk_engine *e, part *p);
+
+/* ---- the threads: loader.c, device.c, finalizer.c, reaper.c ---- */
+void loader_main(cuzk_engine *e);
+/* Fills e->devices: every visible GPU when the GPU backend is chosen, else the CPU. */
+void devices_init(cuzk_engine *e);
+void device_worker_main(cuzk_engine *e, device *d, unsigned widx);
+void finalizer_main(cuzk_engine *e);
+void *reaper_main(void *arg);
 
 #endif

@@ -54,8 +54,8 @@ json_t *server_status_json(cuzk_engine *e)
     }
     json_t *q = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "jobs_queued",
                           (json_int_t)s.jobs_queued, "jobs_running", (json_int_t)s.jobs_running,
-                          "partitions_queued", (json_int_t)s.partitions_queued, "partitions_synth",
-                          (json_int_t)s.partitions_synth, "partitions_ready",
+                          "partitions_queued", (json_int_t)s.partitions_queued, "partitions_load",
+                          (json_int_t)s.partitions_load, "partitions_ready",
                           (json_int_t)s.partitions_ready, "partitions_device",
                           (json_int_t)s.partitions_device, "partitions_finalize",
                           (json_int_t)s.partitions_finalize, "max_queued_jobs",
@@ -64,8 +64,8 @@ json_t *server_status_json(cuzk_engine *e)
                              "done", (json_int_t)s.jobs_done, "failed", (json_int_t)s.jobs_failed,
                              "cancelled", (json_int_t)s.jobs_cancelled, "rejected",
                              (json_int_t)s.jobs_rejected);
-    json_t *workers = json_pack("{s:I, s:I, s:I, s:I, s:I, s:b}", "synth_threads",
-                                (json_int_t)s.synth_threads, "lookahead", (json_int_t)s.lookahead,
+    json_t *workers = json_pack("{s:I, s:I, s:I, s:I, s:I, s:b}", "loader_threads",
+                                (json_int_t)s.loader_threads, "lookahead", (json_int_t)s.lookahead,
                                 "workers_per_device", (json_int_t)s.config.workers_per_device,
                                 "finalizers", (json_int_t)s.finalizers, "prove_threads",
                                 (json_int_t)s.config.prove_threads, "verify", s.config.verify);
@@ -139,18 +139,18 @@ char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint
     metric(&b, "cuzk_pipeline_partitions", "gauge", "Partitions by pipeline stage.");
     sb_printf(&b,
               "cuzk_pipeline_partitions{stage=\"queued\"} %u\n"
-              "cuzk_pipeline_partitions{stage=\"synth\"} %u\n"
+              "cuzk_pipeline_partitions{stage=\"load\"} %u\n"
               "cuzk_pipeline_partitions{stage=\"ready\"} %u\n"
               "cuzk_pipeline_partitions{stage=\"device\"} %u\n"
               "cuzk_pipeline_partitions{stage=\"finalize\"} %u\n",
-              s.partitions_queued, s.partitions_synth, s.partitions_ready, s.partitions_device,
+              s.partitions_queued, s.partitions_load, s.partitions_ready, s.partitions_device,
               s.partitions_finalize);
     metric(&b, "cuzk_partitions_proved_total", "counter", "Partitions proved (and verified).");
     sb_printf(&b, "cuzk_partitions_proved_total %llu\n", (unsigned long long)s.partitions_proved);
     metric(&b, "cuzk_proofs_verified_total", "counter", "Proofs self-verified.");
     sb_printf(&b, "cuzk_proofs_verified_total %llu\n", (unsigned long long)s.proofs_verified);
     metric(&b, "cuzk_stage_seconds_total", "counter", "Seconds spent per pipeline stage.");
-    static const char *const stages[6] = {"srs", "synth", "gpu", "finalize", "verify", "total"};
+    static const char *const stages[6] = {"srs", "load", "gpu", "finalize", "verify", "total"};
     for (int i = 0; i < 6; i++)
         sb_printf(&b, "cuzk_stage_seconds_total{stage=\"%s\"} %.6f\n", stages[i], s.stage_s[i]);
     metric(&b, "cuzk_device_busy_seconds_total", "counter", "Seconds each device lock was held proving.");

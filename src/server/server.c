@@ -285,8 +285,8 @@ static unsigned char *b64_decode(const char *in, size_t *out_len)
 
 /* ---- witnesses checked at submission ---- */
 
-/* Loads witness i (path or uploaded bytes) and checks it against the key: the same reader
- * the synthesis stage uses, so a corrupt or mismatched witness is refused with a 4xx. */
+/* Loads witness i (path or uploaded bytes) and checks it against the key: the same reader the
+ * engine's loaders use, so a corrupt or mismatched witness is refused with a 4xx. */
 static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_info *k, size_t i,
                               char *why, size_t wlen)
 {
@@ -363,7 +363,7 @@ static json_t *job_json(const cuzk_job_info *ji)
     utf8_scrub(err);
     const cuzk_job_timings *t = &ji->timings;
     json_t *tj = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "queue_ms", t->queue_ms, "srs_ms",
-                           t->srs_ms, "synth_ms", t->synth_ms, "gpu_ms", t->gpu_ms, "finalize_ms",
+                           t->srs_ms, "load_ms", t->load_ms, "gpu_ms", t->gpu_ms, "finalize_ms",
                            t->finalize_ms, "verify_ms", t->verify_ms, "total_ms", t->total_ms);
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:o}", "id", id, "key", ji->key,
                           "priority", cuzk_priority_name(ji->priority), "state",

@@ -25,6 +25,10 @@
  *                         .wtns, hostile key paths (FIFO, device, traversal), odd ids, bad
  *                         tokens, raw sockets (garbage, lying lengths, idle clients): each a
  *                         4xx with a reason; a good job proves after every batch; exit 0
+ *   test_daemon config    the INI file's [gpu] section and --gpu: docs/cuzk-daemon.ini and
+ *                         every option set are accepted (a job proves); a bad value, an
+ *                         unknown name, another section's setting refuse the start (exit 2)
+ *                         naming the file, the line and what the option takes
  *
  * Environment: CUZK_BIN (build dir with cuzk-daemon), CUZK_SRC (source dir).
  */
@@ -479,7 +483,7 @@ static int test_batch(void)
     daemon_proc d;
     /* One device worker and 25 ms more per partition on the device: a backlog builds up, so
      * the order of service is the scheduler's. */
-    if (!daemon_start(&d, "batch", "--gpu-workers", "1", "--synth-threads", "2", "--lookahead", "2",
+    if (!daemon_start(&d, "batch", "--gpu-workers", "1", "--loader-threads", "2", "--lookahead", "2",
                       "--debug-device-delay-ms", "25", NULL)) {
         CHECK(0);
         return test_finish();
@@ -521,7 +525,7 @@ static int test_batch(void)
         json_t *proofs = json_object_get(f, "proofs"), *pubs = json_object_get(f, "public");
         CHECK(json_array_size(proofs) == 1 && json_array_size(pubs) == 1);
         json_t *tm = json_object_get(f, "timings");
-        static const char *const tk[] = {"queue_ms", "srs_ms", "synth_ms", "gpu_ms", "finalize_ms",
+        static const char *const tk[] = {"queue_ms", "srs_ms", "load_ms", "gpu_ms", "finalize_ms",
                                          "verify_ms", "total_ms"};
         for (int k = 0; k < 7; k++)
             CHECK(json_is_number(json_object_get(tm, tk[k])));
@@ -603,7 +607,7 @@ static int test_batch(void)
     }
     resp_free(&r);
     /* One timeline line per pipeline event. */
-    CHECK(count_in_file(d.log, "event=synth_start") == BATCH_JOBS);
+    CHECK(count_in_file(d.log, "event=load_start") == BATCH_JOBS);
     CHECK(count_in_file(d.log, "event=gpu_pickup") == BATCH_JOBS);
     CHECK(count_in_file(d.log, "event=gpu_start") == BATCH_JOBS);
     CHECK(count_in_file(d.log, "event=gpu_end") == BATCH_JOBS);
@@ -1059,7 +1063,7 @@ static int test_budget(void)
     CHECK(add_key(d.addr, "chain", "chain") && add_key(d.addr, "mult", "multiplier"));
     CHECK(key_sizes(d.addr, "chain", &kc, &pc) && key_sizes(d.addr, "mult", &km, &pm));
     {
-        /* the default lookahead: one synthesised partition per device worker, at least 2 */
+        /* the default lookahead: one loaded partition per device worker, at least 2 */
         resp r;
         CHECK(http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 200 && r.json);
         json_t *w = json_object_get(r.json, "workers");
@@ -1219,7 +1223,7 @@ static int test_params(void)
     }
 
     daemon_proc d;
-    if (!daemon_start(&d, "params", "--config", ini, "--gpu-workers", "1", "--synth-threads", "2",
+    if (!daemon_start(&d, "params", "--config", ini, "--gpu-workers", "1", "--loader-threads", "2",
                       NULL)) {
         CHECK(0);
         free(r1cs), free(mr1cs), free(czk), free(cw), free(mw);
@@ -1416,6 +1420,94 @@ static int test_params(void)
     for (int i = 0; i < PARAMS_JOBS; i++)
         free(ids[i]);
     free(r1cs), free(mr1cs), free(czk), free(cw), free(mw);
+    return test_finish();
+}
+
+/* ---- config: the INI file's [gpu] section and the --gpu flag ---- */
+
+/* Writes ini to tmp/TAG.ini and runs cuzk-daemon --config on it with flags (a shell
+ * fragment): it must refuse to start (exit status 2) with "FILE:LINE: " (line > 0) and
+ * both needles on stderr. */
+static void expect_refusal(const char *tag, const char *ini, const char *flags, int line,
+                           const char *n1, const char *n2)
+{
+    char path[400], err[400], where[440];
+    snprintf(path, sizeof path, "%s/%s.ini", tmp_dir, tag);
+    snprintf(err, sizeof err, "%s/%s.err", tmp_dir, tag);
+    snprintf(where, sizeof where, "%s:%d: ", path, line);
+    FILE *f = fopen(path, "w");
+    CHECK(f && fputs(ini, f) >= 0);
+    if (f)
+        fclose(f);
+    char cmd[2000];
+    snprintf(cmd, sizeof cmd,
+             "timeout 30 %s/cuzk-daemon --config %s --listen 127.0.0.1:0 %s > %s 2>&1 < /dev/null",
+             bin_dir, path, flags, err);
+    int rc = system(cmd);
+    CHECK(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+    size_t n;
+    char *t = read_file(err, &n);
+    bool ok = t && (line <= 0 || strstr(t, where)) && strstr(t, n1) && (!n2 || strstr(t, n2));
+    CHECK(ok);
+    if (!ok || rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 2)
+        fprintf(stderr, "%s: status %d, stderr: %s\n", tag, rc, t ? t : "(none)");
+    free(t);
+}
+
+/* Starts a daemon with the given flags (and the example key), proves one job, stops it. */
+static void expect_start(const char *tag, const char *f1, const char *f2, const char *f3,
+                         const char *f4)
+{
+    daemon_proc d;
+    if (!daemon_start(&d, tag, "--example", f1, f2, f3, f4, NULL)) {
+        CHECK(0);
+        return;
+    }
+    long st = 0;
+    char *id = submit(d.addr, "example", "chain", "normal", 1, &st);
+    CHECK(id && st == 202);
+    json_t *fj = id ? wait_final(d.addr, id, 60) : NULL;
+    CHECK(fj && !strcmp(jstr(fj, "state"), "done"));
+    json_decref(fj);
+    free(id);
+    CHECK(daemon_stop(&d, 20) == 0);
+}
+
+static int test_config(void)
+{
+    /* the documented example file, as it is */
+    char docs[600];
+    snprintf(docs, sizeof docs, "%s/docs/cuzk-daemon.ini", src_dir);
+    expect_start("config-docs", "--config", docs, NULL, NULL);
+    /* every [gpu] option away from its default, beside the other sections */
+    char good[400];
+    snprintf(good, sizeof good, "%s/good.ini", tmp_dir);
+    FILE *f = fopen(good, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("[engine]\nverify = true\n\n[gpu]\n; every option\nsynth = off\nbases = stream\n"
+              "msm_chunk = 1024\nwitness = copy\nb_g2 = cpu\nparams_check_min = 1\n\n"
+              "[log]\nlog_level = info\n", f);
+        fclose(f);
+    }
+    expect_start("config-good", "--config", good, NULL, NULL);
+    expect_start("config-flags", "--gpu", "synth=dedup", "--gpu", "b_g2=cpu");
+
+    /* refusals: the file, the line, the setting and what it takes */
+    expect_refusal("gpu-value", "[engine]\nverify = true\n[gpu]\nsynth = bogus\n", "", 4,
+                   "[gpu] synth = bogus", "'bogus' is not one of auto, full, dedup or off");
+    expect_refusal("gpu-name", "[gpu]\nbases = auto\nsynthesis = full\n", "", 3,
+                   "[gpu] synthesis = full", "gpu option 'synthesis' is unknown");
+    expect_refusal("gpu-count", "[gpu]\nmsm_chunk = 0\n", "", 2, "[gpu] msm_chunk = 0",
+                   "not a positive count");
+    /* [gpu] takes only its own names, not the other sections' */
+    expect_refusal("gpu-other", "[gpu]\nverify = true\n", "", 2, "[gpu] verify = true",
+                   "is unknown");
+    expect_refusal("engine-name", "[engine]\nverify = true\nverfy = false\n", "", 3,
+                   "[engine] verfy = false", "unknown setting");
+    expect_refusal("gpu-flag", "", "--gpu witness=sometimes", 0, "--gpu witness=sometimes",
+                   "auto, copy or register");
+    expect_refusal("gpu-flag-form", "", "--gpu synth", 0, "--gpu synth", "NAME=VALUE");
     return test_finish();
 }
 
@@ -2882,7 +2974,7 @@ static int test_fuzz(void)
     }
     daemon_proc d;
     if (!daemon_start(&d, "fuzz", "--example", "--token", FZ_TOKEN, "--max-body", "64K",
-                      "--max-partitions", "16", "--synth-threads", "1", NULL)) {
+                      "--max-partitions", "16", "--loader-threads", "1", NULL)) {
         CHECK(0);
         return test_finish();
     }
@@ -2988,7 +3080,8 @@ int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr,
-                "usage: test_daemon batch|cancel|errors|limits|sigterm|budget|params|fuzz\n");
+                "usage: test_daemon "
+                "batch|cancel|errors|limits|sigterm|budget|params|fuzz|config\n");
         return 2;
     }
     bin_dir = getenv("CUZK_BIN");
@@ -3029,6 +3122,8 @@ int main(int argc, char **argv)
         rc = test_params();
     else if (!strcmp(argv[1], "fuzz"))
         rc = test_fuzz();
+    else if (!strcmp(argv[1], "config"))
+        rc = test_config();
     else {
         fprintf(stderr, "unknown scenario %s\n", argv[1]);
         rc = 2;

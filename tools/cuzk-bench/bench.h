@@ -13,8 +13,8 @@
 #include "cuzk/groth16.h"
 
 /* The stages of a job's timings, in the order of the report. The daemon calls them
- * queue, srs, synth, gpu, finalize, verify, total (milliseconds). */
-enum { BENCH_QUEUE, BENCH_SRS, BENCH_SYNTH, BENCH_GPU, BENCH_FINALIZE, BENCH_VERIFY, BENCH_TOTAL,
+ * queue, srs, load, gpu, finalize, verify, total (milliseconds). */
+enum { BENCH_QUEUE, BENCH_SRS, BENCH_LOAD, BENCH_GPU, BENCH_FINALIZE, BENCH_VERIFY, BENCH_TOTAL,
        BENCH_NSTAGES };
 extern const char *const bench_stage_names[BENCH_NSTAGES];
 
@@ -37,6 +37,7 @@ typedef struct {
     long count, concurrency;
     double timeout_s;         /* per job */
     unsigned threads;         /* in-process: library threads (0: default) */
+    cuzk_gpu_opts gpu;        /* in-process: how the GPU backend uses the device (--gpu) */
     bool in_process, direct;  /* in this process: through the engine, or the prover directly */
     bool engine_log;          /* in-process engine: its info-level log on stderr */
     bool json, progress, quiet;

@@ -2,15 +2,16 @@
  * cuzk-bench's in-process back ends: no daemon, no HTTP.
  *
  * Engine (default, --in-process): the daemon's engine (include/cuzk/engine.h) runs in this
- * process; jobs go through its queue, synthesis pool, device workers and finalisers exactly
+ * process; jobs go through its queue, loaders, device workers and finalisers exactly
  * as they would behind cuzk-daemon, and report its timings. The key is registered (loaded)
  * before the batch, as `cuzk-bench preload` would.
  *
  * Direct (--in-process --direct): the prover's calls without the engine, one job per client
  * thread, reporting the daemon's stages, so the engine's overhead can be seen. The key is
  * loaded once before the batch (srs is 0 per job; the load time has its own line). Per job:
- *   synth    = reading the witness files + the prover's prep (checks, a, b, c, bit vectors)
- *   gpu      = the rest of cuzk_groth16_prove_start (H step and the G1 MSMs; CPU backend)
+ *   load     = reading the witness files
+ *   gpu      = cuzk_groth16_prove_start: the prover's CPU side (checks, a, b, c, bit
+ *              vectors), the H step and the G1 MSMs
  *   finalize = cuzk_groth16_prove_finish (joins B_G2, randomisation, affine conversion)
  *   verify   = checking every proof against the key's own verification key, as the
  *              daemon does before it returns a proof
@@ -35,6 +36,7 @@ static int engine_open(bench_inproc *ip, const bench_opts *o, double *load_ms, c
     if (o->threads)
         cfg.prove_threads = o->threads;
     cfg.log_level = o->engine_log ? CUZK_LOG_INFO : CUZK_LOG_ERROR; /* bench reports failures itself */
+    cfg.gpu = o->gpu;
     cuzk_err e = cuzk_engine_new(&ip->eng, &cfg);
     if (e != CUZK_OK) {
         snprintf(err, errlen, "engine: %s", cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
@@ -98,7 +100,7 @@ static int engine_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
     const cuzk_job_timings *t = &ji.timings;
     j->t[BENCH_QUEUE] = t->queue_ms;
     j->t[BENCH_SRS] = t->srs_ms;
-    j->t[BENCH_SYNTH] = t->synth_ms;
+    j->t[BENCH_LOAD] = t->load_ms;
     j->t[BENCH_GPU] = t->gpu_ms;
     j->t[BENCH_FINALIZE] = t->finalize_ms;
     j->t[BENCH_VERIFY] = t->verify_ms;
@@ -204,8 +206,7 @@ int bench_inproc_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
     }
     double t_read = bench_now_ms() - t0;
 
-    cuzk_prove_opts popts = {.nthreads = o->threads};
-    cuzk_prove_timings pt;
+    cuzk_prove_opts popts = {.nthreads = o->threads, .gpu = &o->gpu};
     double t1 = bench_now_ms();
     cuzk_err e = cuzk_groth16_prove_start(&pend, zk, w, n, wt[0]->n, &popts);
     if (e != CUZK_OK) {
@@ -213,7 +214,7 @@ int bench_inproc_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
         goto out;
     }
     double t2 = bench_now_ms();
-    e = cuzk_groth16_prove_finish(j->proofs, &pt, pend);
+    e = cuzk_groth16_prove_finish(j->proofs, NULL, pend);
     double t3 = bench_now_ms();
     if (e != CUZK_OK) {
         fail(j, "prove", e);
@@ -235,10 +236,8 @@ int bench_inproc_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
     double t4 = bench_now_ms();
     if (!j->state[0])
         snprintf(j->state, sizeof j->state, "done");
-    j->t[BENCH_SYNTH] = t_read + pt.prep_ms;
-    j->t[BENCH_GPU] = (t2 - t1) - pt.prep_ms;
-    if (j->t[BENCH_GPU] < 0)
-        j->t[BENCH_GPU] = 0;
+    j->t[BENCH_LOAD] = t_read;
+    j->t[BENCH_GPU] = t2 - t1;
     j->t[BENCH_FINALIZE] = t3 - t2;
     j->t[BENCH_VERIFY] = t4 - t3;
 out:

@@ -7,7 +7,7 @@
 #include "bench.h"
 #include "util/timing.h"
 
-const char *const bench_stage_names[BENCH_NSTAGES] = {"queue", "srs",    "synth", "gpu",
+const char *const bench_stage_names[BENCH_NSTAGES] = {"queue", "srs",    "load",  "gpu",
                                                       "finalize", "verify", "total"};
 const char *const bench_prio_names[BENCH_NPRIO] = {"low", "normal", "high", "critical"};
 
@@ -105,10 +105,10 @@ void bench_print_job(FILE *f, const bench_job *j, long count)
     const char *check = !j->checked ? "" : j->verify_fail ? ", check FAILED" : ", checked ok";
     fprintf(f,
             "[%ld/%ld] job %s (%s) done, %zu proof%s%s  timings: total=%s ms (queue=%s ms, srs=%s ms, "
-            "synth=%s ms, gpu=%s ms, finalize=%s ms, verify=%s ms) latency=%.1f ms\n",
+            "load=%s ms, gpu=%s ms, finalize=%s ms, verify=%s ms) latency=%.1f ms\n",
             j->index + 1, count, id, bench_prio_names[j->priority], j->n_proofs, j->n_proofs == 1 ? "" : "s",
             check, s[BENCH_TOTAL],
-            s[BENCH_QUEUE], s[BENCH_SRS], s[BENCH_SYNTH], s[BENCH_GPU], s[BENCH_FINALIZE], s[BENCH_VERIFY],
+            s[BENCH_QUEUE], s[BENCH_SRS], s[BENCH_LOAD], s[BENCH_GPU], s[BENCH_FINALIZE], s[BENCH_VERIFY],
             j->latency_ms);
     if (j->verify_fail)
         fprintf(f, "    check failed: %s\n", j->verify_error);

@@ -40,6 +40,8 @@ static const char usage_text[] =
     "  --direct                    in this process, the prover's calls without the engine\n"
     "  --engine-log                in-process engine: its pipeline log (info level) on stderr\n"
     "  --threads N                 in-process: library threads\n"
+    "  --gpu NAME=VALUE            in-process: a GPU option (repeatable; the daemon's [gpu] names:\n"
+    "                              synth, bases, msm_chunk, witness, b_g2, params_check_min)\n"
     "  --timeout S                 per-job limit in seconds, then the job is cancelled (default 600)\n"
     "  --out-dir DIR               single: write proof_N.json and public_N.json there\n"
     "  --json                      machine-readable report on stdout\n"
@@ -142,6 +144,16 @@ static int parse_opts(const char *cmd, int argc, char **argv, bench_opts *o, con
             if (parse_long(v, 1, 4096, &t))
                 return usage_err(cmd, "--threads takes a number from 1 to 4096");
             o->threads = (unsigned)t;
+        } else if (!strcmp(a, "--gpu")) {
+            NEED_ARG();
+            const char *eq = strchr(v, '=');
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - v) : 0, v);
+            if (!eq || cuzk_gpu_opts_set(&o->gpu, name, eq + 1) != CUZK_OK) {
+                snprintf(msg, sizeof msg, "--gpu %s: %s", v,
+                         eq ? cuzk_error_detail() : "takes NAME=VALUE");
+                return usage_err(cmd, msg);
+            }
         } else if (!strcmp(a, "--timeout")) {
             NEED_ARG();
             char *end;

@@ -43,6 +43,7 @@ typedef struct {
     unsigned n_keys;
     char *token_buf;
     bool example;
+    char ini_error[1024];   /* the first bad line of the INI file, without its number */
 } daemon_config;
 
 static void usage(FILE *f)
@@ -62,8 +63,8 @@ static void usage(FILE *f)
         "  --example                 register the built-in example key as 'example'\n"
         "  --memory-budget SIZE      bytes for keys + in-flight partitions (K, M, G suffixes;\n"
         "                            default: half of physical memory)\n"
-        "  --synth-threads N         synthesis pool size\n"
-        "  --lookahead N             synthesised partitions waiting for a device, at most\n"
+        "  --loader-threads N        witness loaders (default: CPUs/4, at least 1)\n"
+        "  --lookahead N             loaded partitions waiting for a device, at most\n"
         "                            (default: one per device worker, at least 2)\n"
         "  --gpu-workers N           workers per device (sharing the device lock; default 2)\n"
         "  --finalizers N            finaliser pool size\n"
@@ -80,6 +81,8 @@ static void usage(FILE *f)
         "  --shutdown-grace S        on SIGTERM, time running jobs get to finish\n"
         "  --log-level L             error, warn, info (default; timeline events), debug\n"
         "  --log-file FILE           append the log there instead of stderr\n"
+        "  --gpu NAME=VALUE          a GPU option of the [gpu] section (repeatable): synth,\n"
+        "                            bases, msm_chunk, witness, b_g2, params_check_min\n"
         "  --debug-device-delay-ms N testing: hold the device lock N ms longer per partition\n",
         f);
 }
@@ -286,8 +289,8 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
             s->max_body_total = (size_t)b;
         return true;
     }
-    if (!strcmp(name, "synth_threads"))
-        return parse_uint(v, &e->synth_threads);
+    if (!strcmp(name, "loader_threads"))
+        return parse_uint(v, &e->loader_threads);
     if (!strcmp(name, "lookahead"))
         return parse_uint(v, &e->lookahead);
     if (!strcmp(name, "gpu_workers") || !strcmp(name, "workers_per_device"))
@@ -317,15 +320,36 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
     return false;
 }
 
+/* --gpu NAME=VALUE: one option of the [gpu] section (cuzk_gpu_opts_set's names). */
+static bool set_gpu_flag(daemon_config *c, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v) {
+        cuzk_error_set(CUZK_EINVAL, "--gpu takes NAME=VALUE");
+        return false;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+    return cuzk_gpu_opts_set(&c->eng.gpu, name, eq + 1) == CUZK_OK;
+}
+
+/* One line of the INI file: [gpu] takes exactly cuzk_gpu_opts_set's names; the other
+ * sections set_option's. The first bad line's reason is kept for the message. */
 static int ini_cb(void *user, const char *section, const char *name, const char *value)
 {
     daemon_config *c = user;
-    if (!set_option(c, section, name, value)) {
-        fprintf(stderr, "cuzk-daemon: config: [%s] %s = %s: unknown setting or bad value\n",
-                section, name, value);
-        return 0;
+    bool ok;
+    char why[600] = "unknown setting or bad value";
+    if (section && !strcmp(section, "gpu")) {
+        ok = cuzk_gpu_opts_set(&c->eng.gpu, name, value) == CUZK_OK;
+        if (!ok)
+            snprintf(why, sizeof why, "%s", cuzk_error_detail());
+    } else {
+        ok = set_option(c, section, name, value);
     }
-    return 1;
+    if (!ok && !c->ini_error[0])
+        snprintf(c->ini_error, sizeof c->ini_error, "[%s] %s = %s: %s", section, name, value, why);
+    return ok;
 }
 
 static int parse_args(daemon_config *c, int argc, char **argv)
@@ -347,8 +371,11 @@ static int parse_args(daemon_config *c, int argc, char **argv)
             if (rc != 0) {
                 if (rc < 0)
                     fprintf(stderr, "cuzk-daemon: %s: cannot read\n", argv[i + 1]);
+                else if (c->ini_error[0])
+                    fprintf(stderr, "cuzk-daemon: %s:%d: %s\n", argv[i + 1], rc, c->ini_error);
                 else
-                    fprintf(stderr, "cuzk-daemon: %s: error on line %d\n", argv[i + 1], rc);
+                    fprintf(stderr, "cuzk-daemon: %s:%d: not a section, a comment or "
+                            "NAME = VALUE\n", argv[i + 1], rc);
                 return 2;
             }
         }
@@ -384,6 +411,13 @@ static int parse_args(daemon_config *c, int argc, char **argv)
         if (!strcmp(name, "listen") && !flag_listen) {
             c->srv.n_listen = 0;
             flag_listen = true;
+        }
+        if (!strcmp(name, "gpu")) {
+            if (!set_gpu_flag(c, v)) {
+                fprintf(stderr, "cuzk-daemon: --gpu %s: %s\n", v, cuzk_error_detail());
+                return 2;
+            }
+            continue;
         }
         if (!set_option(c, NULL, name, v)) {
             fprintf(stderr, "cuzk-daemon: %s %s: unknown option or bad value\n", a, v);

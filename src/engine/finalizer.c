@@ -1,0 +1,78 @@
+/* The engine's finalisers: each takes the next partition the devices finished, runs
+ * prove_finish (B_G2's join, the randomisation), self-verifies the proof when the engine
+ * verifies, and stores it in its job (done when it was the job's last). */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+
+void finalizer_main(cuzk_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (!e->fin_head && !(e->stop && e->n_device == 0 && !e->ready))
+            pthread_cond_wait(&e->cv_fin, &e->mu);
+        if (!e->fin_head)
+            break;
+        part *p = e->fin_head;
+        e->fin_head = p->next;
+        if (!e->fin_head)
+            e->fin_tail = NULL;
+        p->next = NULL;
+        e->n_fin++;
+        job *j = p->j;
+        const cuzk_vk *vk = cuzk_key_vk(p->key->key);
+        uint32_t npub = p->key->n_public;
+        bool verify = e->cfg.verify;
+        pthread_mutex_unlock(&e->mu);
+
+        double t0 = engine_now(e);
+        cuzk_proof proof;
+        cuzk_err r = cuzk_groth16_prove_finish(&proof, NULL, p->pend);
+        char why[600];
+        snprintf(why, sizeof why, "%s", r == CUZK_OK ? "" : cuzk_error_detail());
+        cuzk_groth16_pending_free(p->pend);
+        p->pend = NULL;
+        double t1 = engine_now(e);
+        LOG(e, CUZK_LOG_INFO, "event=finalize_end job=%llu part=%zu ms=%.3f%s",
+            (unsigned long long)j->id, p->idx, (t1 - t0) * 1e3, r == CUZK_OK ? "" : " error=1");
+        cuzk_err vr = CUZK_OK;
+        if (r == CUZK_OK && verify) {
+            vr = cuzk_groth16_verify(vk, p->pub, npub, &proof);
+            if (vr != CUZK_OK)
+                snprintf(why, sizeof why, "%s", cuzk_error_detail());
+        }
+        double t2 = engine_now(e);
+        if (verify && r == CUZK_OK)
+            LOG(e, vr == CUZK_OK ? CUZK_LOG_DEBUG : CUZK_LOG_ERROR,
+                "event=verify_end job=%llu part=%zu ms=%.3f ok=%d", (unsigned long long)j->id,
+                p->idx, (t2 - t1) * 1e3, vr == CUZK_OK);
+
+        pthread_mutex_lock(&e->mu);
+        e->n_fin--;
+        j->t.finalize_ms += (t1 - t0) * 1e3;
+        j->t.verify_ms += (t2 - t1) * 1e3;
+        e->stage_s[STAGE_FINALIZE] += t1 - t0;
+        e->stage_s[STAGE_VERIFY] += t2 - t1;
+        if (r != CUZK_OK) {
+            part_fail(e, p, "finish", r, why);
+            continue;
+        }
+        if (vr != CUZK_OK) {
+            part_fail(e, p, "self-verification failed", vr, why);
+            continue;
+        }
+        e->c_parts++;
+        if (verify)
+            e->c_verified++;
+        if (!is_final(j->state)) {
+            j->proofs[p->idx] = proof;
+            if (npub)
+                memcpy(j->publics + p->idx * npub, p->pub, sizeof(cuzk_fr) * npub);
+            if (++j->n_done == j->n)
+                job_finish(e, j, CUZK_JOB_DONE, NULL);
+        }
+        part_retire(e, p);
+    }
+    pthread_mutex_unlock(&e->mu);
+}

@@ -1,0 +1,279 @@
+/* The engine's jobs: admission (submit), cancel, queries, and the one final state of each. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_internal.h"
+
+/* ---- the job list (engine lock held) ---- */
+
+job *job_find(cuzk_engine *e, uint64_t id)
+{
+    for (job *j = e->jobs; j; j = j->next)
+        if (j->id == id)
+            return j;
+    return NULL;
+}
+
+void job_retire_inputs(cuzk_engine *e, job *j)
+{
+    if (!is_final(j->state) || j->outstanding > 0 || j->inputs_freed)
+        return;
+    for (size_t i = 0; i < j->n; i++) {
+        free(j->paths[i]);
+        free(j->data[i]);
+    }
+    free(j->paths);
+    free(j->data);
+    free(j->len);
+    j->paths = NULL;
+    j->data = NULL;
+    j->len = NULL;
+    j->inputs_freed = true;
+    key_unref(e, j->key);
+    j->key = NULL;
+}
+
+void job_free(cuzk_engine *e, job *j)
+{
+    job_retire_inputs(e, j); /* a no-op when they went already */
+    free(j->proofs);
+    free(j->publics);
+    free(j);
+}
+
+bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason)
+{
+    if (is_final(j->state))
+        return false;
+    j->state = st;
+    snprintf(j->error, sizeof j->error, "%s", reason ? reason : "");
+    j->finished = engine_now(e);
+    j->t.total_ms = (j->finished - j->submitted) * 1e3;
+    sched_queue_remove(e, j);
+    e->jobs_open--;
+    if (st == CUZK_JOB_DONE) {
+        e->c_done++;
+        e->stage_s[STAGE_TOTAL] += j->t.total_ms * 1e-3;
+    } else if (st == CUZK_JOB_FAILED) {
+        e->c_failed++;
+    } else {
+        e->c_cancelled++;
+    }
+    if (st != CUZK_JOB_DONE) {
+        free(j->proofs);
+        free(j->publics);
+        j->proofs = NULL;
+        j->publics = NULL;
+    }
+    LOG(e, st == CUZK_JOB_FAILED ? CUZK_LOG_WARN : CUZK_LOG_INFO,
+        "event=job_final job=%llu state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
+        "gpu_ms=%.3f finalize_ms=%.3f verify_ms=%.3f%s%s%s",
+        (unsigned long long)j->id, cuzk_job_state_name(st), j->t.total_ms, j->t.queue_ms,
+        j->t.srs_ms, j->t.load_ms, j->t.gpu_ms, j->t.finalize_ms, j->t.verify_ms,
+        reason ? " reason=\"" : "", reason ? reason : "", reason ? "\"" : "");
+    job_retire_inputs(e, j);
+    pthread_cond_broadcast(&e->cv_job);
+    pthread_cond_broadcast(&e->cv_load);
+    return true;
+}
+
+/* ---- the API ---- */
+
+/* A job refused before it entered the list (its arrays allocated or not). */
+static void job_drop(job *j)
+{
+    for (size_t i = 0; i < j->n && j->paths && j->data; i++) {
+        free(j->paths[i]);
+        free(j->data[i]);
+    }
+    free(j->paths);
+    free(j->data);
+    free(j->len);
+    free(j->proofs);
+    free(j->publics);
+    free(j);
+}
+
+/* A job of n witnesses copied from w (paths duplicated, uploads copied); NULL when out of
+ * memory. */
+static job *job_new(const cuzk_witness_src *w, size_t n)
+{
+    job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->n = n;
+    j->paths = calloc(n, sizeof(char *));
+    j->data = calloc(n, sizeof(unsigned char *));
+    j->len = calloc(n, sizeof(size_t));
+    j->proofs = calloc(n, sizeof(cuzk_proof));
+    bool ok = j->paths && j->data && j->len && j->proofs;
+    for (size_t i = 0; ok && i < n; i++) {
+        if (w[i].path) {
+            ok = (j->paths[i] = strdup(w[i].path)) != NULL;
+        } else {
+            ok = (j->data[i] = malloc(w[i].len ? w[i].len : 1)) != NULL;
+            if (ok && w[i].len)
+                memcpy(j->data[i], w[i].data, w[i].len);
+            j->len[i] = w[i].len;
+        }
+    }
+    if (!ok) {
+        job_drop(j);
+        return NULL;
+    }
+    return j;
+}
+
+cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id,
+                            cuzk_priority prio, const cuzk_witness_src *w, size_t n)
+{
+    *job_id = 0;
+    if ((unsigned)prio >= CUZK_PRIO_COUNT)
+        return cuzk_error_set(CUZK_EINVAL, "bad priority %d", (int)prio);
+    if (n == 0 || n > e->cfg.max_partitions)
+        return cuzk_error_set(CUZK_EINVAL, "a job needs 1 to %u witnesses, got %zu",
+                              e->cfg.max_partitions, n);
+    job *j = job_new(w, n);
+    cuzk_err r = j ? CUZK_OK : cuzk_error_set(CUZK_ENOMEM, "out of memory");
+
+    pthread_mutex_lock(&e->mu);
+    key_entry *k = r == CUZK_OK ? key_find(e, key_id) : NULL;
+    if (r != CUZK_OK) {
+    } else if (!e->accepting) {
+        r = cuzk_error_set(CUZK_EBUSY, "shutting down: not accepting jobs");
+    } else if (!k) {
+        r = cuzk_error_set(CUZK_EINVAL, "unknown key \"%.100s\"", key_id);
+    } else if (k->key_bytes + k->part_bytes > e->cfg.memory_budget) {
+        r = cuzk_error_set(CUZK_ESIZE,
+                           "memory budget too small: key %s needs %llu bytes resident plus %llu "
+                           "bytes per partition (%llu), the budget is %llu bytes",
+                           k->id, (unsigned long long)k->key_bytes,
+                           (unsigned long long)k->part_bytes,
+                           (unsigned long long)(k->key_bytes + k->part_bytes),
+                           (unsigned long long)e->cfg.memory_budget);
+    } else if (e->jobs_open >= e->cfg.max_queued_jobs) {
+        r = cuzk_error_set(CUZK_EBUSY, "queue full: %u unfinished jobs (max_queued_jobs)",
+                           e->jobs_open);
+    } else if (k->n_public && !(j->publics = calloc(n * k->n_public, sizeof(cuzk_fr)))) {
+        r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    }
+    if (r != CUZK_OK) {
+        e->c_rejected++;
+        pthread_mutex_unlock(&e->mu);
+        LOG(e, CUZK_LOG_INFO, "event=job_rejected key=%.100s reason=\"%s\"", key_id,
+            cuzk_error_detail());
+        if (j)
+            job_drop(j);
+        return r;
+    }
+    j->id = e->next_id++;
+    j->key = k;
+    snprintf(j->key_id, sizeof j->key_id, "%s", k->id);
+    k->refs++;
+    j->n_public = k->n_public;
+    j->prio = prio;
+    j->state = CUZK_JOB_QUEUED;
+    j->submitted = engine_now(e);
+    if (e->jobs_tail)
+        e->jobs_tail->next = j;
+    else
+        e->jobs = j;
+    e->jobs_tail = j;
+    if (e->qtail[prio])
+        e->qtail[prio]->qnext = j;
+    else
+        e->qhead[prio] = j;
+    e->qtail[prio] = j;
+    j->in_queue = true;
+    e->jobs_open++;
+    e->c_submitted++;
+    *job_id = j->id;
+    LOG(e, CUZK_LOG_INFO, "event=job_submit job=%llu key=%s priority=%s partitions=%zu",
+        (unsigned long long)j->id, k->id, cuzk_priority_name(prio), n);
+    pthread_cond_broadcast(&e->cv_load);
+    pthread_mutex_unlock(&e->mu);
+    return CUZK_OK;
+}
+
+void cuzk_engine_count_rejected(cuzk_engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->c_rejected++;
+    pthread_mutex_unlock(&e->mu);
+}
+
+cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id)
+{
+    pthread_mutex_lock(&e->mu);
+    job *j = job_find(e, job_id);
+    cuzk_err r = CUZK_OK;
+    if (!j)
+        r = cuzk_error_set(CUZK_EINVAL, "unknown job %llu", (unsigned long long)job_id);
+    else if (j->state == CUZK_JOB_DONE || j->state == CUZK_JOB_FAILED)
+        r = cuzk_error_set(CUZK_EBUSY, "job %llu already ended: %s", (unsigned long long)job_id,
+                           cuzk_job_state_name(j->state));
+    else
+        job_finish(e, j, CUZK_JOB_CANCELLED, "cancelled");
+    pthread_mutex_unlock(&e->mu);
+    return r;
+}
+
+cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_id,
+                             double timeout_s, bool want_results)
+{
+    memset(info, 0, sizeof *info);
+    pthread_mutex_lock(&e->mu);
+    job *j = job_find(e, job_id);
+    if (j && timeout_s != 0) {
+        struct timespec dl;
+        engine_deadline(&dl, timeout_s > 0 ? timeout_s : 0);
+        while (!is_final(j->state) && !e->stop) {
+            int rc = timeout_s < 0 ? pthread_cond_wait(&e->cv_job, &e->mu)
+                                   : pthread_cond_timedwait(&e->cv_job, &e->mu, &dl);
+            if (rc == ETIMEDOUT)
+                break;
+        }
+        j = job_find(e, job_id);   /* the reaper may have expired it meanwhile */
+    }
+    if (!j) {
+        pthread_mutex_unlock(&e->mu);
+        return cuzk_error_set(CUZK_EINVAL, "unknown job %llu", (unsigned long long)job_id);
+    }
+    info->id = j->id;
+    snprintf(info->key, sizeof info->key, "%s", j->key_id);
+    info->priority = j->prio;
+    info->state = j->state;
+    snprintf(info->error, sizeof info->error, "%s", j->error);
+    info->n_partitions = j->n;
+    info->n_done = j->n_done;
+    info->timings = j->t;
+    if (!is_final(j->state))
+        info->timings.total_ms = (engine_now(e) - j->submitted) * 1e3;
+    info->submitted_s = j->submitted;
+    info->finished_s = is_final(j->state) ? j->finished : 0;
+    info->n_public = j->n_public;
+    cuzk_err r = CUZK_OK;
+    if (want_results && j->state == CUZK_JOB_DONE) {
+        info->proofs = malloc(sizeof(cuzk_proof) * j->n);
+        info->publics = malloc(sizeof(cuzk_fr) * (j->n * j->n_public + 1));
+        if (!info->proofs || !info->publics) {
+            cuzk_job_info_release(info);
+            r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
+        } else {
+            memcpy(info->proofs, j->proofs, sizeof(cuzk_proof) * j->n);
+            if (j->n_public)
+                memcpy(info->publics, j->publics, sizeof(cuzk_fr) * j->n * j->n_public);
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    return r;
+}
+
+void cuzk_job_info_release(cuzk_job_info *info)
+{
+    free(info->proofs);
+    free(info->publics);
+    info->proofs = NULL;
+    info->publics = NULL;
+}

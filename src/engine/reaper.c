@@ -1,0 +1,40 @@
+/* The engine's reaper: fails jobs past job_timeout_s and forgets final jobs result_ttl_s
+ * after their end, waking every 100 ms. */
+#include <stdio.h>
+
+#include "engine/engine_internal.h"
+
+void *reaper_main(void *arg)
+{
+    cuzk_engine *e = arg;
+    pthread_mutex_lock(&e->mu);
+    while (!e->stop) {
+        struct timespec ts;
+        engine_deadline(&ts, 0.1);
+        pthread_cond_timedwait(&e->cv_job, &e->mu, &ts);
+        double now = engine_now(e);
+        job **pp = &e->jobs, *prev = NULL;
+        while (*pp) {
+            job *j = *pp;
+            if (!is_final(j->state) && e->cfg.job_timeout_s > 0 &&
+                now - j->submitted > e->cfg.job_timeout_s) {
+                char why[128];
+                snprintf(why, sizeof why, "timed out after %.3g s (job_timeout_s)",
+                         e->cfg.job_timeout_s);
+                job_finish(e, j, CUZK_JOB_FAILED, why);
+            }
+            if (is_final(j->state) && j->outstanding == 0 &&
+                now - j->finished > e->cfg.result_ttl_s) {
+                *pp = j->next;
+                if (e->jobs_tail == j)
+                    e->jobs_tail = prev;
+                job_free(e, j);
+                continue;
+            }
+            prev = j;
+            pp = &j->next;
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
