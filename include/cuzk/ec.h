@@ -17,6 +17,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 typedef struct { cuzk_fp x, y; } cuzk_g1_affine;
 typedef struct { cuzk_fp x, y, z; } cuzk_g1_jac;
@@ -97,6 +98,7 @@ void cuzk_g2_to_compressed(uint8_t out[96], const cuzk_g2_affine *a);
 cuzk_err cuzk_g1_from_dec(cuzk_g1_affine *r, const char *x, const char *y, unsigned flags) CUZK_WUR;
 cuzk_err cuzk_g2_from_dec(cuzk_g2_affine *r, const char *const xy[4], unsigned flags) CUZK_WUR;
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

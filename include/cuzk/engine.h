@@ -32,6 +32,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 typedef enum {
     CUZK_PRIO_LOW = 0,
@@ -128,10 +129,10 @@ cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const c
  * named); the .params and .r1cs loaders' errors. */
 cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
                                 const char *path, const cuzk_engine_key_opts *opts) CUZK_WUR;
-/* Unregisters id; its memory is freed when no queued or running job uses it. CUZK_EINVAL
+/* Unregisters id; its memory is freed when no queued or running job uses it. CUZK_ENOTFOUND
  * if unknown. */
 cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id) CUZK_WUR;
-/* Info of one registered key; CUZK_EINVAL if unknown. */
+/* Info of one registered key; CUZK_ENOTFOUND if unknown. */
 cuzk_err cuzk_engine_key_get(cuzk_engine *e, cuzk_engine_key_info *info, const char *id) CUZK_WUR;
 /* Copies up to cap keys' info; returns the number of keys. */
 size_t cuzk_engine_keys(cuzk_engine *e, cuzk_engine_key_info *out, size_t cap);
@@ -144,12 +145,12 @@ typedef struct {
     size_t len;
 } cuzk_witness_src;
 
-/* Accepts a job of n partitions (one witness each) for key_id. Errors: CUZK_EINVAL (unknown
- * key, n = 0 or > max_partitions), CUZK_ESIZE (key + one partition exceed the budget),
+/* Accepts a job of n partitions (one witness each) for key_id. Errors: CUZK_ENOTFOUND (unknown
+ * key), CUZK_EINVAL (n = 0 or > max_partitions), CUZK_ESIZE (key + one partition exceed the budget),
  * CUZK_EBUSY (queue full, or shutting down: cuzk_error_detail says which), CUZK_ENOMEM. */
 cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id,
                             cuzk_priority prio, const cuzk_witness_src *w, size_t n) CUZK_WUR;
-/* Cancels a non-final job (CUZK_OK; also when it was already cancelled), CUZK_EINVAL when
+/* Cancels a non-final job (CUZK_OK; also when it was already cancelled), CUZK_ENOTFOUND when
  * unknown, CUZK_EBUSY when it already ended done or failed. */
 cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id) CUZK_WUR;
 
@@ -180,7 +181,7 @@ typedef struct {
 } cuzk_job_info;
 
 /* Waits up to timeout_s (0: no wait, < 0: forever) for the job to be final, then fills
- * *info (results only when want_results and done). CUZK_EINVAL for an unknown job. */
+ * *info (results only when want_results and done). CUZK_ENOTFOUND for an unknown job. */
 cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_id,
                              double timeout_s, bool want_results) CUZK_WUR;
 void cuzk_job_info_release(cuzk_job_info *info);   /* frees proofs and publics */
@@ -229,6 +230,7 @@ void cuzk_engine_log(cuzk_engine *e, cuzk_log_level lv, const char *fmt, ...)
 #endif
     ;
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

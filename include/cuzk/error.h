@@ -5,6 +5,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* X(name, message) */
 #define CUZK_ERRORS(X)                                                              \
@@ -59,6 +60,7 @@ cuzk_err cuzk_error_set(cuzk_err e, const char *fmt, ...)
     ;
 void cuzk_error_clear(void);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

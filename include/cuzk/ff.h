@@ -20,6 +20,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 #define CUZK_FP_LIMBS 6
 #define CUZK_FR_LIMBS 4
@@ -176,6 +177,7 @@ void cuzk_fp12_pow(cuzk_fp12 *r, const cuzk_fp12 *a, const uint64_t *e, size_t n
  * c0.c0.c0, c0.c0.c1, c0.c1.c0, ..., c1.c2.c1 (576 bytes); used for known-answer tests. */
 void cuzk_fp12_to_bytes_be(uint8_t out[576], const cuzk_fp12 *a);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -47,6 +47,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* ---- writers (inverse of cuzk_r1cs_load / cuzk_wtns_load) ---- */
 
@@ -98,6 +99,7 @@ uint32_t cuzk_gen_n_public(const cuzk_gen_opts *o);
  * 2^log2), with o's profile and n_public; 0 when none does. */
 uint64_t cuzk_gen_fit_domain(const cuzk_gen_opts *o, unsigned log2);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

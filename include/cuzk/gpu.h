@@ -31,6 +31,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* ---- devices ---- */
 typedef struct {
@@ -286,6 +287,7 @@ cuzk_err cuzk_gpu_fixed_base_g1(int device, cuzk_g1_affine *out, const cuzk_fr *
 cuzk_err cuzk_gpu_fixed_base_g2(int device, cuzk_g2_affine *out, const cuzk_fr *scalars,
                                 size_t n) CUZK_WUR;
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -28,6 +28,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* Where the heavy stages run. AUTO: the GPU when this build has CUDA and a device answers,
  * else the CPU; the environment variable CUZK_BACKEND=cpu|gpu overrides AUTO. */
@@ -177,6 +178,7 @@ cuzk_err cuzk_groth16_verify(const cuzk_vk *vk, const cuzk_fr *pub, size_t n_pub
 /* Uniform random element of Fr from getrandom (rejection sampling). CUZK_ERANDOM. */
 cuzk_err cuzk_random_fr(cuzk_fr *out) CUZK_WUR;
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

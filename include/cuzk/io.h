@@ -35,6 +35,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* A sparse matrix in compressed sparse row form: the terms of row i are
  * col[k], val[k] for k in [row[i], row[i+1]). nnz = row[n_rows]. Within a row the terms
@@ -167,6 +168,7 @@ cuzk_err cuzk_vk_write_json(const char *path, const cuzk_vk *vk) CUZK_WUR;
 cuzk_err cuzk_vk_read_json(cuzk_vk **out, const char *path) CUZK_WUR;
 void cuzk_vk_free(cuzk_vk *vk);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 typedef struct cuzk_key cuzk_key;
 
@@ -92,6 +93,7 @@ typedef struct {
 /* Fills *info (all false and 0 for NULL). */
 void cuzk_gpu_key_get_info(const cuzk_gpu_key *gk, cuzk_gpu_key_info *info);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

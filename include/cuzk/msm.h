@@ -40,6 +40,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* A canonical scalar: integer value sum l[i]*2^(64i), required to be below 2^255. */
 typedef struct { uint64_t l[CUZK_FR_LIMBS]; } cuzk_msm_scalar;
@@ -155,6 +156,7 @@ cuzk_err cuzk_msm_gather_fr_multi(cuzk_msm_gather_out *outs, unsigned k, const c
 CUZK_MSM_DECLARE_(g1, cuzk_g1_affine, cuzk_g1_jac)
 CUZK_MSM_DECLARE_(g2, cuzk_g2_affine, cuzk_g2_jac)
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

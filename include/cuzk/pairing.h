@@ -7,6 +7,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* f = Miller loop of (p, q), before the final exponentiation. Infinity gives 1. */
 void cuzk_miller_loop(cuzk_fp12 *r, const cuzk_g1_affine *p, const cuzk_g2_affine *q);
@@ -21,6 +22,7 @@ void cuzk_multi_pairing(cuzk_fp12 *r, const cuzk_g1_affine *p, const cuzk_g2_aff
 /* true iff prod e(p[i], q[i]) = 1 */
 bool cuzk_pairing_product_is_one(const cuzk_g1_affine *p, const cuzk_g2_affine *q, size_t n);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -57,6 +57,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* ---- the .params file ---- */
 typedef struct {
@@ -152,6 +153,7 @@ cuzk_err cuzk_proof_from_filecoin(cuzk_proof *p, const uint8_t in[CUZK_FILECOIN_
 cuzk_err cuzk_proof_write_filecoin(const char *path, const cuzk_proof *p) CUZK_WUR;
 cuzk_err cuzk_proof_read_filecoin(cuzk_proof *p, const char *path) CUZK_WUR;
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 typedef struct cuzk_domain cuzk_domain;
 
@@ -98,6 +99,7 @@ cuzk_err cuzk_h_snarkjs(const cuzk_domain *d, cuzk_fr *a, cuzk_fr *b, cuzk_fr *c
 cuzk_err cuzk_h_bellman(const cuzk_domain *d, cuzk_fr *a, cuzk_fr *b, cuzk_fr *c,
                         unsigned nthreads) CUZK_WUR;
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

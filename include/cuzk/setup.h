@@ -39,6 +39,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* The secret scalars of a Groth16 setup. */
 typedef struct {
@@ -89,6 +90,7 @@ cuzk_err cuzk_setup_params(cuzk_params **out, const cuzk_bellman_circuit *c,
  * file, CUZK_EINVAL for an inconsistent key. */
 cuzk_err cuzk_zkey_write(const char *path, const cuzk_zkey *z) CUZK_WUR;
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -143,7 +143,7 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id
     } else if (!e->accepting) {
         r = cuzk_error_set(CUZK_EBUSY, "shutting down: not accepting jobs");
     } else if (!k) {
-        r = cuzk_error_set(CUZK_EINVAL, "unknown key \"%.100s\"", key_id);
+        r = cuzk_error_set(CUZK_ENOTFOUND, "unknown key \"%.100s\"", key_id);
     } else if (k->key_bytes + k->part_bytes > e->cfg.memory_budget) {
         r = cuzk_error_set(CUZK_ESIZE,
                            "memory budget too small: key %s needs %llu bytes resident plus %llu "
@@ -209,7 +209,7 @@ cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id)
     job *j = job_find(e, job_id);
     cuzk_err r = CUZK_OK;
     if (!j)
-        r = cuzk_error_set(CUZK_EINVAL, "unknown job %llu", (unsigned long long)job_id);
+        r = cuzk_error_set(CUZK_ENOTFOUND, "unknown job %llu", (unsigned long long)job_id);
     else if (j->state == CUZK_JOB_DONE || j->state == CUZK_JOB_FAILED)
         r = cuzk_error_set(CUZK_EBUSY, "job %llu already ended: %s", (unsigned long long)job_id,
                            cuzk_job_state_name(j->state));
@@ -238,7 +238,7 @@ cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_i
     }
     if (!j) {
         pthread_mutex_unlock(&e->mu);
-        return cuzk_error_set(CUZK_EINVAL, "unknown job %llu", (unsigned long long)job_id);
+        return cuzk_error_set(CUZK_ENOTFOUND, "unknown job %llu", (unsigned long long)job_id);
     }
     info->id = j->id;
     snprintf(info->key, sizeof info->key, "%s", j->key_id);

@@ -329,7 +329,7 @@ cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id)
     key_entry *k = key_find(e, id);
     if (!k) {
         pthread_mutex_unlock(&e->mu);
-        return cuzk_error_set(CUZK_EINVAL, "unknown key %s", id);
+        return cuzk_error_set(CUZK_ENOTFOUND, "unknown key %s", id);
     }
     k->registered = false;
     LOG(e, CUZK_LOG_INFO, "event=key_remove key=%s users=%u", id, k->refs - 1);
@@ -345,7 +345,7 @@ cuzk_err cuzk_engine_key_get(cuzk_engine *e, cuzk_engine_key_info *info, const c
     if (k)
         fill_key_info(info, k);
     pthread_mutex_unlock(&e->mu);
-    return k ? CUZK_OK : cuzk_error_set(CUZK_EINVAL, "unknown key \"%.100s\"", id);
+    return k ? CUZK_OK : cuzk_error_set(CUZK_ENOTFOUND, "unknown key \"%.100s\"", id);
 }
 
 size_t cuzk_engine_keys(cuzk_engine *e, cuzk_engine_key_info *out, size_t cap)

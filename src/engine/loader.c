@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
@@ -17,32 +16,7 @@ static cuzk_err load_witness(cuzk_wtns **w, const job *j, size_t idx, cuzk_fr *b
 {
     if (j->paths[idx]) /* the loader refuses a FIFO or a directory without blocking */
         return cuzk_wtns_load_into(w, j->paths[idx], buf, cap);
-    /* Uploaded bytes: the loader reads files, so hand it an anonymous memory file. */
-    int fd = memfd_create("cuzk-wtns", MFD_CLOEXEC);
-    if (fd < 0)
-        return cuzk_error_set(CUZK_EIO, "uploaded witness: memfd_create: %s", strerror(errno));
-    size_t off = 0;
-    while (off < j->len[idx]) {
-        ssize_t n = write(fd, j->data[idx] + off, j->len[idx] - off);
-        if (n <= 0) {
-            close(fd);
-            return cuzk_error_set(CUZK_EIO, "uploaded witness: write: %s", strerror(errno));
-        }
-        off += (size_t)n;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    cuzk_err r = cuzk_wtns_load_into(w, path, buf, cap);
-    close(fd);
-    if (r != CUZK_OK) {
-        /* Name it "uploaded witness" rather than the /proc path. */
-        char why[600];
-        const char *d = cuzk_error_detail();
-        const char *rest = strncmp(d, path, strlen(path)) == 0 ? d + strlen(path) : d;
-        snprintf(why, sizeof why, "uploaded witness%s", rest);
-        return cuzk_error_set(r, "%s", why);
-    }
-    return CUZK_OK;
+    return cuzk_wtns_load_mem_into(w, "uploaded witness", j->data[idx], j->len[idx], buf, cap);
 }
 
 /* The load of partition p (lock not held): the witness into a kept buffer when one fits,

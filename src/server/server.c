@@ -313,16 +313,8 @@ static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_i
 
 /* ---- handlers ---- */
 
-/* An unknown id from cuzk_engine_cancel or cuzk_engine_job_get: CUZK_ENOTFOUND, or
- * CUZK_EINVAL, which the engine also gives for one (neither call has another CUZK_EINVAL). */
-static bool id_unknown(cuzk_err r) { return r == CUZK_ENOTFOUND || r == CUZK_EINVAL; }
-
-/* cuzk_engine_key_get fails only for an unknown id */
-static bool key_known(server *s, const char *id)
-{
-    cuzk_engine_key_info ki;
-    return cuzk_engine_key_get(s->e, &ki, id) == CUZK_OK;
-}
+/* An unknown id from the engine's calls */
+static bool id_unknown(cuzk_err r) { return r == CUZK_ENOTFOUND; }
 
 /* The name of the first member of obj not in known (NULL-terminated), or NULL: a misspelt
  * field ("priorty") is an error rather than silently ignored. */
@@ -513,8 +505,7 @@ static enum MHD_Result h_submit(server *s, struct MHD_Connection *c, const req *
                                              "partitions", (json_int_t)n));
     } else {
         unsigned code = r == CUZK_EBUSY ? 503 : r == CUZK_ESIZE ? 422 : r == CUZK_ENOMEM ? 500 : 400;
-        /* the key unregistered since it was looked up above (CUZK_EINVAL: see id_unknown) */
-        if (r == CUZK_ENOTFOUND || (r == CUZK_EINVAL && !key_known(s, key)))
+        if (id_unknown(r)) /* the key unregistered since it was looked up above */
             code = 404;
         ret = send_error(s, c, code, "%s", cuzk_error_detail());
     }

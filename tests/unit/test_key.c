@@ -295,7 +295,7 @@ static void test_refusals(void)
     cuzk_key_opts ko = {.r1cs = rp};
 
     snprintf(p, sizeof p, "%s/nosuch.zkey", tmpdir);
-    CHECK(cuzk_key_load(&k, p, NULL) == CUZK_EIO && strstr(cuzk_error_detail(), p) && !k);
+    CHECK(cuzk_key_load(&k, p, NULL) == CUZK_ENOTFOUND && strstr(cuzk_error_detail(), p) && !k);
     k = (cuzk_key *)1;
     CHECK(cuzk_key_load(&k, NULL, NULL) == CUZK_EINVAL && !k);
     CHECK_ERR(cuzk_key_load(&k, tmpdir, NULL), CUZK_EIO, tmpdir, "not a regular file");

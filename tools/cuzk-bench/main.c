@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cuzk/version.h"
 #include "cuzk/ec.h"
 #include "cuzk/pairing.h"
 
@@ -175,7 +176,7 @@ static int cmd_micro(int argc, char **argv)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cuzk-bench <command> [options]\n"
+    fprintf(f, "usage: cuzk-bench <command> [options]   (cuzk-bench --version: the version)\n"
                "commands:\n"
                "  micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing operations\n"
                "  porep [-k K] [-p PARTITIONS] [--runs N] [--backend cpu|gpu|both|auto] [--json]\n"
@@ -193,6 +194,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--version")) {
+        printf("%s %s\n", "cuzk-bench", cuzk_version());
+        return 0;
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;

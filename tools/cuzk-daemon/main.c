@@ -12,20 +12,47 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include "cuzk/version.h"
 #include "cuzk/engine.h"
 #include "io/binfile.h"
 #include "server/server.h"
 
-#ifndef CUZK_SOURCE_DIR
-#define CUZK_SOURCE_DIR "."
+#ifndef CUZK_EXAMPLE_REL
+#define CUZK_EXAMPLE_REL "../share/cuzk/example"
 #endif
-/* --example: the chain fixture of the source tree (142 wires, 3 public signals). */
-#define EXAMPLE_KEY CUZK_SOURCE_DIR "/tests/data/circuits/chain/circuit.zkey"
-#define EXAMPLE_WTNS CUZK_SOURCE_DIR "/tests/data/circuits/chain/witness.wtns"
+/* --example: the proving key of a small circom circuit (142 wires, 3 public signals),
+ * installed in share/cuzk/example: found relative to this program, at CUZK_EXAMPLE_REL from
+ * its directory when installed, or in share/cuzk/example beside it in the build tree. The
+ * path of `file` there into out; false when neither holds it. */
+static bool example_path(char *out, size_t n, const char *file)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return false;
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    static const char *const rel[] = {CUZK_EXAMPLE_REL, "share/cuzk/example"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char cand[4200], real[PATH_MAX];
+        int w = snprintf(cand, sizeof cand, "%s/%s/%s", exe, rel[i], file);
+        if (w > 0 && (size_t)w < sizeof cand && realpath(cand, real) && access(real, R_OK) == 0 &&
+            strlen(real) < n) {
+            memcpy(out, real, strlen(real) + 1);
+            return true;
+        }
+    }
+    return false;
+}
 
 #define MAX_KEYS 64
 
@@ -49,7 +76,7 @@ typedef struct {
 static void usage(FILE *f)
 {
     fputs(
-        "usage: cuzk-daemon [options]\n"
+        "usage: cuzk-daemon [options]   (cuzk-daemon --version: the version)\n"
         "  --config FILE             INI file (see docs/cuzk-daemon.ini); flags override it\n"
         "  --listen ADDR             HOST:PORT, [V6]:PORT or unix:PATH (repeatable;\n"
         "                            default 127.0.0.1:9820; port 0 picks a free port)\n"
@@ -429,6 +456,10 @@ static int parse_args(daemon_config *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--version")) {
+        printf("%s %s\n", "cuzk-daemon", cuzk_version());
+        return 0;
+    }
     daemon_config c;
     memset(&c, 0, sizeof c);
     cuzk_engine_config_default(&c.eng);
@@ -442,8 +473,18 @@ int main(int argc, char **argv)
     if (!io_guard_install())
         fprintf(stderr, "cuzk-daemon: warning: cannot install the SIGBUS guard: %s\n",
                 strerror(errno));
-    if (c.example && !add_key(&c, "example", EXAMPLE_KEY))
-        return 2;
+    char example_key[4200], example_wtns[4200];
+    if (c.example) {
+        if (!example_path(example_key, sizeof example_key, "circuit.zkey") ||
+            !example_path(example_wtns, sizeof example_wtns, "witness.wtns")) {
+            fprintf(stderr, "cuzk-daemon: --example: the example key is not installed "
+                            "(share/cuzk/example/circuit.zkey, at %s from this program)\n",
+                    CUZK_EXAMPLE_REL);
+            return 2;
+        }
+        if (!add_key(&c, "example", example_key))
+            return 2;
+    }
     if (c.log_file) {
         c.eng.log = fopen(c.log_file, "a");
         if (!c.eng.log) {
@@ -484,7 +525,7 @@ int main(int argc, char **argv)
         }
     }
     if (c.example)
-        cuzk_engine_log(e, CUZK_LOG_INFO, "event=example key=example witness=%s", EXAMPLE_WTNS);
+        cuzk_engine_log(e, CUZK_LOG_INFO, "event=example key=example witness=%s", example_wtns);
     server *s = NULL;
     if (server_start(&s, e, &c.srv) != CUZK_OK) {
         cuzk_engine_log(e, CUZK_LOG_ERROR, "event=startup_failed reason=\"%s\"", cuzk_error_detail());

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cuzk/version.h"
 #include "cuzk.h"
 #include "cuzk/groth16.h"
 #include "cuzk/params.h"
@@ -31,7 +32,7 @@ static int fail(const char *cmd, cuzk_err e)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage:\n"
+            "usage:   (cuzk --version: the version)\n"
             "  cuzk prove [--threads N] [-v] <circuit.zkey> <witness.wtns> <proof.json> <public.json>\n"
             "      Groth16 proof of a witness with a snarkjs proving key (BLS12-381).\n"
             "      -v prints a one-line timing breakdown by stage.\n"
@@ -385,6 +386,10 @@ static int cmd_info(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--version")) {
+        printf("%s %s\n", "cuzk", cuzk_version());
+        return 0;
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;
