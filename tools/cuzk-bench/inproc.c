@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "config.h"
 #include "cuzk/engine.h"
 
 struct bench_inproc {
@@ -204,7 +205,7 @@ int bench_inproc_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
     }
     double t_read = bench_now_ms() - t0;
 
-    cuzk_prove_opts popts = {.nthreads = o->threads};
+    cuzk_prove_opts popts = {.nthreads = o->threads, .backend = tool_env_get()->backend};
     cuzk_prove_timings pt;
     double t1 = bench_now_ms();
     cuzk_err e = cuzk_groth16_prove_start(&pend, zk, w, n, wt[0]->n, &popts);
