@@ -4,7 +4,7 @@
 # built here (CUDA build) and carried in .gpu-deps/bin with the shared libraries they need in
 # .gpu-deps/lib (bench/remote-gpu-pack.sh makes both).
 #   ROUND_K="24 26"   porep sizes;   ROUND_CPU_K=24  sizes also run on the CPU backend
-#   ROUND_P=2         partitions per batch;   ROUND_B_G2="cpu gpu"  where B_G2 runs
+#   ROUND_P=2         partitions per batch;   ROUND_B_G2="cpu device"  where B_G2 runs
 #   ROUND_PORE_ARGS=--abc  extra cuzk-bench porep flags (--abc: a, b, c given, no synthesis)
 #   ROUND_DAEMON=1    also a cuzk-daemon batch on the GPU (the chain fixture, every proof checked)
 #   ROUND_KERNELS="20 24 26"  also cuzk-bench kernels (NTT and MSM, CPU and GPU) at those sizes
@@ -13,7 +13,7 @@
 #   ROUND_D10_K=22    issue 5's daemon benchmark (10-partition jobs; ROUND_D10_WORKERS="1 2",
 #                     ROUND_D10_GPUS="1 2" on the first g GPUs)
 #   ROUND_MGPU_K=24   issue 7: one porep batch (ROUND_MGPU_P=8 partitions) on 1, 2, 4, 8 GPUs
-#   ROUND_SUBGROUP=1  test_gpu_subgroup, and test_params with the subgroup checks on the device
+#   ROUND_SUBGROUP=1  test_gpu_subgroup, and test_params (its decode benchmark)
 #   ROUND_PREP="22"   cuzk-bench prep (a GPU partition's host side) at those sizes
 #   ROUND_SETUP=1     test_gpu_setup;  ROUND_SCALE_K="24"  bench/scale.sh (MEM=1: in memory)
 set -u
@@ -69,11 +69,12 @@ for spec in ${ROUND_K-24 26}; do
     IFS=: read -r k kp kargs_ <<<"$spec"
     kp=${kp:-${ROUND_P:-2}}; kargs_=${kargs_:-${ROUND_PORE_ARGS:-}}
     for g2 in ${ROUND_B_G2:-cpu}; do
+        [ "$g2" = gpu ] && g2=device # cuzk-bench porep --gpu b_g2=device|cpu
         be=gpu
         for c in ${ROUND_CPU_K:-}; do [ "$c" = "$k" ] && [ "$g2" = cpu ] && be=both; done
         t0=$(date +%s)
         timeout ${PORE_TIMEOUT:-300} "$D/bin/cuzk-bench" porep -k "$k" -p "$kp" --runs 3 \
-            --backend $be --b-g2 "$g2" $kargs_ --json >"$OUT/porep-$k-$g2.log" 2>"$OUT/porep-$k-$g2.err"; rc=$?
+            --backend $be --gpu "b_g2=$g2" $kargs_ --json >"$OUT/porep-$k-$g2.log" 2>"$OUT/porep-$k-$g2.err"; rc=$?
         summary+=("porep-$k x$kp $kargs_ ($be, b_g2 on $g2) rc=$rc ($(( $(date +%s) - t0 )) s)")
         grep -v '^{' "$OUT/porep-$k-$g2.log"
         tail -2 "$OUT/porep-$k-$g2.err"
@@ -88,7 +89,7 @@ if [ -n "${ROUND_MGPU_K:-}" ]; then
         [ "$nd" -le "$ng" ] || break
         t0=$(date +%s)
         timeout ${MGPU_TIMEOUT:-300} "$D/bin/cuzk-bench" porep -k "$ROUND_MGPU_K" -p "${ROUND_MGPU_P:-8}" --runs 3 \
-            --backend gpu --b-g2 gpu --devices "$nd" ${ROUND_MGPU_ARGS:-} --json \
+            --backend gpu --gpu b_g2=device --devices "$nd" ${ROUND_MGPU_ARGS:-} --json \
             >"$OUT/mgpu-$nd.log" 2>"$OUT/mgpu-$nd.err"; rc=$?
         tot=$(grep -o '"total_ms":[0-9.]*' "$OUT/mgpu-$nd.log" | head -1 | cut -d: -f2)
         summary+=("porep-$ROUND_MGPU_K x${ROUND_MGPU_P:-8} on $nd GPU(s): rc=$rc, batch ${tot:-?} ms ($(( $(date +%s) - t0 )) s)")
@@ -134,13 +135,13 @@ if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     summary+=("  compute-sanitizer memcheck of test_gpu_groth16: $(grep -h 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1)")
 fi
 if [ -n "${ROUND_SUBGROUP:-}" ]; then
-    # subgroup checks on the device: the kernel against the CPU, then the .params reader's
-    # rejections (test_params) with every vector checked on the device, and its decode
-    # benchmark with the checks on the device and then on the CPU (side by side)
+    # subgroup checks on the device: the kernel against the CPU, then test_params (its decode
+    # benchmark with the library's default, the device for vectors of 65536 points and more);
+    # the .params reader's rejections with every vector checked on the device
+    # (cuzk_gpu_opts.params_check_min = 1) are in test_gpu_groth16, run above
     device_step test_gpu_subgroup ${SUBGROUP_TIMEOUT:-200} "fail|points" "$D/bin/test_gpu_subgroup"
     export CUZK_PARAMS_BENCH_LOG2=${ROUND_SUBGROUP_BENCH_LOG2:-20}
-    device_step test_params_gpu ${SUBGROUP_TIMEOUT:-200} "fail|MB/s|decode" env CUZK_PARAMS_GPU_MIN=1 "$D/bin/test_params"
-    device_step test_params_cpu ${SUBGROUP_TIMEOUT:-200} "fail|MB/s|decode" env CUZK_BACKEND=cpu "$D/bin/test_params"
+    device_step test_params ${SUBGROUP_TIMEOUT:-200} "fail|MB/s|decode" "$D/bin/test_params"
     unset CUZK_PARAMS_BENCH_LOG2
 fi
 # GPU fixed-base setup against the CPU (points, whole keys, proofs from GPU-made keys)

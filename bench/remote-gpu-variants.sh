@@ -9,7 +9,7 @@
 #     VAR_KERNEL_BINS="cuzk-bench NAME": other builds packed by PACK_EXTRA, VAR_KERNEL_WINDOWS=
 #     "0 21 22": MSM windows, 0 chosen from n);  VAR_POREP="24:4 27:1:--abc" porep batches
 #   VAR_POREP_MODES="old,xyzz new,xyzz new,xyzz,stream"  NTT mode,MSM accumulation[,bases]
-#     for them (bases: CUZK_GPU_BASES, auto when not given)
+#     for them (bases: cuzk-bench porep --gpu bases=..., auto when not given)
 #   VAR_SKIP_TESTS=1  leave out test_gpu and --bench (the variants' correctness run)
 #   VAR_SKIP_VARIANTS=1  run test_gpu but leave out the variants' proofs and --bench
 #   VAR_SUBGROUP=1  also test_gpu_subgroup;  VAR_SANITIZER=1  test_gpu_groth16 under memcheck
@@ -54,8 +54,9 @@ for spec in ${VAR_POREP:-}; do
         bases_=${bases_:-auto}
         log="$OUT/porep-$k-x${kp:-2}${kargs_:+-abc}-$ntt_-$acc_-$bases_.log"
         t0=$(date +%s)
-        CUZK_GPU_NTT_MODE=$ntt_ CUZK_GPU_MSM_ACC=$acc_ CUZK_GPU_BASES=$bases_ timeout ${T_POREP:-200} \
-            "$D/bin/cuzk-bench" porep -k "$k" -p "${kp:-2}" --runs 3 --backend gpu --b-g2 gpu \
+        CUZK_GPU_NTT_MODE=$ntt_ CUZK_GPU_MSM_ACC=$acc_ timeout ${T_POREP:-200} \
+            "$D/bin/cuzk-bench" porep -k "$k" -p "${kp:-2}" --runs 3 --backend gpu \
+            --gpu "bases=$bases_" --gpu b_g2=device \
             ${kargs_:-} >"$log" 2>&1; rc=$?
         summary+=("porep-$k x${kp:-2} ${kargs_:-} ntt $ntt_ msm $acc_ bases $bases_ rc=$rc ($(( $(date +%s) - t0 )) s): $(grep -h '^gpu ' "$log" | tail -1)")
         summary+=("  $(grep -h '^gpu device time by stage' "$log" | tail -1) $(grep -h '^gpu bases streamed' "$log" | tail -1)")

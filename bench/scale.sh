@@ -14,10 +14,11 @@
 #                             (per-stage times and peak RSS in its log, printed below); for 2^27,
 #                             whose key does not fit on the disk next to the .r1cs:
 #                               K=27 P=1 MEM=1 FORMATS=params bash bench/scale.sh
-#   SCALE_FLAGS="--runs 2"    extra flags of cuzk-bench scale (--runs, --threads, --devices)
+#   SCALE_FLAGS="--runs 2"    extra flags of cuzk-bench scale (--runs, --threads, --devices, --gpu)
 #   REUSE=1                   skip cuzk gen when WORK already holds the circuit and P witnesses
 #                             (same K; e.g. gen in one call, the proving steps in the next)
-# Extra environment reaches the programs (CUZK_BACKEND, CUZK_THREADS, CUZK_B_G2, ...).
+#   PROVE_FLAGS="--gpu b_g2=cpu"  extra flags of cuzk prove (--gpu NAME=VALUE, --threads)
+# Extra environment reaches the programs (CUZK_BACKEND, CUZK_THREADS, CUZK_FF_IMPL).
 # With nvidia-smi present, the peak device memory in use during each step is shown too.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -100,7 +101,8 @@ for f in $FORMATS; do
     extra=()
     # shellcheck disable=SC2206
     [ "$f" = params ] && extra=(--r1cs "$W/circuit/circuit.r1cs" ${PARAMS_FLAGS:-})
-    step "prove-batch.$f" "$B/cuzk" prove -v "${extra[@]}" "$key" --batch "$W/out.$f" "${wits[@]}" || continue
+    # shellcheck disable=SC2086
+    step "prove-batch.$f" "$B/cuzk" prove -v ${PROVE_FLAGS:-} "${extra[@]}" "$key" --batch "$W/out.$f" "${wits[@]}" || continue
     grep -h "cuzk prove:" "$W/prove-batch.$f.log" | tail -2
     check_proofs "$f" "$W/vk.$f.json"
     ls -la "$key" | awk '{print $5, $9}' >> "$W/sizes.txt"

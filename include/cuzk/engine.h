@@ -75,6 +75,9 @@ typedef struct {
     FILE *log;                       /* NULL: stderr */
     cuzk_gpu_opts gpu;               /* how the resident GPU keys are made, and where a
                                         .params key's subgroup checks run (params_check_min) */
+    cuzk_backend backend;            /* AUTO: every visible GPU when the build has CUDA and
+                                        a device answers, else the CPU; CPU: the CPU only
+                                        (.params subgroup checks too); GPU: the GPUs */
 } cuzk_engine_config;
 
 /* Defaults sized from the machine: CPUs, physical memory (half of it as budget). */

@@ -33,12 +33,19 @@ typedef struct { cuzk_fp c0, c1; } cuzk_fp2;              /* c0 + c1*u */
 typedef struct { cuzk_fp2 c0, c1, c2; } cuzk_fp6;         /* c0 + c1*v + c2*v^2 */
 typedef struct { cuzk_fp6 c0, c1; } cuzk_fp12;            /* c0 + c1*w */
 
-/* ---- multiplication back end (portable C or x86-64 MULX/ADX, chosen from CPUID) ---- */
+/* ---- multiplication back end (portable C or x86-64 MULX/ADX) ----
+ * At start-up the process uses MULX/ADX when the CPU has it (CPUID), else the portable
+ * code; only cuzk_ff_set_impl changes that (the library reads no environment variable). */
 typedef enum { CUZK_FF_PORTABLE = 0, CUZK_FF_ADX = 1 } cuzk_ff_impl;
-/* Selects the back end for the whole process. CUZK_EUNSUPPORTED if the CPU lacks it. */
+/* Selects the back end for the whole process. CUZK_EUNSUPPORTED if the CPU lacks it. Call
+ * it before other threads use the field (it is a plain process-wide switch). */
 cuzk_err cuzk_ff_set_impl(cuzk_ff_impl impl) CUZK_WUR;
 cuzk_ff_impl cuzk_ff_get_impl(void);
 bool cuzk_ff_adx_available(void);
+/* "portable" or "adx" (the names of cuzk-bench micro --impl and CUZK_FF_IMPL); parse gives
+ * CUZK_EINVAL, naming the value, for any other. */
+const char *cuzk_ff_impl_name(cuzk_ff_impl impl);
+cuzk_err cuzk_ff_impl_parse(cuzk_ff_impl *out, const char *name) CUZK_WUR;
 
 /* ---- Fp ---- */
 extern const cuzk_fp CUZK_FP_MODULUS;   /* p itself, canonical limbs (not Montgomery) */

@@ -31,7 +31,7 @@ extern "C" {
 #pragma GCC visibility push(default)   /* the public API: exported from libcuzk.so */
 
 /* Where the heavy stages run. AUTO: the GPU when this build has CUDA and a device answers,
- * else the CPU; the environment variable CUZK_BACKEND=cpu|gpu overrides AUTO. */
+ * else the CPU. Only the options choose (the programs map CUZK_BACKEND=cpu|gpu onto them). */
 typedef enum { CUZK_BACKEND_AUTO = 0, CUZK_BACKEND_CPU = 1, CUZK_BACKEND_GPU = 2 } cuzk_backend;
 
 /* A proving key made resident on one GPU: its MSM bases uploaded once, its NTT domain and
@@ -162,7 +162,8 @@ cuzk_err cuzk_gpu_opts_set(cuzk_gpu_opts *o, const char *name, const char *value
 cuzk_err cuzk_groth16_gpu_key_new(cuzk_gpu_key **out, const cuzk_zkey *pk, int device,
                                   const cuzk_gpu_opts *opts) CUZK_WUR;   /* opts NULL: defaults */
 void cuzk_groth16_gpu_key_free(cuzk_gpu_key *k);
-/* The backend a call with these options would use (resolves AUTO and CUZK_BACKEND). */
+/* The backend a call with these options would use (opts NULL: AUTO): CPU or GPU, with AUTO
+ * resolved as above (asking the driver whether a device answers). */
 cuzk_backend cuzk_groth16_backend(const cuzk_prove_opts *opts);
 
 /* The public inputs of a witness: w[1 .. n_public]. */

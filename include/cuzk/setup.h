@@ -47,13 +47,13 @@ typedef struct {
 } cuzk_setup_toxic;
 
 /* Where the vector points (s_i G for the scalars of A, B1, B2, C or L, H, IC) are
- * computed. CUZK_BACKEND_AUTO: the environment variable CUZK_BACKEND=cpu|gpu decides when
- * set; else, in a build with CUDA and with a device that answers, every vector of at least
- * CUZK_SETUP_GPU_MIN points runs on the device (cuzk_gpu_fixed_base_g1/_g2, cuzk/gpu.h)
- * and the smaller ones on the CPU; a device failure there falls back to the CPU (with a
- * progress line). CUZK_BACKEND_GPU: every vector on the device, and a device failure is
- * returned (CUZK_EGPU; CUZK_EUNSUPPORTED in a build without CUDA). CUZK_BACKEND_CPU: the
- * CPU's window tables on nthreads threads. The backends give bit-identical keys. */
+ * computed. CUZK_BACKEND_AUTO: in a build with CUDA and with a device that answers, every
+ * vector of at least CUZK_SETUP_GPU_MIN points runs on the device (cuzk_gpu_fixed_base_g1/
+ * _g2, cuzk/gpu.h) and the smaller ones on the CPU; a device failure there falls back to
+ * the CPU (with a progress line). CUZK_BACKEND_GPU: every vector on the device, and a
+ * device failure is returned (CUZK_EGPU; CUZK_EUNSUPPORTED in a build without CUDA).
+ * CUZK_BACKEND_CPU: the CPU's window tables on nthreads threads. The backends give
+ * bit-identical keys. Only the options choose (the programs map CUZK_BACKEND onto them). */
 #define CUZK_SETUP_GPU_MIN ((size_t)1 << 16)
 
 typedef struct {

@@ -13,11 +13,12 @@
 
 void devices_init(cuzk_engine *e)
 {
-    /* every visible GPU when the GPU backend is chosen (CUZK_BACKEND, or AUTO with a device
+    /* every visible GPU when the GPU backend is chosen (the config's, or AUTO with a device
      * present), else the CPU pseudo-device */
     e->n_devices = 0;
 #ifdef CUZK_HAVE_CUDA
-    if (cuzk_groth16_backend(NULL) == CUZK_BACKEND_GPU) {
+    const cuzk_prove_opts bo = {.backend = e->cfg.backend};
+    if (cuzk_groth16_backend(&bo) == CUZK_BACKEND_GPU) {
         int ng = cuzk_gpu_device_count();
         for (int g = 0; g < ng && e->n_devices < CUZK_ENGINE_MAX_DEVICES; g++) {
             device *dv = &e->devices[e->n_devices++];

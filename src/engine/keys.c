@@ -47,7 +47,10 @@ static uint64_t part_bytes_first(const cuzk_engine *e, uint64_t nv, uint64_t n)
 
 static cuzk_err entry_load(const cuzk_engine *e, const key_entry *k, cuzk_key **out)
 {
-    cuzk_key_opts o = {.r1cs = k->r1cs, .params_flags = k->pflags, .gpu = &e->cfg.gpu};
+    cuzk_gpu_opts g = e->cfg.gpu;
+    if (e->devices[0].gpu < 0) /* the CPU backend: the .params subgroup checks there too */
+        g.params_check_min = SIZE_MAX;
+    cuzk_key_opts o = {.r1cs = k->r1cs, .params_flags = k->pflags, .gpu = &g};
     return cuzk_key_load(out, k->path, &o);
 }
 

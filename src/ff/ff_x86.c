@@ -278,12 +278,11 @@ void cuzk_fr_sqr_adx_(uint64_t r[4], const uint64_t a[4])
 static int ff_cpu_has_adx(void) { return 0; }
 #endif
 
-/* Start-up: use MULX/ADX when the CPU has it, unless CUZK_FF_IMPL=portable. */
+/* Start-up: MULX/ADX when the CPU has it (cuzk_ff_set_impl changes it later). */
 __attribute__((constructor)) static void ff_select_impl(void)
 {
     ff_adx_available_ = ff_cpu_has_adx();
-    const char *env = getenv("CUZK_FF_IMPL");
-    cuzk_ff_adx_enabled_ = ff_adx_available_ && !(env && strcmp(env, "portable") == 0);
+    cuzk_ff_adx_enabled_ = ff_adx_available_;
 }
 
 bool cuzk_ff_adx_available(void) { return ff_adx_available_ != 0; }
@@ -303,4 +302,21 @@ cuzk_err cuzk_ff_set_impl(cuzk_ff_impl impl)
         return CUZK_OK;
     }
     return cuzk_error_set(CUZK_EINVAL, "ff: unknown back end %d", (int)impl);
+}
+
+const char *cuzk_ff_impl_name(cuzk_ff_impl impl)
+{
+    return impl == CUZK_FF_ADX ? "adx" : impl == CUZK_FF_PORTABLE ? "portable" : "unknown";
+}
+
+cuzk_err cuzk_ff_impl_parse(cuzk_ff_impl *out, const char *name)
+{
+    if (name && !strcmp(name, "portable"))
+        *out = CUZK_FF_PORTABLE;
+    else if (name && !strcmp(name, "adx"))
+        *out = CUZK_FF_ADX;
+    else
+        return cuzk_error_set(CUZK_EINVAL, "ff: '%s' is not a back end (portable or adx)",
+                              name ? name : "(null)");
+    return CUZK_OK;
 }

@@ -636,11 +636,6 @@ cuzk_backend cuzk_groth16_backend(const cuzk_prove_opts *opts)
     cuzk_backend b = opts ? opts->backend : CUZK_BACKEND_AUTO;
     if (b != CUZK_BACKEND_AUTO)
         return b;
-    const char *env = getenv("CUZK_BACKEND");
-    if (env && !strcmp(env, "cpu"))
-        return CUZK_BACKEND_CPU;
-    if (env && !strcmp(env, "gpu"))
-        return CUZK_BACKEND_GPU;
 #ifdef CUZK_HAVE_CUDA
     return cuzk_gpu_available() ? CUZK_BACKEND_GPU : CUZK_BACKEND_CPU;
 #else

@@ -39,6 +39,12 @@ typedef struct {
 /* The view of a snarkjs key. */
 void cuzk_pk_view_from_zkey(cuzk_pk_view *v, const cuzk_zkey *z);
 
+/* a, b, c of witness w into abc (3n values, n the domain size; src/groth16/synth.c):
+ * a = A.w, b = B.w, c = C.w (c = a o b when mc is NULL) over the n_rows rows, zero beyond,
+ * on nthreads threads (0: cuzk_parallel_threads()). */
+void cuzk_pk_view_synth_abc(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_fr *abc,
+                            unsigned nthreads);
+
 /* Checks a witness against a view: length n_vars and w[0] = 1. */
 cuzk_err cuzk_pk_view_check_witness(const cuzk_pk_view *v, const cuzk_fr *w, size_t n) CUZK_WUR;
 

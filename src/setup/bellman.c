@@ -48,13 +48,6 @@ cuzk_err cuzk_setup_fb_init(cuzk_setup_fb *fb, const cuzk_setup_opts *opts)
     fb->device = opts ? opts->device : 0;
     fb->nthreads = opts ? opts->nthreads : 0;
     cuzk_backend b = opts ? opts->backend : CUZK_BACKEND_AUTO;
-    if (b == CUZK_BACKEND_AUTO) {
-        const char *env = getenv("CUZK_BACKEND");
-        if (env && !strcmp(env, "cpu"))
-            b = CUZK_BACKEND_CPU;
-        else if (env && !strcmp(env, "gpu"))
-            b = CUZK_BACKEND_GPU;
-    }
     if (b == CUZK_BACKEND_CPU)
         return CUZK_OK;
 #ifdef CUZK_HAVE_CUDA

@@ -13,12 +13,6 @@ unsigned cuzk_parallel_threads(void)
     unsigned o = atomic_load(&threads_override);
     if (o)
         return o;
-    const char *s = getenv("CUZK_THREADS");
-    if (s) {
-        long v = strtol(s, NULL, 10);
-        if (v > 0 && v < 4096)
-            return (unsigned)v;
-    }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;
 }

@@ -18,8 +18,8 @@ void cuzk_parallel_memcpy(void *dst, const void *src, size_t bytes, unsigned nth
 typedef void (*cuzk_worker_fn)(void *ctx, unsigned worker);
 void cuzk_parallel_run(unsigned nthreads, cuzk_worker_fn fn, void *ctx);
 
-/* Default thread count: CUZK_THREADS from the environment, else the online CPUs;
- * cuzk_parallel_set_threads(n) overrides it for the process (0 restores the default). */
+/* Default thread count: the online CPUs, unless cuzk_parallel_set_threads(n) set another
+ * for the process (0 restores the online CPUs; the programs set CUZK_THREADS here). */
 unsigned cuzk_parallel_threads(void);
 void cuzk_parallel_set_threads(unsigned n);
 

@@ -4,7 +4,9 @@
 # verified (JSON report), the files written with --out (checked with cuzk verify, and with
 # snarkjs groth16 verify when tests/js has it; its absence is only noted), and clear errors
 # (exit 1 naming the file) for a missing witness, a file that is not a witness and a missing
-# .r1cs, exit 2 for bad usage.
+# .r1cs, exit 2 for bad usage. Beside it, the GPU options both scale and porep take (--gpu
+# NAME=VALUE; unused on the CPU backend, refused with the reason when wrong) and the
+# environment cuzk-bench reads once (a bad value refused naming the variable).
 set -uo pipefail
 BIN="${CUZK_BIN:?}"; SRC="${CUZK_SRC:?}"
 BENCH="$BIN/cuzk-bench"; CUZK="$BIN/cuzk"
@@ -82,6 +84,20 @@ expect_err 1 "small/witness-0\.wtns: [0-9]+ values, but the circuit .*circuit\.r
     "$BENCH" scale --format zkey --r1cs "$T/c/circuit.r1cs" --witness "$T/c/witness-0.wtns" --witness "$T/small/witness-0.wtns"
 expect_err 2 "needed" "$BENCH" scale --r1cs "$T/c/circuit.r1cs"
 expect_err 2 "--format takes" "$BENCH" scale --format json --r1cs "$T/c/circuit.r1cs" --witness "$T/c/witness-0.wtns"
+
+# --gpu NAME=VALUE on scale and porep
+"$BENCH" scale --format zkey --r1cs "$T/c/circuit.r1cs" --witness "$T/c/witness-0.wtns" --gpu synth=off \
+    --gpu b_g2=cpu --json >"$T/g.json" 2>"$T/g.err" && ok || bad "scale --gpu: $(tail -c 400 "$T/g.err")"
+expect_json "$T/g.json" "r.verified === 1 && r.invalid === 0"
+expect_err 2 "cuzk-bench scale: --gpu synth=bogus: gpu option synth: 'bogus' is not one of" \
+    "$BENCH" scale --r1cs "$T/c/circuit.r1cs" --witness "$T/c/witness-0.wtns" --gpu synth=bogus
+"$BENCH" porep -k 10 --runs 1 --backend cpu --gpu bases=stream --gpu msm_chunk=64 >"$T/p.txt" 2>"$T/p.err" \
+    && grep -q "^cpu " "$T/p.txt" && ok || bad "porep --gpu: $(tail -c 400 "$T/p.err")"
+expect_err 2 "cuzk-bench porep: --gpu b-g2=cpu: gpu option 'b-g2' is unknown" \
+    "$BENCH" porep -k 10 --runs 1 --backend cpu --gpu b-g2=cpu
+expect_err 2 "^cuzk-bench: CUZK_BACKEND=fast: not a backend" env CUZK_BACKEND=fast "$BENCH" porep -k 10 --runs 1
+expect_err 2 "^cuzk-bench: CUZK_THREADS=-1: " env CUZK_THREADS=-1 "$BENCH" scale --r1cs "$T/c/circuit.r1cs" \
+    --witness "$T/c/witness-0.wtns"
 
 echo "$pass passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,10 +1,20 @@
 /* Whole proofs on the GPU backend equal the CPU backend's byte for byte (fixed r, s) and
- * verify, with a, b, c synthesised on the device (the default), on the CPU, or given: the circom fixtures (snarkjs convention) and small porep-k workloads (bellman
- * convention, density-filtered vectors). Exits 77 when no GPU is usable. */
+ * verify, with a, b, c synthesised on the device (the default), on the CPU, or given: the
+ * circom fixtures (snarkjs convention) and small porep-k workloads (bellman convention,
+ * density-filtered vectors), under every forced mode of cuzk_gpu_opts (synthesis, bases,
+ * witness upload, B_G2); and the .params reader's subgroup checks on the device against the
+ * CPU's. Exits 77 when no GPU is usable. */
+#include <stdint.h>
+#include <unistd.h>
+
 #include "test.h"
+#include "test_files.h"
+#include "test_points.h"
 
 #include "gen/porep.h"
 #include "cuzk/groth16.h"
+#include "cuzk/params.h"
+#include "cuzk/setup.h"
 #include "groth16/gpu_prover.h"
 #ifdef CUZK_HAVE_CUDA
 #include "cuzk/gpu.h"
@@ -15,6 +25,10 @@ static bool proof_eq(const cuzk_proof *x, const cuzk_proof *y)
     return cuzk_g1_affine_eq(&x->a, &y->a) && cuzk_g2_affine_eq(&x->b, &y->b) &&
            cuzk_g1_affine_eq(&x->c, &y->c);
 }
+
+/* The options of every resident key made from here on (those made per call through
+ * cuzk_prove_opts.gpu, and those the tests make) */
+static cuzk_gpu_opts gopts;
 
 static void fixture(const char *name)
 {
@@ -37,14 +51,14 @@ static void fixture(const char *name)
     const cuzk_fr *ws[2] = {wt->w, wt->w};
     cuzk_proof pc[2], pg[2];
     cuzk_prove_opts oc = {.backend = CUZK_BACKEND_CPU, .test_r = &r, .test_s = &s};
-    cuzk_prove_opts og = {.backend = CUZK_BACKEND_GPU, .test_r = &r, .test_s = &s};
+    cuzk_prove_opts og = {.backend = CUZK_BACKEND_GPU, .test_r = &r, .test_s = &s, .gpu = &gopts};
     CHECK_EQ_ERR(cuzk_groth16_prove(pc, NULL, zk, ws, 2, wt->n, &oc), CUZK_OK);
     CHECK_EQ_ERR(cuzk_groth16_prove(pg, NULL, zk, ws, 2, wt->n, &og), CUZK_OK);
     CHECK(proof_eq(&pc[0], &pg[0]) && proof_eq(&pc[1], &pg[1]));
     CHECK_EQ_ERR(cuzk_groth16_verify(vk, wt->w + 1, zk->n_public, &pg[0]), CUZK_OK);
     /* a resident key reused over several calls */
     cuzk_gpu_key *gk = NULL;
-    CHECK_EQ_ERR(cuzk_groth16_gpu_key_new(&gk, zk, 0, NULL), CUZK_OK);
+    CHECK_EQ_ERR(cuzk_groth16_gpu_key_new(&gk, zk, 0, &gopts), CUZK_OK);
     og.gpu_key = gk;
     for (int i = 0; i < 3 && gk; i++) {
         CHECK_EQ_ERR(cuzk_groth16_prove(pg, NULL, zk, ws, 1, wt->n, &og), CUZK_OK);
@@ -61,7 +75,7 @@ out:
 /* nkeys > 0: the batch spread over that many resident keys (cuzk_prove_opts.gpu_keys), on
  * the visible devices in turn (several on one device when there are fewer devices: the
  * multi-device path with one GPU); mixed_b2: the first key keeps B_G2 on the CPU. */
-/* whether keys made now synthesise on the device (CUZK_GPU_SYNTH=cpu: no) */
+/* whether keys made now synthesise on the device (gopts.synth = OFF: no) */
 static bool want_dev_synth = true;
 /* each witness in its own allocation (not one array), and how many of them the GPU run
  * must have uploaded from where they lie (page-locked in place); -1: not checked */
@@ -81,7 +95,7 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, 
     test_rand_fr(&s);
     cuzk_proof *pc = calloc(parts, sizeof *pc), *pg = calloc(parts, sizeof *pg);
     cuzk_prove_opts oc = {.backend = CUZK_BACKEND_CPU, .test_r = &r, .test_s = &s};
-    cuzk_prove_opts og = {.backend = CUZK_BACKEND_GPU, .test_r = &r, .test_s = &s};
+    cuzk_prove_opts og = {.backend = CUZK_BACKEND_GPU, .test_r = &r, .test_s = &s, .gpu = &gopts};
     /* given a, b, c (random: the proofs do not verify, but both backends must agree) */
     cuzk_fr **abc = given_abc ? calloc(parts, sizeof *abc) : NULL;
     for (size_t j = 0; abc && j < parts; j++) {
@@ -92,14 +106,14 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, 
     cuzk_gpu_key *keys[4] = {NULL};
     unsigned ndev = cuzk_gpu_prover_devices();
     for (unsigned k2 = 0; k2 < nkeys && k2 < 4; k2++) {
+        cuzk_gpu_opts ko = gopts;
         if (mixed_b2 && k2 == 0)
-            setenv("CUZK_B_G2", "cpu", 1);
-        CHECK_EQ_ERR(cuzk_gpu_key_from_view(&keys[k2], cuzk_porep_view(w), (int)(k2 % ndev), NULL),
+            ko.b_g2 = CUZK_GPU_B_G2_CPU;
+        CHECK_EQ_ERR(cuzk_gpu_key_from_view(&keys[k2], cuzk_porep_view(w), (int)(k2 % ndev), &ko),
                      CUZK_OK);
-        if (mixed_b2 && k2 == 0)
-            unsetenv("CUZK_B_G2");
         CHECK(cuzk_gpu_key_synth(keys[k2]) == want_dev_synth);
-        const bool b2_cpu = (mixed_b2 && k2 == 0) || getenv("CUZK_B_G2");
+        CHECK(cuzk_gpu_key_b_g2(keys[k2]) == (ko.b_g2 == CUZK_GPU_B_G2_DEVICE));
+        const bool b2_cpu = ko.b_g2 == CUZK_GPU_B_G2_CPU;
         CHECK(cuzk_gpu_key_streamed(keys[k2]) == (b2_cpu ? want_streamed & 15u : want_streamed));
     }
     if (nkeys) {
@@ -153,6 +167,107 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, 
 
 static void porep(unsigned k, size_t parts) { porep_keys(k, parts, 0, false, false); }
 
+#define VK_BYTES (3 * 96 + 3 * 192) /* a .params file's verifying key, before its vectors */
+
+/* Byte offset of vector v's length field (0 ic, 1 h, 2 l, 3 a, 4 b_g1, 5 b_g2: the G1 ones
+ * first). */
+static size_t vec_off(const cuzk_params *p, int v)
+{
+    uint32_t n[6] = {p->n_ic, p->n_h, p->n_l, p->n_a, p->n_b_g1, p->n_b_g2};
+    size_t off = VK_BYTES;
+    for (int i = 0; i < v; i++)
+        off += 4 + (size_t)n[i] * 96;
+    return off;
+}
+
+static bool params_same(const cuzk_params *x, const cuzk_params *y)
+{
+    bool ok = x->n_ic == y->n_ic && x->n_h == y->n_h && x->n_l == y->n_l && x->n_a == y->n_a &&
+              x->n_b_g1 == y->n_b_g1 && x->n_b_g2 == y->n_b_g2;
+    for (uint32_t i = 0; ok && i < x->n_h; i++)
+        ok = cuzk_g1_affine_eq(&x->h[i], &y->h[i]);
+    for (uint32_t i = 0; ok && i < x->n_l; i++)
+        ok = cuzk_g1_affine_eq(&x->l[i], &y->l[i]);
+    for (uint32_t i = 0; ok && i < x->n_a; i++)
+        ok = cuzk_g1_affine_eq(&x->a[i], &y->a[i]);
+    for (uint32_t i = 0; ok && i < x->n_b_g1; i++)
+        ok = cuzk_g1_affine_eq(&x->b_g1[i], &y->b_g1[i]);
+    for (uint32_t i = 0; ok && i < x->n_b_g2; i++)
+        ok = cuzk_g2_affine_eq(&x->b_g2[i], &y->b_g2[i]);
+    return ok;
+}
+
+/* Loads path with the subgroup checks on the device for every vector (params_check_min 1)
+ * and on the CPU (SIZE_MAX); both give want, and on failure a detail holding `where`. */
+static void params_both(const char *path, cuzk_err want, const char *where, const cuzk_params *good)
+{
+    cuzk_gpu_opts dev, cpu;
+    cuzk_gpu_opts_default(&dev);
+    cuzk_gpu_opts_default(&cpu);
+    CHECK_EQ_ERR(cuzk_gpu_opts_set(&dev, "params_check_min", "1"), CUZK_OK);
+    cpu.params_check_min = SIZE_MAX;
+    const cuzk_gpu_opts *o[2] = {&dev, &cpu};
+    for (int i = 0; i < 2; i++) {
+        cuzk_params *q = NULL;
+        cuzk_err e = cuzk_params_load_gpu(&q, path, 0, o[i]);
+        CHECK_EQ_ERR(e, want);
+        if (e != CUZK_OK && where && !strstr(cuzk_error_detail(), where)) {
+            printf("  %s checks: the detail '%s' does not name '%s'\n", i ? "cpu" : "device",
+                   cuzk_error_detail(), where);
+            CHECK(0);
+        }
+        if (good && q)
+            CHECK(params_same(q, good));
+        cuzk_params_free(q);
+    }
+}
+
+/* The .params reader's subgroup checks on the device (cuzk_gpu_opts.params_check_min = 1:
+ * every vector) against the CPU's (SIZE_MAX: none on the device): a key made here loads the
+ * same either way, and a G1 point (in a) or a G2 point (in b_g2) outside the subgroup is
+ * refused by both, naming the vector and the point. */
+static void params_checks(void)
+{
+    char rp[1024], kp[256], bp[256];
+    const char *d = getenv("CUZK_TEST_DATA");
+    snprintf(rp, sizeof rp, "%s/circuits/chain/circuit.r1cs", d ? d : "tests/data");
+    snprintf(kp, sizeof kp, "/tmp/test_gpu_groth16.%d.good.params", (int)getpid());
+    snprintf(bp, sizeof bp, "/tmp/test_gpu_groth16.%d.bad.params", (int)getpid());
+    cuzk_bellman_circuit *c = NULL;
+    cuzk_params *p = NULL;
+    cuzk_setup_opts so = {.backend = CUZK_BACKEND_CPU};
+    CHECK_EQ_ERR(cuzk_bellman_circuit_load(&c, rp), CUZK_OK);
+    if (!c || cuzk_setup_params(&p, c, &so) != CUZK_OK || cuzk_params_write(kp, p) != CUZK_OK) {
+        CHECK(0);
+        goto out;
+    }
+    params_both(kp, CUZK_OK, NULL, p);
+    size_t len;
+    uint8_t *b = read_all(kp, &len);
+    cuzk_g1_affine o1;
+    cuzk_g2_affine o2;
+    test_g1_off_subgroup(&o1);
+    test_g2_off_subgroup(&o2);
+    CHECK(p->n_a > 5 && p->n_b_g2 > 2);
+    uint8_t keep[192];
+    size_t a5 = vec_off(p, 3) + 4 + 96 * 5, b2 = vec_off(p, 5) + 4 + 192 * 2;
+    memcpy(keep, b + a5, 96);
+    cuzk_g1_to_uncompressed(b + a5, &o1);
+    write_all(bp, b, len);
+    params_both(bp, CUZK_ENOT_IN_SUBGROUP, "vector a: point 5", NULL);
+    memcpy(b + a5, keep, 96);
+    cuzk_g2_to_uncompressed(b + b2, &o2);
+    write_all(bp, b, len);
+    params_both(bp, CUZK_ENOT_IN_SUBGROUP, "vector b_g2: point 2", NULL);
+    free(b);
+    printf(".params subgroup checks: device == cpu\n");
+out:
+    unlink(kp);
+    unlink(bp);
+    cuzk_params_free(p);
+    cuzk_bellman_circuit_free(c);
+}
+
 int main(void)
 {
     test_init("test_gpu_groth16");
@@ -165,8 +280,10 @@ int main(void)
     printf("SKIP: built without CUDA\n");
     return 77;
 #endif
+    params_checks();
     /* B_G2 on the CPU thread first (read when a resident key is made) */
-    setenv("CUZK_B_G2", "cpu", 1);
+    cuzk_gpu_opts_default(&gopts);
+    gopts.b_g2 = CUZK_GPU_B_G2_CPU;
     fixture("multiplier");
     fixture("chain");
     fixture("nopub");
@@ -174,7 +291,7 @@ int main(void)
     porep(13, 1);
     porep(16, 2);
     /* then on the device (the default) */
-    unsetenv("CUZK_B_G2");
+    gopts.b_g2 = CUZK_GPU_B_G2_DEVICE;
     printf("with B_G2 on the device:\n");
     fixture("chain");
     porep(12, 2);
@@ -186,14 +303,14 @@ int main(void)
     /* a, b, c given (no synthesis) */
     porep_keys(12, 2, 0, false, true);
     /* synthesis on the CPU (read when a resident key is made; the default is the device) */
-    setenv("CUZK_GPU_SYNTH", "cpu", 1);
+    gopts.synth = CUZK_GPU_SYNTH_OFF;
     want_dev_synth = false;
     printf("with synthesis on the CPU:\n");
     fixture("chain");
     porep(13, 2);
     porep_keys(12, 2, 0, false, true);
     /* synthesis on the device from deduplicated coefficients */
-    setenv("CUZK_GPU_SYNTH", "dedup", 1);
+    gopts.synth = CUZK_GPU_SYNTH_DEDUP;
     want_dev_synth = true;
     printf("with deduplicated coefficients on the device:\n");
     fixture("chain");
@@ -201,14 +318,14 @@ int main(void)
     porep(13, 2);
     porep(12, 1);
     porep_keys(13, 3, 2, false, false);
-    setenv("CUZK_GPU_SYNTH", "full", 1);
+    gopts.synth = CUZK_GPU_SYNTH_FULL;
     printf("with the whole matrices forced:\n");
     porep_keys(12, 2, 1, false, false);
-    unsetenv("CUZK_GPU_SYNTH");
+    gopts.synth = CUZK_GPU_SYNTH_AUTO;
     /* witnesses page-locked in place for the upload (the default from 1 GiB; forced here),
      * each in its own allocation: all uploaded in place; one array: adjacent witnesses share
      * a page, so the second of two in flight falls back to the copy (correct either way) */
-    setenv("CUZK_GPU_WITNESS", "register", 1);
+    gopts.witness = CUZK_GPU_WITNESS_REGISTER;
     printf("with witnesses page-locked in place:\n");
     sep_witnesses = true;
     want_in_place = 3;
@@ -219,17 +336,17 @@ int main(void)
     want_in_place = -1;
     porep(13, 3);
     fixture("chain");
-    setenv("CUZK_GPU_WITNESS", "copy", 1);
+    gopts.witness = CUZK_GPU_WITNESS_COPY;
     sep_witnesses = true;
     want_in_place = 0;
     porep_keys(12, 2, 0, false, false);
     sep_witnesses = false;
     want_in_place = -1;
-    unsetenv("CUZK_GPU_WITNESS");
+    gopts.witness = CUZK_GPU_WITNESS_AUTO;
     /* every set of bases streamed from host memory in chunks of 1024, as when a key does not
      * fit on the device (read when a key is made) */
-    setenv("CUZK_GPU_BASES", "stream", 1);
-    setenv("CUZK_GPU_MSM_CHUNK", "1000", 1);
+    gopts.bases = CUZK_GPU_BASES_STREAM;
+    gopts.msm_chunk = 1000;
     want_streamed = 31;
     printf("with the bases streamed from host memory:\n");
     fixture("chain");
@@ -237,13 +354,13 @@ int main(void)
     porep_keys(13, 2, 1, false, false);
     porep_keys(13, 3, 2, true, false); /* two keys on one view: the second cannot page-lock it */
     porep_keys(12, 2, 1, false, true);
-    setenv("CUZK_GPU_MSM_CHUNK", "100000", 1); /* one chunk (2^16 values) */
+    gopts.msm_chunk = 100000; /* one chunk (2^16 values) */
     porep_keys(16, 1, 1, false, false);
-    setenv("CUZK_GPU_BASES", "resident", 1);
+    gopts.bases = CUZK_GPU_BASES_RESIDENT;
     want_streamed = 0;
     porep_keys(12, 1, 1, false, false);
-    unsetenv("CUZK_GPU_BASES");
-    unsetenv("CUZK_GPU_MSM_CHUNK");
+    gopts.bases = CUZK_GPU_BASES_AUTO;
+    gopts.msm_chunk = 0;
     porep_keys(12, 1, 1, false, false); /* auto: these fit */
     return test_finish();
 }

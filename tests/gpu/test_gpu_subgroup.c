@@ -3,7 +3,7 @@
  * on-curve points outside the subgroup at chosen positions (the first one must be found,
  * also across the streaming chunks), infinity, and a random mix compared point by point
  * with cuzk_g1/g2_affine_in_subgroup. The .params reader's use of it is covered by
- * test_params run with CUZK_PARAMS_GPU_MIN=1 (bench/remote-gpu-round.sh). */
+ * test_gpu_groth16 (cuzk_gpu_opts.params_check_min 1 against the CPU's checks). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -85,4 +85,52 @@ for f in zkey params; do
         "$T/bat/witness-0.wtns" "$DATA/chain/witness.wtns"
 done
 
+# --gpu NAME=VALUE (repeatable; every backend takes it, the GPU backend's forced modes give the
+# same proof for fixed r and s), with a .zkey and with the .params key (whose subgroup checks
+# params_check_min sends to the device when one answers)
+d="$DATA/chain"
+for g in synth=off synth=dedup synth=full bases=stream msm_chunk=1000 witness=register witness=copy b_g2=cpu; do
+    expect_ok "$BIN/cuzk" prove --gpu "$g" --test-fixed-rs 12345 67890 "$d/circuit.zkey" "$d/witness.wtns" "$T/g.json" "$T/gp.json"
+    cmp -s "$T/f1.json" "$T/g.json" && ok || bad "--gpu $g: the proof differs"
+done
+expect_ok "$BIN/cuzk" prove --gpu bases=resident --gpu b_g2=device --gpu synth=dedup --test-fixed-rs 12345 67890 \
+    "$d/circuit.zkey" "$d/witness.wtns" "$T/g.json" "$T/gp.json"
+cmp -s "$T/f1.json" "$T/g.json" && ok || bad "several --gpu options: the proof differs"
+pk=(--r1cs "$T/bat/circuit.r1cs" "$T/bat/k.params" "$T/bat/witness-0.wtns")
+expect_ok "$BIN/cuzk" prove --test-fixed-rs 5 6 "${pk[@]}" "$T/pp1.json" "$T/pq1.json"
+expect_ok "$BIN/cuzk" prove --gpu params_check_min=1 --gpu synth=off --test-fixed-rs 5 6 "${pk[@]}" "$T/pp2.json" "$T/pq2.json"
+cmp -s "$T/pp1.json" "$T/pp2.json" && ok || bad "--gpu params_check_min=1 synth=off (.params): the proof differs"
+expect_err 2 "cuzk prove: --gpu synth=bogus: gpu option synth: 'bogus' is not one of auto, full, dedup or off" \
+    "$BIN/cuzk" prove --gpu synth=bogus "$d/circuit.zkey" "$d/witness.wtns" "$T/x.json" "$T/y.json"
+expect_err 2 "--gpu frobnicate=1: gpu option 'frobnicate' is unknown" \
+    "$BIN/cuzk" prove --gpu frobnicate=1 "$d/circuit.zkey" "$d/witness.wtns" "$T/x.json" "$T/y.json"
+expect_err 2 "--gpu msm_chunk=0: .*not a positive count" \
+    "$BIN/cuzk" prove --gpu msm_chunk=0 "$d/circuit.zkey" "$d/witness.wtns" "$T/x.json" "$T/y.json"
+expect_err 2 "--gpu synth: not NAME=VALUE" \
+    "$BIN/cuzk" prove --gpu synth "$d/circuit.zkey" "$d/witness.wtns" "$T/x.json" "$T/y.json"
+[ ! -e "$T/x.json" ] && ok || bad "a refused --gpu option still wrote a proof"
+
+# The environment the program reads once: CUZK_THREADS (--threads over it), CUZK_FF_IMPL,
+# CUZK_BACKEND, as -v reports them; the same proof with the portable field code; bad values
+# refused with the variable and its value; --help documents them and --gpu.
+expect_ok env CUZK_THREADS=3 CUZK_FF_IMPL=portable CUZK_BACKEND=cpu "$BIN/cuzk" prove -v \
+    --test-fixed-rs 12345 67890 "$d/circuit.zkey" "$d/witness.wtns" "$T/e.json" "$T/ep.json"
+grep -q "3 threads, backend cpu, field portable" "$T/out" && ok || bad "env: -v says $(cat "$T/out")"
+cmp -s "$T/f1.json" "$T/e.json" && ok || bad "CUZK_FF_IMPL=portable: the proof differs"
+expect_ok env CUZK_THREADS=3 "$BIN/cuzk" prove -v --threads 2 "$d/circuit.zkey" "$d/witness.wtns" "$T/e.json" "$T/ep.json"
+grep -q " 2 threads" "$T/out" && ok || bad "--threads 2 under CUZK_THREADS=3: $(cat "$T/out")"
+expect_ok env CUZK_THREADS= CUZK_FF_IMPL= CUZK_BACKEND= "$BIN/cuzk" prove "$d/circuit.zkey" "$d/witness.wtns" "$T/e.json" "$T/ep.json"
+if env CUZK_BACKEND=gpu "$BIN/cuzk" prove -v "$d/circuit.zkey" "$d/witness.wtns" "$T/e.json" "$T/ep.json" >"$T/out" 2>&1; then
+    grep -q "backend gpu" "$T/out" && ok || bad "CUZK_BACKEND=gpu: -v says $(cat "$T/out")"
+else   # no CUDA in this build, or no device
+    grep -Eq "no GPU backend|GPU|CUDA|device" "$T/out" && ok || bad "CUZK_BACKEND=gpu without a GPU: $(cat "$T/out")"
+fi
+for v in CUZK_THREADS=0 CUZK_THREADS=4x CUZK_FF_IMPL=fast CUZK_BACKEND=tpu; do
+    expect_err 2 "^cuzk: $v: " env "$v" "$BIN/cuzk" prove "$d/circuit.zkey" "$d/witness.wtns" "$T/x.json" "$T/y.json"
+done
+"$BIN/cuzk" --help >"$T/out" 2>&1
+for w in CUZK_THREADS CUZK_FF_IMPL CUZK_BACKEND "--gpu NAME=VALUE" "synth=auto|full|dedup|off" params_check_min; do
+    grep -qF -- "$w" "$T/out" && ok || bad "cuzk --help does not document $w"
+done
+
 finish

@@ -45,6 +45,22 @@ expect_ok "$BIN/cuzk" setup -v --threads 2 "$DATA/chain/circuit.r1cs" "$T/v.zkey
 grep -q "setup: H:" "$T/out" && ok || bad "setup -v printed no progress"
 grep -Eq "[0-9a-f]{40}|[0-9]{40}" "$T/out" && bad "setup -v printed a long number" || ok
 
+# the backend: CUZK_BACKEND=cpu|gpu when --backend is auto or absent, --backend cpu|gpu over it
+expect_ok env CUZK_BACKEND=cpu "$BIN/cuzk" setup -v "$DATA/chain/circuit.r1cs" "$T/e.zkey"
+grep -q "setup: fixed-base on the CPU" "$T/out" && ok || bad "CUZK_BACKEND=cpu: setup not on the CPU"
+expect_ok env CUZK_BACKEND=gpu "$BIN/cuzk" setup -v --backend cpu "$DATA/chain/circuit.r1cs" "$T/e.zkey"
+grep -q "setup: fixed-base on the CPU" "$T/out" && ok || bad "--backend cpu did not win over CUZK_BACKEND=gpu"
+if env CUZK_BACKEND=gpu "$BIN/cuzk" setup -v "$DATA/chain/circuit.r1cs" "$T/e.zkey" >"$T/out" 2>&1; then
+    grep -q "setup: fixed-base on the GPU (device 0) for every vector" "$T/out" && ok \
+        || bad "CUZK_BACKEND=gpu: setup not on the GPU: $(head -c 300 "$T/out")"
+else   # no CUDA in this build, or no device
+    grep -q "setup: the GPU backend was asked for" "$T/out" && ok \
+        || bad "CUZK_BACKEND=gpu without a GPU: $(head -c 300 "$T/out")"
+fi
+expect_err 2 "CUZK_BACKEND=tpu: not a backend" env CUZK_BACKEND=tpu "$BIN/cuzk" setup "$DATA/chain/circuit.r1cs" "$T/x.zkey"
+"$BIN/cuzk" setup -h >"$T/out" 2>&1
+grep -q "CUZK_BACKEND=cpu|gpu" "$T/out" && ok || bad "setup -h does not document CUZK_BACKEND"
+
 # .params: written, and its size is what bellman's layout gives (header + vectors)
 expect_ok "$BIN/cuzk" setup "$DATA/chain/circuit.r1cs" "$T/chain.params"
 [ -s "$T/chain.params" ] && ok || bad ".params not written"

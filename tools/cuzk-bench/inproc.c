@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "config.h"
 #include "cuzk/engine.h"
 
 struct bench_inproc {
@@ -37,6 +38,7 @@ static int engine_open(bench_inproc *ip, const bench_opts *o, double *load_ms, c
         cfg.prove_threads = o->threads;
     cfg.log_level = o->engine_log ? CUZK_LOG_INFO : CUZK_LOG_ERROR; /* bench reports failures itself */
     cfg.gpu = o->gpu;
+    cfg.backend = tool_env_get()->backend;
     cuzk_err e = cuzk_engine_new(&ip->eng, &cfg);
     if (e != CUZK_OK) {
         snprintf(err, errlen, "engine: %s", cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
@@ -206,7 +208,8 @@ int bench_inproc_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
     }
     double t_read = bench_now_ms() - t0;
 
-    cuzk_prove_opts popts = {.nthreads = o->threads, .gpu = &o->gpu};
+    cuzk_prove_opts popts = {.nthreads = o->threads, .backend = tool_env_get()->backend,
+                             .gpu = &o->gpu};
     double t1 = bench_now_ms();
     cuzk_err e = cuzk_groth16_prove_start(&pend, zk, w, n, wt[0]->n, &popts);
     if (e != CUZK_OK) {

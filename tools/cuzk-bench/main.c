@@ -19,6 +19,7 @@
 #include "cuzk/pairing.h"
 
 #include "bench.h"
+#include "config.h"
 
 
 static double now_ns(void)
@@ -96,14 +97,12 @@ static int cmd_micro(int argc, char **argv)
             json = 1;
         } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
             const char *v = argv[++i];
-            cuzk_ff_impl impl = !strcmp(v, "adx") ? CUZK_FF_ADX : CUZK_FF_PORTABLE;
-            if (strcmp(v, "adx") && strcmp(v, "portable")) {
-                fprintf(stderr, "cuzk-bench micro: --impl takes portable or adx, not '%s'\n", v);
-                return 2;
-            }
-            cuzk_err e = cuzk_ff_set_impl(impl);
+            cuzk_ff_impl impl;
+            cuzk_err e = cuzk_ff_impl_parse(&impl, v);
+            if (e == CUZK_OK)
+                e = cuzk_ff_set_impl(impl);
             if (e != CUZK_OK) {
-                fprintf(stderr, "cuzk-bench micro: --impl %s: %s\n", v, cuzk_strerror(e));
+                fprintf(stderr, "cuzk-bench micro: --impl %s: %s\n", v, cuzk_error_detail());
                 return 2;
             }
         } else {
@@ -159,7 +158,7 @@ static int cmd_micro(int argc, char **argv)
     TIME_OP("multi_pairing_4", 30, cuzk_multi_pairing(&f, &p1[4 * (i & 7)], &p2[4 * (i & 7)], 4));
     sink = f.c0.c0.c0.l[0];
 
-    const char *impl = cuzk_ff_get_impl() == CUZK_FF_ADX ? "adx" : "portable";
+    const char *impl = cuzk_ff_impl_name(cuzk_ff_get_impl());
     if (json) {
         printf("{\"impl\":\"%s\",\"ns_per_op\":{", impl);
         for (int k = 0; k < nres; k++)
@@ -179,17 +178,19 @@ static void usage(FILE *f)
     fprintf(f, "usage: cuzk-bench <command> [options]   (cuzk-bench --version: the version)\n"
                "commands:\n"
                "  micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing operations\n"
-               "  porep [-k K] [-p PARTITIONS] [--runs N] [--backend cpu|gpu|both|auto] [--json]\n"
-               "                                   whole proofs on the synthetic porep-k workload, per stage\n"
+               "  porep [-k K] [-p PARTITIONS] [--runs N] [--backend cpu|gpu|both|auto] [--gpu NAME=VALUE]...\n"
+               "        [--json]                   whole proofs on the synthetic porep-k workload, per stage\n"
                "  kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]\n"
                "                                   Fr NTT and G1 MSM of 2^K, CPU and GPU side by side\n"
-               "  scale --r1cs C.r1cs --witness W.wtns... [--format params|zkey] [--out DIR] [--runs N] [--json]\n"
+               "  scale --r1cs C.r1cs --witness W.wtns... [--format params|zkey] [--out DIR] [--runs N]\n"
+               "        [--gpu NAME=VALUE]... [--json]\n"
                "                                   setup in memory (key never written), one batch proof,\n"
                "                                   verification; time and peak RSS per stage (scale -h)\n"
                "  prep [-k K] [--threads T] [--runs N] [--json]\n"
                "                                   the CPU side of a GPU partition (witness copy, split\n"
                "                                   bit vectors and scalars), beside the reference way\n");
     bench_usage_cmds(f);
+    fprintf(f, "options of porep and scale:\n%s%s", tool_gpu_help, tool_env_help);
 }
 
 int main(int argc, char **argv)
@@ -202,6 +203,13 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    tool_env env;
+    if (tool_env_init(&env, "cuzk-bench"))
+        return 2;
     if (!strcmp(argv[1], "micro"))
         return cmd_micro(argc - 2, argv + 2);
     if (!strcmp(argv[1], "porep"))
@@ -226,10 +234,6 @@ int main(int argc, char **argv)
             }
             return cmds[k].fn(argc - 2, argv + 2);
         }
-    }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(stdout);
-        return 0;
     }
     fprintf(stderr, "cuzk-bench: unknown command '%s'\n", argv[1]);
     usage(stderr);

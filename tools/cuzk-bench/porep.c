@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "config.h"
 #include "gen/porep.h"
 #include "groth16/gpu_prover.h"
 #include "util/parallel.h"
@@ -37,8 +38,10 @@ static void free_keys(cuzk_gpu_key **gk, unsigned n)
         cuzk_groth16_gpu_key_free(gk[d]);
 }
 
+/* gpu: how the GPU backend's resident keys use their devices */
 static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w, size_t parts, int runs,
-                       unsigned threads, const cuzk_fr *const *abc, unsigned ndev)
+                       unsigned threads, const cuzk_fr *const *abc, unsigned ndev,
+                       const cuzk_gpu_opts *gpu)
 {
     const cuzk_pk_view *v = cuzk_porep_view(w);
     cuzk_fr r, s;
@@ -50,7 +53,7 @@ static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w
         /* a resident key per device; the batch spreads over them */
         double t0 = cuzk_now_ms();
         for (unsigned d = 0; d < ndev; d++)
-            if (cuzk_gpu_key_from_view(&gk[d], v, (int)d, NULL) != CUZK_OK) {
+            if (cuzk_gpu_key_from_view(&gk[d], v, (int)d, gpu) != CUZK_OK) {
                 fprintf(stderr, "porep: gpu key on device %u: %s\n", d, cuzk_error_detail());
                 free_keys(gk, ndev);
                 return 1;
@@ -103,6 +106,8 @@ int cuzk_bench_porep(int argc, char **argv)
     int runs = 3, json = 0, given_abc = 0;
     uint64_t seed = 1;
     const char *backend = "auto";
+    cuzk_gpu_opts gpu;
+    tool_env_gpu_opts(tool_env_get(), &gpu);
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-k") && i + 1 < argc)
             k = (unsigned)atoi(argv[++i]);
@@ -122,15 +127,19 @@ int cuzk_bench_porep(int argc, char **argv)
             json = 1;
         else if (!strcmp(argv[i], "--abc"))
             given_abc = 1; /* a, b, c uniformly random and given, as in WORKLOADS.md */
-        else if (!strcmp(argv[i], "--b-g2") && i + 1 < argc)
-            setenv("CUZK_B_G2", argv[++i], 1); /* read when the resident key is made */
-        else {
+        else if (!strcmp(argv[i], "--gpu") && i + 1 < argc) {
+            if (tool_gpu_flag(&gpu, argv[++i], "cuzk-bench porep"))
+                return 2;
+        } else {
             fprintf(stderr, "usage: cuzk-bench porep [-k K] [-p PARTITIONS] [--runs N] [--seed S]\n"
-                            "         [--threads N] [--backend cpu|gpu|both|auto] [--b-g2 cpu|gpu] [--abc]\n"
-                            "         [--devices N] [--json]\n"
+                            "         [--threads N] [--backend cpu|gpu|both|auto] [--gpu NAME=VALUE]...\n"
+                            "         [--abc] [--devices N] [--json]\n"
+                            "  --backend: auto (default) is CUZK_BACKEND when set, else the GPU when\n"
+                            "         one answers; both also checks that the two give the same proofs\n"
                             "  --devices: GPUs the batch spreads over (default: every visible one)\n"
                             "  --abc: a, b, c uniformly random and handed to the prover (WORKLOADS.md's\n"
-                            "         definition, as bellperson hands them to SupraSeal): no synthesis\n");
+                            "         definition, as bellperson hands them to SupraSeal): no synthesis\n"
+                            "%s", tool_gpu_help);
             return 2;
         }
     }
@@ -173,7 +182,8 @@ int cuzk_bench_porep(int argc, char **argv)
     bool want_cpu = !strcmp(backend, "cpu") || !strcmp(backend, "both");
     bool want_gpu = !strcmp(backend, "gpu") || !strcmp(backend, "both");
     if (!strcmp(backend, "auto")) {
-        if (cuzk_groth16_backend(NULL) == CUZK_BACKEND_GPU)
+        cuzk_prove_opts auto_opts = {.backend = tool_env_get()->backend};
+        if (cuzk_groth16_backend(&auto_opts) == CUZK_BACKEND_GPU)
             want_gpu = true;
         else
             want_cpu = true;
@@ -181,11 +191,13 @@ int cuzk_bench_porep(int argc, char **argv)
     int rc = 0;
     if (want_gpu) {
         res[nb].name = "gpu";
-        rc |= run_backend(&res[nb++], CUZK_BACKEND_GPU, w, parts, runs, threads, (const cuzk_fr *const *)abc, ndev);
+        rc |= run_backend(&res[nb++], CUZK_BACKEND_GPU, w, parts, runs, threads, (const cuzk_fr *const *)abc, ndev,
+                          &gpu);
     }
     if (want_cpu && rc == 0) {
         res[nb].name = "cpu";
-        rc |= run_backend(&res[nb++], CUZK_BACKEND_CPU, w, parts, runs, threads, (const cuzk_fr *const *)abc, ndev);
+        rc |= run_backend(&res[nb++], CUZK_BACKEND_CPU, w, parts, runs, threads, (const cuzk_fr *const *)abc, ndev,
+                          &gpu);
     }
     int same = -1;
     if (rc == 0 && nb == 2) {

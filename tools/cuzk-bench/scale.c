@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "config.h"
 #include "cuzk/gpu.h"
 #include "cuzk/params.h"
 #include "cuzk/setup.h"
@@ -132,7 +133,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: cuzk-bench scale --r1cs circuit.r1cs --witness w0.wtns [--witness w1.wtns ...]\n"
             "         [--format params|zkey] [--out DIR] [--runs N] [--threads N]\n"
-            "         [--backend auto|cpu|gpu] [--devices N] [--json]\n"
+            "         [--backend auto|cpu|gpu] [--devices N] [--gpu NAME=VALUE]... [--json]\n"
             "  A Groth16 setup in memory (development key: fresh toxic waste, never written),\n"
             "  one batch proof of every witness (--runs times; the first reported as cold), each\n"
             "  proof checked with the key's verification key. Per stage: wall time, peak and\n"
@@ -140,11 +141,13 @@ static void usage(FILE *f)
             "  --format: params (bellman/bellperson, default) or zkey (snarkjs)\n"
             "  --out DIR: write vk.json, proof-<i>.json, public-<i>.json (snarkjs JSON) and, for\n"
             "         params, proof-<i>.bin (Filecoin's 192-byte proof)\n"
-            "  --backend: setup and prover backend (default auto: the GPU when one answers)\n"
+            "  --backend: setup and prover backend (default auto: CUZK_BACKEND when set, else\n"
+            "         the GPU when one answers)\n"
             "  --devices N: GPUs the batch spreads over (default: every visible one, at most one\n"
             "         per witness)\n"
             "  --json: one JSON object on stdout instead of the table (progress stays on stderr)\n"
-            "  exit 0: every proof verifies; 1: a proof does not, or a stage failed; 2: usage\n");
+            "  exit 0: every proof verifies; 1: a proof does not, or a stage failed; 2: usage\n"
+            "%s", tool_gpu_help);
 }
 
 /* ---- the run ---- */
@@ -246,6 +249,8 @@ int cuzk_bench_scale(int argc, char **argv)
     int runs = 1, json = 0;
     unsigned threads = 0, want_dev = 0;
     cuzk_backend backend = CUZK_BACKEND_AUTO;
+    cuzk_gpu_opts gpu_opts;
+    tool_env_gpu_opts(tool_env_get(), &gpu_opts);
     if (!wpaths) {
         fprintf(stderr, "cuzk-bench scale: out of memory\n");
         return 1;
@@ -295,6 +300,11 @@ int cuzk_bench_scale(int argc, char **argv)
                 return bad_usage(wpaths);
             }
             want_dev = (unsigned)d;
+        } else if (!strcmp(a, "--gpu")) {
+            if (tool_gpu_flag(&gpu_opts, argv[++i], "cuzk-bench scale")) {
+                free(wpaths);
+                return 2;
+            }
         } else if (!strcmp(a, "--backend")) {
             const char *b = argv[++i];
             if (!strcmp(b, "auto"))
@@ -321,7 +331,9 @@ int cuzk_bench_scale(int argc, char **argv)
     if (threads)
         cuzk_parallel_set_threads(threads);
     unsigned nthreads = threads ? threads : cuzk_parallel_threads();
-    cuzk_prove_opts popts = {.nthreads = threads, .backend = backend};
+    if (backend == CUZK_BACKEND_AUTO) /* --backend auto or none: the environment's choice */
+        backend = tool_env_get()->backend;
+    cuzk_prove_opts popts = {.nthreads = threads, .backend = backend, .gpu = &gpu_opts};
     bool gpu = cuzk_groth16_backend(&popts) == CUZK_BACKEND_GPU;
     cuzk_error_clear();
     unsigned ndev = 0;
@@ -456,7 +468,7 @@ int cuzk_bench_scale(int argc, char **argv)
     if (gpu) {
         stage_begin(&S, "uploading the key to the GPU(s)");
         for (unsigned d = 0; d < ndev; d++) {
-            if ((e = cuzk_gpu_key_from_view(&gk[d], &view, (int)d, NULL)) != CUZK_OK) {
+            if ((e = cuzk_gpu_key_from_view(&gk[d], &view, (int)d, &gpu_opts)) != CUZK_OK) {
                 fprintf(stderr, "cuzk-bench scale: resident key on device %u: %s\n", d,
                         cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
                 goto done;

@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "cuzk/version.h"
 #include "cuzk/engine.h"
 #include "io/binfile.h"
@@ -112,6 +113,7 @@ static void usage(FILE *f)
         "                            bases, msm_chunk, witness, b_g2, params_check_min\n"
         "  --debug-device-delay-ms N testing: hold the device lock N ms longer per partition\n",
         f);
+    fputs(tool_env_help, f);
 }
 
 /* Strings of the configuration, freed at exit. */
@@ -460,9 +462,13 @@ int main(int argc, char **argv)
         printf("%s %s\n", "cuzk-daemon", cuzk_version());
         return 0;
     }
+    tool_env env;
+    if (tool_env_init(&env, "cuzk-daemon"))
+        return 2;
     daemon_config c;
     memset(&c, 0, sizeof c);
     cuzk_engine_config_default(&c.eng);
+    c.eng.backend = env.backend;
     server_config_default(&c.srv);
     c.shutdown_grace_s = 30;
     int rc = parse_args(&c, argc, argv);

@@ -1,9 +1,12 @@
-/* Subcommands of the cuzk program that live in the library (argv without the program and
+/* Subcommands of the cuzk program in files of their own (argv without the program and
  * command names; exit status 0 on success, 1 for a failed check, 2 for an error). */
 #ifndef CUZK_CLI_H
 #define CUZK_CLI_H
 
-int cuzk_cli_setup(int argc, char **argv);
+#include "config.h"
+
+/* env: the environment main read (CUZK_BACKEND chooses setup's backend unless --backend does) */
+int cuzk_cli_setup(int argc, char **argv, const tool_env *env);
 int cuzk_cli_gen(int argc, char **argv);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * cuzk: one-shot commands.
- *   cuzk prove [--threads N] [-v] <circuit.zkey> <witness.wtns> <proof.json> <public.json>
+ *   cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] <circuit.zkey> <witness.wtns> <proof.json> <public.json>
  *   cuzk prove [options] --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>
  *   cuzk verify <verification_key.json> <public.json> <proof.json>
  *   cuzk export vk <circuit.zkey> <verification_key.json>
@@ -8,6 +8,7 @@
  *   cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>
  *   cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,16 @@
 #include <time.h>
 
 #include "cuzk/version.h"
+#include "config.h"
 #include "cuzk.h"
 #include "cuzk/groth16.h"
 #include "cuzk/params.h"
 #include "groth16/bellman.h"
 #include "io/binfile.h"
 #include "util/parallel.h"
+
+/* The environment, read once in main. */
+static tool_env g_env;
 
 static int fail(const char *cmd, cuzk_err e)
 {
@@ -33,7 +38,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage:   (cuzk --version: the version)\n"
-            "  cuzk prove [--threads N] [-v] <circuit.zkey> <witness.wtns> <proof.json> <public.json>\n"
+            "  cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] <circuit.zkey> <witness.wtns>\n"
+            "             <proof.json> <public.json>\n"
             "      Groth16 proof of a witness with a snarkjs proving key (BLS12-381).\n"
             "      -v prints a one-line timing breakdown by stage.\n"
             "  cuzk prove [--threads N] [-v] [--trusted] [--cache] [--filecoin proof.bin]\n"
@@ -55,9 +61,10 @@ static void usage(FILE *f)
             "      only (production keys come from a ceremony); cuzk setup -h says more.\n"
             "  cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR\n"
             "      a synthetic satisfiable circuit.r1cs and witness-<p>.wtns files; cuzk gen -h says more.\n"
-            "environment: CUZK_THREADS (worker threads), CUZK_FF_IMPL=portable (no MULX/ADX),\n"
-            "  CUZK_BACKEND=cpu|gpu (default: the GPU when one answers), CUZK_B_G2=cpu (B_G2 on the CPU),\n"
-            "  CUZK_GPU_SYNTH=cpu (a, b, c synthesised on the CPU with the GPU backend)\n");
+            "options of cuzk prove:\n"
+            "%s"
+            "%s",
+            tool_gpu_help, tool_env_help);
 }
 
 static double mono_ms(void)
@@ -88,7 +95,7 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
     }
     double t0 = mono_ms();
     /* the key first: the .r1cs's counts are checked against it before its rows are built */
-    cuzk_err e = r1cs ? cuzk_params_load(&p, key, pflags) : cuzk_zkey_load(&zk, key);
+    cuzk_err e = r1cs ? cuzk_params_load_gpu(&p, key, pflags, opts->gpu) : cuzk_zkey_load(&zk, key);
     if (e == CUZK_OK && r1cs)
         e = cuzk_bellman_circuit_load_for(&c, r1cs, p);
     double load_ms = mono_ms() - t0;
@@ -127,11 +134,13 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
         fprintf(stderr,
                 "cuzk prove: key load %.1f ms; %zu proof%s in %.1f ms (prep %.1f, H %.1f, msm %.1f, "
                 "b_g2 %.1f overlapped, epilogue %.1f; device held %.1f ms) %s domain 2^%u, %u vars, "
-                "%u threads\n",
+                "%u threads, backend %s, field %s\n",
                 load_ms, nw, nw == 1 ? "" : "s", t.total_ms, t.prep_ms, t.h_ms, t.msm_ms, t.b_g2_ms,
                 t.epilogue_ms, t.device_ms, r1cs ? "bellman" : "snarkjs",
                 r1cs ? c->log2_domain : zk->log2_domain, r1cs ? c->n_vars : zk->n_vars,
-                opts->nthreads ? opts->nthreads : cuzk_parallel_threads());
+                opts->nthreads ? opts->nthreads : cuzk_parallel_threads(),
+                cuzk_groth16_backend(opts) == CUZK_BACKEND_GPU ? "gpu" : "cpu",
+                cuzk_ff_impl_name(cuzk_ff_get_impl()));
     for (size_t i = 0; i < nw; i++)
         cuzk_wtns_free(wt[i]);
     free(wt), free(ws), free(proof);
@@ -155,11 +164,18 @@ static int cmd_prove(int argc, char **argv)
     const char *test_rs[2] = {NULL, NULL};
     const char *r1cs = NULL, *filecoin = NULL, *batch = NULL;
     unsigned pflags = 0;
+    cuzk_gpu_opts gpu;
+    tool_env_gpu_opts(&g_env, &gpu);
     if (!pos)
         return fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) {
             verbose = 1;
+        } else if (!strcmp(argv[i], "--gpu") && i + 1 < argc) {
+            if (tool_gpu_flag(&gpu, argv[++i], "cuzk prove")) {
+                free(pos);
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--r1cs") && i + 1 < argc) {
             r1cs = argv[++i];
         } else if (!strcmp(argv[i], "--filecoin") && i + 1 < argc) {
@@ -200,7 +216,7 @@ static int cmd_prove(int argc, char **argv)
     if (threads)
         cuzk_parallel_set_threads(threads);
 
-    cuzk_prove_opts opts = {.nthreads = threads};
+    cuzk_prove_opts opts = {.nthreads = threads, .backend = g_env.backend, .gpu = &gpu};
     cuzk_fr tr, ts;
     if (test_rs[0]) {
         if (cuzk_fr_from_dec(&tr, test_rs[0]) != CUZK_OK || cuzk_fr_from_dec(&ts, test_rs[1]) != CUZK_OK) {
@@ -287,7 +303,9 @@ static int cmd_export(int argc, char **argv)
     if (ends_with(argv[1], ".params")) {
         /* the vk points and IC are subgroup-checked even for a trusted load */
         cuzk_params *p = NULL;
-        e = cuzk_params_load(&p, argv[1], CUZK_PARAMS_TRUSTED);
+        cuzk_gpu_opts gpu;
+        tool_env_gpu_opts(&g_env, &gpu);
+        e = cuzk_params_load_gpu(&p, argv[1], CUZK_PARAMS_TRUSTED, &gpu);
         if (e == CUZK_OK)
             e = cuzk_vk_from_params(&vk, p);
         cuzk_params_free(p);
@@ -325,7 +343,9 @@ static int cmd_info(int argc, char **argv)
     cuzk_err e;
     if (ends_with(path, ".params")) {
         cuzk_params *p;
-        if ((e = cuzk_params_load(&p, path, 0)) != CUZK_OK)
+        cuzk_gpu_opts gpu;
+        tool_env_gpu_opts(&g_env, &gpu);
+        if ((e = cuzk_params_load_gpu(&p, path, 0, &gpu)) != CUZK_OK)
             return fail("info", e);
         printf("%s: bellman/bellperson Groth16 parameters, curve bls12381, points valid\n"
                "  public inputs %u, domain 2^%u (h %u), private wires l %u, a %u, b_g1 %u, b_g2 %u\n",
@@ -395,6 +415,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (tool_env_init(&g_env, "cuzk"))
+        return 2;
     if (!strcmp(cmd, "prove"))
         return cmd_prove(argc - 2, argv + 2);
     if (!strcmp(cmd, "verify"))
@@ -404,13 +430,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "setup"))
-        return cuzk_cli_setup(argc - 2, argv + 2);
+        return cuzk_cli_setup(argc - 2, argv + 2, &g_env);
     if (!strcmp(cmd, "gen"))
         return cuzk_cli_gen(argc - 2, argv + 2);
-    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-        usage(stdout);
-        return 0;
-    }
     fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

@@ -23,10 +23,11 @@ static void setup_usage(FILE *f)
             "  .params: bellman/bellperson (Filecoin) parameters for the same circuit.\n"
             "  -v prints progress and timings per stage on stderr.\n"
             "  --backend: where the vector points are computed (fixed-base multiplication):\n"
-            "         auto (default; CUZK_BACKEND=cpu|gpu overrides it): the GPU for vectors\n"
+            "         auto (default, or CUZK_BACKEND=cpu|gpu when set): the GPU for vectors\n"
             "         of 2^16 points or more when a device answers, else the CPU; gpu: every\n"
             "         vector on the device; cpu: the CPU. The keys are the same either way.\n"
-            "  --device D: the CUDA device of the GPU backend (default 0).\n");
+            "  --device D: the CUDA device of the GPU backend (default 0).\n"
+            "%s", tool_env_help);
 }
 
 static bool ends_with(const char *s, const char *suf)
@@ -42,7 +43,7 @@ static int setup_fail(cuzk_err e)
     return 2;
 }
 
-int cuzk_cli_setup(int argc, char **argv)
+int cuzk_cli_setup(int argc, char **argv, const tool_env *env)
 {
     const char *pos[2];
     int npos = 0;
@@ -106,6 +107,8 @@ int cuzk_cli_setup(int argc, char **argv)
     }
     if (threads)
         cuzk_parallel_set_threads(threads);
+    if (backend == CUZK_BACKEND_AUTO) /* --backend auto or none: the environment's choice */
+        backend = env->backend;
     cuzk_setup_opts opts = {.nthreads = threads, .progress = verbose ? stderr : NULL,
                             .backend = backend, .device = device};
     double t0 = setup_now_ms();

@@ -17,7 +17,7 @@ expect_ok()   { if "$@" >"$T/out" 2>&1; then ok; else bad "$* (exit $?)"; cat "$
 expect_err() {
     local code=$1 pat=$2; shift 2
     "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ $rc -eq "$code" ] && grep -Eq "$pat" "$T/err"; then ok
+    if [ $rc -eq "$code" ] && grep -Eq -e "$pat" "$T/err"; then ok
     else bad "$* -> exit $rc, stderr: $(head -c 300 "$T/err") (wanted $code and /$pat/)"; fi
 }
 finish() {
