@@ -1,6 +1,7 @@
 /*
  * Test helpers on circuits, keys and proofs (header-only, beside test.h): a synthetic chain
- * circuit with its witness, and equality of matrices, proofs, .zkey and .params keys.
+ * circuit with its witness, random toxic waste, and equality of matrices, proofs, .zkey and
+ * .params keys.
  */
 #ifndef CUZK_TEST_CIRCUIT_H
 #define CUZK_TEST_CIRCUIT_H
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "cuzk/params.h"
+#include "cuzk/setup.h"
 #include "test.h"
 #include "test_points.h"
 
@@ -69,6 +71,16 @@ static inline cuzk_r1cs *test_chain_circuit(size_t m, cuzk_fr **wit)
     w[1] = w[nw - 1];
     *wit = w;
     return r;
+}
+
+/* Every secret scalar uniform in Fr. */
+static inline void test_rand_toxic(cuzk_setup_toxic *t)
+{
+    test_rand_fr(&t->tau);
+    test_rand_fr(&t->alpha);
+    test_rand_fr(&t->beta);
+    test_rand_fr(&t->gamma);
+    test_rand_fr(&t->delta);
 }
 
 /* The same rows, columns and values. */

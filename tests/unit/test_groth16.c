@@ -16,10 +16,12 @@ static void test_circuit(const char *name)
     cuzk_wtns *wt = NULL;
     cuzk_vk *vk = NULL;
     char p[1024];
-    CHECK_EQ_ERR(cuzk_zkey_load(&zk, test_fixture_path(p, sizeof p, name, "circuit.zkey")), CUZK_OK);
-    CHECK_EQ_ERR(cuzk_wtns_load(&wt, test_fixture_path(p, sizeof p, name, "witness.wtns")), CUZK_OK);
-    CHECK_EQ_ERR(cuzk_vk_read_json(&vk, test_fixture_path(p, sizeof p, name, "verification_key.json")),
+    CHECK_EQ_ERR(cuzk_zkey_load(&zk, test_fixture_path(p, sizeof p, name, "circuit.zkey")),
                  CUZK_OK);
+    CHECK_EQ_ERR(cuzk_wtns_load(&wt, test_fixture_path(p, sizeof p, name, "witness.wtns")),
+                 CUZK_OK);
+    test_fixture_path(p, sizeof p, name, "verification_key.json");
+    CHECK_EQ_ERR(cuzk_vk_read_json(&vk, p), CUZK_OK);
     if (!zk || !wt || !vk)
         goto out;
     const cuzk_fr *pub = cuzk_groth16_public(zk, wt->w);

@@ -285,11 +285,7 @@ static void test_known_toxic(void)
     if (!r)
         return;
     cuzk_setup_toxic tw;
-    test_rand_fr(&tw.tau);
-    test_rand_fr(&tw.alpha);
-    test_rand_fr(&tw.beta);
-    test_rand_fr(&tw.gamma);
-    test_rand_fr(&tw.delta);
+    test_rand_toxic(&tw);
     cuzk_setup_opts o1 = {.nthreads = 1, .test_toxic = &tw};
     cuzk_setup_opts o3 = {.nthreads = 3, .test_toxic = &tw};
     cuzk_zkey *z = NULL, *z3 = NULL;
