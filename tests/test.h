@@ -1,9 +1,10 @@
 /*
  * Minimal test harness: seeded random numbers (the seed is printed; CUZK_TEST_SEED=N
  * repeats a run), CHECK macros that count, and the closing line "N passed, N failed".
- * CUZK_TEST_SCALE=N multiplies iteration counts (default 1). Also the small helpers on
- * field elements the tests share: random vectors of Fr, r - k, counting differences,
- * Horner evaluation, hex strings to bytes. Header-only, C and C++ (the .cu host tests).
+ * CUZK_TEST_SCALE=N multiplies iteration counts (default 1). Also the small helpers the
+ * tests share: allocation that exits with status 2 (the harness's "could not run") when out
+ * of memory; on field elements: random vectors of Fr, r - k, counting differences, Horner
+ * evaluation, hex strings to bytes. Header-only, C and C++ (the .cu host tests).
  */
 #ifndef CUZK_TEST_H
 #define CUZK_TEST_H
@@ -19,6 +20,22 @@
 static unsigned long test_passed_, test_failed_;
 static uint64_t test_rng_state_;
 static uint64_t test_seed_;
+/* What the running checks are about ("fp/portable"), printed in brackets with each failure;
+ * empty unless a test writes it. */
+static char test_ctx[64];
+
+/* malloc and realloc (of at least 1 byte) that exit with status 2 when out of memory */
+static inline void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory (%zu bytes)\n", n);
+        exit(2);
+    }
+    return p;
+}
+
+static inline void *xmalloc(size_t n) { return xrealloc(NULL, n); }
 
 static inline uint64_t test_rand64(void)
 {
@@ -47,30 +64,36 @@ static inline void test_init(const char *name)
     const char *s = getenv("CUZK_TEST_SEED");
     test_seed_ = s ? strtoull(s, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)clock() << 32));
     test_rng_state_ = test_seed_;
+    test_ctx[0] = 0;
     printf("%s: seed %" PRIu64 " (CUZK_TEST_SEED=%" PRIu64 " repeats this run)\n", name,
            test_seed_, test_seed_);
     fflush(stdout);
 }
 
-/* Uniform random field elements (rejection sampling on the top limb). */
+/* n random limbs, the top one below 2^top_bits */
+static inline void test_rand_limbs_(uint64_t *l, int n, unsigned top_bits)
+{
+    for (int i = 0; i < n; i++)
+        l[i] = test_rand64();
+    l[n - 1] &= (1ULL << top_bits) - 1;
+}
+
+/* Uniform random field elements (rejection sampling: random limbs below the modulus' bit
+ * length until they are below the modulus). */
 static inline void test_rand_fp(cuzk_fp *r)
 {
     uint64_t l[CUZK_FP_LIMBS];
-    do {
-        for (int i = 0; i < CUZK_FP_LIMBS; i++)
-            l[i] = test_rand64();
-        l[5] &= (1ULL << 61) - 1;
-    } while (cuzk_fp_from_limbs(r, l) != CUZK_OK);
+    do
+        test_rand_limbs_(l, CUZK_FP_LIMBS, 61);
+    while (cuzk_fp_from_limbs(r, l) != CUZK_OK);
 }
 
 static inline void test_rand_fr(cuzk_fr *r)
 {
     uint64_t l[CUZK_FR_LIMBS];
-    do {
-        for (int i = 0; i < CUZK_FR_LIMBS; i++)
-            l[i] = test_rand64();
-        l[3] &= (1ULL << 63) - 1;
-    } while (cuzk_fr_from_limbs(r, l) != CUZK_OK);
+    do
+        test_rand_limbs_(l, CUZK_FR_LIMBS, 63);
+    while (cuzk_fr_from_limbs(r, l) != CUZK_OK);
 }
 
 static inline void test_rand_fp2(cuzk_fp2 *r)
@@ -146,9 +169,6 @@ static inline void test_fr_horner(cuzk_fr *r, const cuzk_fr *x, size_t n, const 
 /* CHECK counts one check per call; of failures it prints the first 20 (a loop's checks
  * would flood the log). CHECK_EQ_ERR prints each failure with the error detail. */
 
-/* What the running checks are about ("fp/portable"), printed in brackets with each failure;
- * empty unless a test writes it. */
-static char test_ctx[64];
 #define TEST_CTX_ (test_ctx[0] ? "[" : ""), test_ctx, (test_ctx[0] ? "] " : "")
 
 #define CHECK(cond)                                                                   \

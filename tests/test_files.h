@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test.h"
+
 /* The tests/data directory: $CUZK_TEST_DATA (CTest sets it for the unit and GPU tests), else
  * $CUZK_SRC/tests/data (the daemon tests get the source tree), else tests/data (a test run
  * by hand from the source tree). */

@@ -9,7 +9,6 @@
  *                                with negligible probability (the cofactors are large);
  *   test_gN_off_subgroup(p)      an on-curve point outside the subgroup (checked);
  *   test_gN_affine_eq_n(a, b, n) a[i] == b[i] for every i < n.
- * Out of memory exits with status 2 (the harness's "could not run").
  */
 #ifndef CUZK_TEST_POINTS_H
 #define CUZK_TEST_POINTS_H
@@ -36,16 +35,6 @@ static inline void test_g2_curve_b(cuzk_fp2 *b)
     cuzk_fp_set_u64(&b->c1, 4);
 }
 
-static inline void *test_points_alloc_(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory (%zu bytes)\n", n);
-        exit(2);
-    }
-    return p;
-}
-
 /* G: g1 or g2; F: the coordinate field, fp or fp2. */
 #define TEST_POINTS_GROUP_(G, F)                                                            \
     static inline void test_##G##_rand(cuzk_##G##_affine *p)                                \
@@ -58,14 +47,25 @@ static inline void *test_points_alloc_(size_t n)
     typedef struct {                                                                        \
         cuzk_##G##_affine *out;                                                             \
         const cuzk_##G##_affine *r, *q;                                                     \
+        const cuzk_fr *k;                                                                   \
         size_t nr;                                                                          \
     } test_##G##_points_ctx_;                                                               \
                                                                                             \
-    static inline void test_##G##_points_range_(void *vctx, size_t b, size_t e, unsigned w) \
+    /* out[i] = k[i] G */                                                                   \
+    static inline void test_##G##_points_mul_(void *vctx, size_t b, size_t e, unsigned w)   \
     {                                                                                       \
         (void)w;                                                                            \
         const test_##G##_points_ctx_ *c = (const test_##G##_points_ctx_ *)vctx;             \
-        cuzk_##G##_jac *t = (cuzk_##G##_jac *)test_points_alloc_((e - b) * sizeof *t);      \
+        for (size_t i = b; i < e; i++)                                                      \
+            cuzk_##G##_generator_mul(&c->out[i], &c->k[i]);                                 \
+    }                                                                                       \
+                                                                                            \
+    /* out[i] = R[i mod nr] + Q[i / nr] */                                                  \
+    static inline void test_##G##_points_add_(void *vctx, size_t b, size_t e, unsigned w)   \
+    {                                                                                       \
+        (void)w;                                                                            \
+        const test_##G##_points_ctx_ *c = (const test_##G##_points_ctx_ *)vctx;             \
+        cuzk_##G##_jac *t = (cuzk_##G##_jac *)xmalloc((e - b) * sizeof *t);                 \
         for (size_t i = b; i < e; i++) {                                                    \
             cuzk_##G##_jac_from_affine(&t[i - b], &c->q[i / c->nr]);                        \
             cuzk_##G##_jac_add_affine_var(&t[i - b], &t[i - b], &c->r[i % c->nr]);          \
@@ -74,28 +74,30 @@ static inline void *test_points_alloc_(size_t n)
         free(t);                                                                            \
     }                                                                                       \
                                                                                             \
-    /* out[i] = R[i mod m] + Q[i / m] with m = min(n, 1024) and R, Q uniform random points: \
-     * m + n / m scalar multiplications, the additions on several threads. */               \
-    static inline void test_##G##_rand_points(cuzk_##G##_affine *out, size_t n)            \
+    /* out[i] = R[i mod m] + Q[i / m] with m = min(n, 1024) and R, Q uniform random points  \
+     * (their scalars drawn in turn, the m + n / m multiplications and the additions on     \
+     * several threads). */                                                                 \
+    static inline void test_##G##_rand_points(cuzk_##G##_affine *out, size_t n)             \
     {                                                                                       \
         if (n == 0)                                                                         \
             return;                                                                         \
-        size_t nr = n < 1024 ? n : 1024, nq = (n + nr - 1) / nr;                            \
-        cuzk_##G##_affine *r = (cuzk_##G##_affine *)test_points_alloc_(nr * sizeof *r);     \
-        cuzk_##G##_affine *q = (cuzk_##G##_affine *)test_points_alloc_(nq * sizeof *q);     \
-        for (size_t i = 0; i < nr; i++)                                                     \
-            test_##G##_rand(&r[i]);                                                         \
-        for (size_t i = 0; i < nq; i++)                                                     \
-            test_##G##_rand(&q[i]);                                                         \
-        test_##G##_points_ctx_ c = {out, r, q, nr};                                         \
-        cuzk_parallel_for(n, 4096, 0, test_##G##_points_range_, &c);                        \
-        free(r);                                                                            \
-        free(q);                                                                            \
+        size_t nr = n < 1024 ? n : 1024, nrq = nr + (n + nr - 1) / nr;                      \
+        cuzk_fr *k = (cuzk_fr *)xmalloc(nrq * sizeof *k);                                   \
+        cuzk_##G##_affine *rq = (cuzk_##G##_affine *)xmalloc(nrq * sizeof *rq);             \
+        test_rand_frs(k, nrq);                                                              \
+        test_##G##_points_ctx_ c = {rq, NULL, NULL, k, nr};                                 \
+        cuzk_parallel_for(nrq, 16, 0, test_##G##_points_mul_, &c);                          \
+        c.out = out;                                                                        \
+        c.r = rq;                                                                           \
+        c.q = rq + nr;                                                                      \
+        cuzk_parallel_for(n, 4096, 0, test_##G##_points_add_, &c);                          \
+        free(k);                                                                            \
+        free(rq);                                                                           \
     }                                                                                       \
                                                                                             \
     /* Infinity at 3 and every 65537th position, the previous point again at 4 and every    \
      * 4099th, the negative of the previous point at 6 and every 4111th. */                 \
-    static inline void test_##G##_rand_bases(cuzk_##G##_affine *out, size_t n)             \
+    static inline void test_##G##_rand_bases(cuzk_##G##_affine *out, size_t n)              \
     {                                                                                       \
         test_##G##_rand_points(out, n);                                                     \
         for (size_t i = 1; i < n; i++) {                                                    \
@@ -111,7 +113,7 @@ static inline void *test_points_alloc_(size_t n)
     static inline void test_##G##_rand_curve(cuzk_##G##_affine *p)                          \
     {                                                                                       \
         cuzk_##F rhs, b;                                                                    \
-        test_##G##_curve_b(&b);                                                            \
+        test_##G##_curve_b(&b);                                                             \
         for (;;) {                                                                          \
             test_rand_##F(&p->x);                                                           \
             cuzk_##F##_sqr(&rhs, &p->x);                                                    \

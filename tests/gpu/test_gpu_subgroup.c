@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "test_device.h"
 #include "test_points.h"
 
 #include "cuzk/gpu.h"
@@ -113,11 +114,7 @@ static void mix(int group, size_t n)
 int main(void)
 {
     test_init("test_gpu_subgroup");
-#ifdef CUZK_HAVE_CUDA
-    if (!cuzk_gpu_available()) {
-        printf("SKIP: no usable GPU: %s\n", cuzk_error_detail());
-        return 77;
-    }
+    test_gpu_require();
     size_t bad = 7;
     CHECK_EQ_ERR(cuzk_gpu_subgroup_check(NULL, 0, 1, 0, &bad), CUZK_OK);
     CHECK(bad == 0);
@@ -131,8 +128,4 @@ int main(void)
     mix(1, 256);
     mix(2, 128);
     return test_finish();
-#else
-    printf("SKIP: built without CUDA\n");
-    return 77;
-#endif
 }

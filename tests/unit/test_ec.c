@@ -241,23 +241,15 @@ static void LOC(to_rand_jac)(T_JAC *r, const T_AFF *a)
     r->z = z;
 }
 
+/* The same in XYZZ: the Jacobian one's X, Y with ZZ = Z^2, ZZZ = Z^3. */
 static void LOC(to_rand_xyzz)(T_XYZZ *r, const T_AFF *a)
 {
-    T_F z, z2, z3;
-    if (PT(affine_is_inf)(a)) {
-        T_RAND_F(&r->x);
-        T_RAND_F(&r->y);
-        FF(set_zero)(&r->zz);
-        FF(set_zero)(&r->zzz);
-        return;
-    }
-    LOC(rand_nonzero)(&z);
-    FF(sqr)(&z2, &z);
-    FF(mul)(&z3, &z2, &z);
-    FF(mul)(&r->x, &a->x, &z2);
-    FF(mul)(&r->y, &a->y, &z3);
-    r->zz = z2;
-    r->zzz = z3;
+    T_JAC j;
+    LOC(to_rand_jac)(&j, a);
+    r->x = j.x;
+    r->y = j.y;
+    FF(sqr)(&r->zz, &j.z);
+    FF(mul)(&r->zzz, &r->zz, &j.z);
 }
 
 static void LOC(jac_to_aff)(T_AFF *r, const T_JAC *a)

@@ -62,16 +62,6 @@ static char tmp_dir[256];
 
 static uint64_t rnd(uint64_t n) { return n ? test_rand64() % n : 0; }
 
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
 /* ---- the mutable buffer and the log of what was done to it ---- */
 
 typedef struct {
