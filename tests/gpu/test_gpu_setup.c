@@ -20,8 +20,7 @@
 static cuzk_fr *scalars(size_t n)
 {
     cuzk_fr *s = malloc(n * sizeof *s);
-    for (size_t i = 0; i < n; i++)
-        test_rand_fr(&s[i]);
+    test_rand_frs(s, n);
     cuzk_fr one;
     cuzk_fr_set_one(&one);
     if (n > 0)

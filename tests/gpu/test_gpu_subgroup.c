@@ -26,8 +26,7 @@ static void *subgroup_points(int group, size_t n, size_t distinct)
         free(s);
         return NULL;
     }
-    for (size_t i = 0; i < distinct; i++)
-        test_rand_fr(&s[i]);
+    test_rand_frs(s, distinct);
     cuzk_err e = group == 1 ? cuzk_gpu_fixed_base_g1(0, (cuzk_g1_affine *)pts, s, distinct)
                             : cuzk_gpu_fixed_base_g2(0, (cuzk_g2_affine *)pts, s, distinct);
     CHECK_EQ_ERR(e, CUZK_OK);

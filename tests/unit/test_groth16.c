@@ -216,8 +216,7 @@ static void test_csr_dedup(void)
 {
     const size_t rows = 3000;
     cuzk_fr pool[40];
-    for (int i = 0; i < 40; i++)
-        test_rand_fr(&pool[i]);
+    test_rand_frs(pool, 40);
     cuzk_fr_set_one(&pool[0]);
     cuzk_fr_neg(&pool[1], &pool[0]);
     cuzk_csr m[3];

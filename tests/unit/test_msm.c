@@ -119,8 +119,7 @@ static void test_g1_sizes(void)
     test_g1_rand_points(b, nmax);
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
-        for (size_t i = 0; i < n; i++)
-            test_rand_fr(&s[i]);
+        test_rand_frs(s, n);
         g1_check_all(b, s, n, NULL);
     }
     free(b);
@@ -421,8 +420,7 @@ static void test_g2(void)
     test_g2_rand_points(b, nmax);
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
-        for (size_t i = 0; i < n; i++)
-            test_rand_fr(&s[i]);
+        test_rand_frs(s, n);
         cuzk_msm_opts o = {.nthreads = 1 + (unsigned)(k % 3)};
         g2_check_all(b, s, n, &o);
     }
@@ -472,8 +470,7 @@ static void test_g1_large_consistency(void)
     cuzk_g1_affine *b = malloc(n * sizeof(*b));
     cuzk_fr *s = malloc(n * sizeof(*s));
     test_g1_rand_points(b, n);
-    for (size_t i = 0; i < n; i++)
-        test_rand_fr(&s[i]);
+    test_rand_frs(s, n);
     cuzk_g1_jac r1, r2, r3;
     cuzk_msm_opts o1 = {.nthreads = 1}, o2 = {.nthreads = 2, .window = 11};
     cuzk_msm_opts o3 = {.nthreads = 5, .window = 6};

@@ -778,8 +778,7 @@ static void bench_decode(void)
     /* 256 distinct points, repeated: decoding costs the same for every point */
     enum { DISTINCT = 256 };
     cuzk_fr sc[DISTINCT];
-    for (int i = 0; i < DISTINCT; i++)
-        test_rand_fr(&sc[i]);
+    test_rand_frs(sc, DISTINCT);
     cuzk_g1_affine d1[DISTINCT];
     cuzk_g2_affine d2[DISTINCT];
     if (cuzk_setup_g1_batch_var(d1, sc, DISTINCT, 0) != CUZK_OK ||

@@ -30,8 +30,7 @@ static void test_fixed_base(unsigned wbits)
         uint64_t l[4] = {0, 0, 0, 1ULL << 62};   /* the top window */
         CHECK_EQ_ERR(cuzk_fr_from_limbs(&k[6], l), CUZK_OK);
     }
-    for (int i = 7; i < N; i++)
-        test_rand_fr(&k[i]);
+    test_rand_frs(&k[7], N - 7);
     cuzk_g1_affine o1[N];
     cuzk_g2_affine o2[N];
     CHECK_EQ_ERR(setup_g1_mul_batch_var(o1, k, N, &t1, 2), CUZK_OK);
@@ -64,8 +63,7 @@ static void test_fixed_base(unsigned wbits)
     enum { M = 3000 };
     cuzk_fr *km = malloc(M * sizeof *km);
     cuzk_g1_affine *p1 = malloc(M * sizeof *p1), *p2 = malloc(M * sizeof *p2);
-    for (int i = 0; i < M; i++)
-        test_rand_fr(&km[i]);
+    test_rand_frs(km, M);
     CHECK_EQ_ERR(setup_g1_mul_batch_var(p1, km, M, &t1, 1), CUZK_OK);
     CHECK_EQ_ERR(setup_g1_mul_batch_var(p2, km, M, &t1, 3), CUZK_OK);
     CHECK(!memcmp(p1, p2, M * sizeof *p1));
@@ -134,8 +132,7 @@ static void test_lagrange(void)
     size_t n = (size_t)1 << k;
     cuzk_fr tau, om, x, *l = malloc(n * sizeof *l), c[5];
     test_rand_fr(&tau);
-    for (int i = 0; i < 5; i++)
-        test_rand_fr(&c[i]);
+    test_rand_frs(c, 5);
     CHECK_EQ_ERR(setup_lagrange_at(l, k, CUZK_ROOTS_SNARKJS, &tau, 0, 1, n, 3), CUZK_OK);
     CHECK_EQ_ERR(cuzk_fr_root_of_unity(&om, k, CUZK_ROOTS_SNARKJS), CUZK_OK);
     /* p(X) = c0 + c1 X + c2 X^2 + c3 X^3 + c4 X^(n-1): sum p(w^i) L_i(tau) = p(tau) */
@@ -144,26 +141,15 @@ static void test_lagrange(void)
     cuzk_fr_set_one(&x);
     uint64_t e = n - 1;
     for (size_t i = 0; i < n; i++, cuzk_fr_mul(&x, &x, &om)) {
-        cuzk_fr v = c[3];
-        cuzk_fr_mul(&v, &v, &x);
-        cuzk_fr_add(&v, &v, &c[2]);
-        cuzk_fr_mul(&v, &v, &x);
-        cuzk_fr_add(&v, &v, &c[1]);
-        cuzk_fr_mul(&v, &v, &x);
-        cuzk_fr_add(&v, &v, &c[0]);
+        cuzk_fr v;
+        test_fr_horner(&v, c, 4, &x);
         cuzk_fr_pow(&xp, &x, &e, 1);
         cuzk_fr_mul(&xp, &xp, &c[4]);
         cuzk_fr_add(&v, &v, &xp);
         cuzk_fr_mul(&t, &v, &l[i]);
         cuzk_fr_add(&acc, &acc, &t);
     }
-    want = c[3];
-    cuzk_fr_mul(&want, &want, &tau);
-    cuzk_fr_add(&want, &want, &c[2]);
-    cuzk_fr_mul(&want, &want, &tau);
-    cuzk_fr_add(&want, &want, &c[1]);
-    cuzk_fr_mul(&want, &want, &tau);
-    cuzk_fr_add(&want, &want, &c[0]);
+    test_fr_horner(&want, c, 4, &tau);
     cuzk_fr_pow(&xp, &tau, &e, 1);
     cuzk_fr_mul(&xp, &xp, &c[4]);
     cuzk_fr_add(&want, &want, &xp);
