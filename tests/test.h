@@ -166,11 +166,11 @@ static inline void test_fr_horner(cuzk_fr *r, const cuzk_fr *x, size_t n, const 
     *r = acc;
 }
 
-/* CHECK counts one check per call; of failures it prints the first 20 (a loop's checks
- * would flood the log). CHECK_EQ_ERR prints each failure with the error detail. */
-
+/* test_ctx in brackets, or nothing, as three %s arguments */
 #define TEST_CTX_ (test_ctx[0] ? "[" : ""), test_ctx, (test_ctx[0] ? "] " : "")
 
+/* CHECK counts one check per call; of failures it prints the first 20 (a loop's checks
+ * would flood the log). CHECK_EQ_ERR prints each failure with the error detail. */
 #define CHECK(cond)                                                                   \
     do {                                                                              \
         if (cond) {                                                                   \

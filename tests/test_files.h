@@ -15,30 +15,35 @@
 
 #include "test.h"
 
-/* The tests/data directory: $CUZK_TEST_DATA (CTest sets it for the unit and GPU tests), else
- * $CUZK_SRC/tests/data (the daemon tests get the source tree), else tests/data (a test run
- * by hand from the source tree). */
-static inline const char *test_data_dir(void)
+static inline void test_path_fits_(int len, size_t n, const char *what)
 {
-    static char dir[512];
+    if (len < 0 || (size_t)len >= n) {
+        fprintf(stderr, "the path of %s is longer than %zu bytes\n", what, n);
+        exit(2);
+    }
+}
+
+/* The path of REL under the tests/data directory in buf (n bytes); returns buf. The
+ * directory: $CUZK_TEST_DATA (CTest sets it for the unit, GPU and interop tests), else
+ * $CUZK_SRC/tests/data (the daemon tests get the source tree), else tests/data (a test run
+ * by hand from the source tree). No state: threads may call it at once. */
+static inline char *test_data_path(char *buf, size_t n, const char *rel)
+{
     const char *d = getenv("CUZK_TEST_DATA"), *src = getenv("CUZK_SRC");
-    if (d)
-        return d;
-    if (!src)
-        return "tests/data";
-    snprintf(dir, sizeof dir, "%s/tests/data", src);
-    return dir;
+    int len = d     ? snprintf(buf, n, "%s/%s", d, rel)
+              : src ? snprintf(buf, n, "%s/tests/data/%s", src, rel)
+                    : snprintf(buf, n, "tests/data/%s", rel);
+    test_path_fits_(len, n, rel);
+    return buf;
 }
 
 /* The path of FILE of the fixture circuit CIRCUIT (tests/data/circuits/CIRCUIT/FILE) in
  * buf (n bytes); returns buf. */
 static inline char *test_fixture_path(char *buf, size_t n, const char *circuit, const char *file)
 {
-    if (snprintf(buf, n, "%s/circuits/%s/%s", test_data_dir(), circuit, file) >= (int)n) {
-        fprintf(stderr, "the path of %s/%s is longer than %zu bytes\n", circuit, file, n);
-        exit(2);
-    }
-    return buf;
+    char rel[512];
+    test_path_fits_(snprintf(rel, sizeof rel, "circuits/%s/%s", circuit, file), sizeof rel, file);
+    return test_data_path(buf, n, rel);
 }
 
 /* The same in new memory (freed with free). */

@@ -200,7 +200,7 @@ static int hex_to_fr(cuzk_fr *r, const char *s)
 static void test_known_answers(void)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/pairing_vectors.txt", test_data_dir());
+    test_data_path(path, sizeof path, "pairing_vectors.txt");
     FILE *fp = fopen(path, "r");
     CHECK(fp != NULL);
     if (!fp) {
