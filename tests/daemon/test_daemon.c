@@ -51,6 +51,7 @@
 
 #include "test.h"
 #include "test_files.h"
+#include "util/timing.h"
 
 #define SKIP 77   /* CTest's skip code for this test */
 
@@ -292,17 +293,9 @@ static const char *jstr(json_t *o, const char *k)
     return s ? s : "";
 }
 
-static char *fixture(const char *circuit, const char *file)
-{
-    char *p = NULL;
-    if (asprintf(&p, "%s/tests/data/circuits/%s/%s", src_dir, circuit, file) < 0)
-        abort();
-    return p;
-}
-
 static bool add_key(const char *addr, const char *id, const char *circuit)
 {
-    char *zk = fixture(circuit, "circuit.zkey"), body[1024];
+    char *zk = test_fixture_dup(circuit, "circuit.zkey"), body[1024];
     snprintf(body, sizeof body, "{\"id\": \"%s\", \"path\": \"%s\"}", id, zk);
     free(zk);
     resp r;
@@ -318,7 +311,7 @@ static bool add_key(const char *addr, const char *id, const char *circuit)
 static char *submit(const char *addr, const char *key, const char *circuit, const char *prio,
                     int n, long *status)
 {
-    char *w = fixture(circuit, "witness.wtns");
+    char *w = test_fixture_dup(circuit, "witness.wtns");
     size_t cap = 256 + (size_t)n * (strlen(w) + 4);
     char *body = malloc(cap);
     int o = snprintf(body, cap, "{\"key\": \"%s\", \"priority\": \"%s\", \"witnesses\": [", key, prio);
@@ -433,7 +426,7 @@ static void *batch_client(void *arg)
     pthread_barrier_wait(&batch_barrier);
     for (int i = t; i < BATCH_JOBS; i += BATCH_CLIENTS) {
         const char *circ = circuits[bc.circ[i]], *prio = prios[bc.prio[i]];
-        char *w = fixture(circ, "witness.wtns");
+        char *w = test_fixture_dup(circ, "witness.wtns");
         resp r;
         int kind = i % 3;
         bool ok;
@@ -541,12 +534,12 @@ static int test_batch(void)
         CHECK(json_dump_file(json_array_get(proofs, 0), pp, JSON_INDENT(1)) == 0);
         CHECK(json_dump_file(json_array_get(pubs, 0), up, JSON_INDENT(1)) == 0);
         /* public inputs are the fixture's (snarkjs's public.json) */
-        char *fp = fixture(circuits[bc.circ[i]], "public.json");
+        char *fp = test_fixture_dup(circuits[bc.circ[i]], "public.json");
         json_t *want = json_load_file(fp, 0, NULL);
         CHECK(want && json_equal(want, json_array_get(pubs, 0)));
         json_decref(want);
         free(fp);
-        char *vk = fixture(circuits[bc.circ[i]], "verification_key.json");
+        char *vk = test_fixture_dup(circuits[bc.circ[i]], "verification_key.json");
         if (mf)
             fprintf(mf, "%s\t%s\t%s\n", vk, up, pp);
         free(vk);
@@ -726,7 +719,8 @@ static int test_errors(void)
     for (int i = 0; i < 6; i++)
         good[i] = submit(d.addr, "chain", "chain", i % 2 ? "high" : "low", 2, NULL);
 
-    char *w_chain = fixture("chain", "witness.wtns"), *w_mult = fixture("multiplier", "witness.wtns");
+    char *w_chain = test_fixture_dup("chain", "witness.wtns");
+    char *w_mult = test_fixture_dup("multiplier", "witness.wtns");
     size_t n;
     char *bytes = read_file(w_chain, &n);
     char bad[400], body[2048];
@@ -819,7 +813,8 @@ static int test_errors(void)
         const char *auth = "Authorization: Bearer s3cret";
         CHECK(http_ex(&r, d.addr, "GET", "/v1/status", NULL, NULL, 0, auth) && r.status == 200);
         resp_free(&r);
-        char *zk = fixture("chain", "circuit.zkey"), *zm = fixture("multiplier", "circuit.zkey");
+        char *zk = test_fixture_dup("chain", "circuit.zkey");
+        char *zm = test_fixture_dup("multiplier", "circuit.zkey");
         snprintf(body, sizeof body, "{\"id\": \"chain\", \"path\": \"%s\"}", zk);
         CHECK(http_ex(&r, d.addr, "POST", "/v1/keys", "application/json", body, strlen(body), auth) &&
               r.status == 201);
@@ -898,7 +893,7 @@ static int test_limits(void)
         ids[i] = submit(d.addr, "chain", "chain", "normal", 1, &st);
     CHECK(ids[0] && ids[1] && ids[2]);
     /* the 4th unfinished job: 503 with Retry-After and a reason */
-    char *w = fixture("chain", "witness.wtns"), body[1024];
+    char *w = test_fixture_dup("chain", "witness.wtns"), body[1024];
     snprintf(body, sizeof body, "{\"key\": \"chain\", \"witnesses\": [\"%s\"]}", w);
     resp r;
     CHECK(http(&r, d.addr, "POST", "/v1/proofs", body) && r.status == 503 && r.retry_after[0] &&
@@ -1083,7 +1078,7 @@ static int test_budget(void)
         CHECK(add_key(d.addr, "chain", "chain"));
         long st;
         resp r;
-        char *w = fixture("chain", "witness.wtns"), body[1024];
+        char *w = test_fixture_dup("chain", "witness.wtns"), body[1024];
         snprintf(body, sizeof body, "{\"key\": \"chain\", \"witnesses\": [\"%s\"]}", w);
         CHECK(http(&r, d.addr, "POST", "/v1/proofs", body) && r.status == 422 &&
               strstr(jstr(r.json, "error"), "memory budget") && strstr(jstr(r.json, "error"), b));
@@ -1097,7 +1092,7 @@ static int test_budget(void)
     /* the key alone exceeds the budget: 422 at registration */
     snprintf(b, sizeof b, "%lld", kc - 1);
     if (daemon_start(&d, "budget2", "--memory-budget", b, NULL)) {
-        char *zk = fixture("chain", "circuit.zkey"), body[1024];
+        char *zk = test_fixture_dup("chain", "circuit.zkey"), body[1024];
         snprintf(body, sizeof body, "{\"id\": \"chain\", \"path\": \"%s\"}", zk);
         resp r;
         CHECK(http(&r, d.addr, "POST", "/v1/keys", body) && r.status == 422 &&
@@ -1194,9 +1189,11 @@ static int test_params(void)
     snprintf(cvk, sizeof cvk, "%s/chain_params_vk.json", tmp_dir);
     snprintf(bad, sizeof bad, "%s/corrupt.params", tmp_dir);
     snprintf(ini, sizeof ini, "%s/params.ini", tmp_dir);
-    char *r1cs = fixture("chain", "circuit.r1cs"), *mr1cs = fixture("multiplier", "circuit.r1cs");
-    char *czk = fixture("chain", "circuit.zkey"), *cw = fixture("chain", "witness.wtns");
-    char *mw = fixture("multiplier", "witness.wtns");
+    char *r1cs = test_fixture_dup("chain", "circuit.r1cs");
+    char *mr1cs = test_fixture_dup("multiplier", "circuit.r1cs");
+    char *czk = test_fixture_dup("chain", "circuit.zkey");
+    char *cw = test_fixture_dup("chain", "witness.wtns");
+    char *mw = test_fixture_dup("multiplier", "witness.wtns");
     CHECK(run_cmd("%s/cuzk setup %s %s > /dev/null", bin_dir, r1cs, cp));
     CHECK(run_cmd("%s/cuzk export vk %s %s", bin_dir, cp, cvk));
     size_t plen = 0;
@@ -1315,7 +1312,7 @@ static int test_params(void)
         done++;
         const char *k = keys[i % 4];
         bool params = !strcmp(k, "cp") || !strcmp(k, "cp-ini");
-        char *want_pub = fixture(i % 4 == 3 ? "multiplier" : "chain", "public.json");
+        char *want_pub = test_fixture_dup(i % 4 == 3 ? "multiplier" : "chain", "public.json");
         json_t *want = json_load_file(want_pub, 0, NULL);
         json_t *proofs = json_object_get(fj, "proofs"), *pubs = json_object_get(fj, "public");
         CHECK(json_array_size(proofs) == (size_t)(1 + (i % 3 == 0)));
@@ -1328,7 +1325,8 @@ static int test_params(void)
             /* public inputs: witness values 1..n_public, as snarkjs's public.json */
             CHECK(want && json_equal(want, json_array_get(pubs, q)));
             char *vk = params ? strdup(cvk)
-                              : fixture(i % 4 == 3 ? "multiplier" : "chain", "verification_key.json");
+                              : test_fixture_dup(i % 4 == 3 ? "multiplier" : "chain",
+                                                 "verification_key.json");
             if (mf)
                 fprintf(mf, "%s\t%s\t%s\n", vk, up, pp);
             free(vk);
@@ -1352,7 +1350,7 @@ static int test_params(void)
     snprintf(neg, sizeof neg, "%s/params_negative.txt", tmp_dir);
     mf = fopen(neg, "w");
     if (mf) {
-        char *zvk = fixture("chain", "verification_key.json");
+        char *zvk = test_fixture_dup("chain", "verification_key.json");
         fprintf(mf, "%s\t%s/ppublic_0_0.json\t%s/pproof_0_0.json\n", zvk, tmp_dir, tmp_dir);
         free(zvk);
         fclose(mf);
@@ -1560,13 +1558,6 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 
 static size_t fz_below(size_t n) { return (size_t)(test_rand64() % n); }
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* One request with the token, unless auth names another Authorization header; status 0 when
  * no answer came. */
 static void fz_http(resp *r, const char *method, const char *path, const char *ctype,
@@ -1680,7 +1671,8 @@ static void fz_good_job(const char *after)
         snprintf(pp, sizeof pp, "%s/fuzz_proof.json", tmp_dir);
         snprintf(up, sizeof up, "%s/fuzz_public.json", tmp_dir);
         json_t *pub = json_array_get(json_object_get(f, "public"), 0);
-        char *fp = fixture("chain", "public.json"), *vk = fixture("chain", "verification_key.json");
+        char *fp = test_fixture_dup("chain", "public.json");
+        char *vk = test_fixture_dup("chain", "verification_key.json");
         json_t *want = json_load_file(fp, 0, NULL);
         CHECK(want && json_equal(want, pub));
         CHECK(json_dump_file(json_array_get(json_object_get(f, "proofs"), 0), pp, 0) == 0 &&
@@ -2405,7 +2397,8 @@ static void fz_types_sizes(void)
 static void fz_keys(unsigned iters)
 {
     static const char *const unknown[] = {"trused", "ID", "format", "r1cs_path", ""};
-    char *zk = fixture("chain", "circuit.zkey"), *r1cs = fixture("chain", "circuit.r1cs");
+    char *zk = test_fixture_dup("chain", "circuit.zkey");
+    char *r1cs = test_fixture_dup("chain", "circuit.r1cs");
     for (unsigned it = 0; it < iters; it++) {
         /* the base body loads nothing: its path is a witness, not a key (422) */
         sbuf v[6] = {{0}};
@@ -2909,13 +2902,13 @@ static void fz_raw(unsigned iters)
         if (idle[i] >= 0 && part[0] && send(idle[i], part, strlen(part), MSG_NOSIGNAL) < 0)
             fprintf(stderr, "fuzz raw: idle client %d: %s\n", i, strerror(errno));
     }
-    double t0 = mono_now();
+    double t0 = cuzk_now_ms();
     fz_good_job("idle clients");
     usleep(500000);   /* silent a while longer */
     resp r;
     CHECK(http(&r, fz_addr, "GET", "/v1/status", NULL) && r.status == 200);
     resp_free(&r);
-    double took = mono_now() - t0;
+    double took = (cuzk_now_ms() - t0) / 1e3;
     CHECK(took < 30);
     for (int i = 0; i < 12; i++)
         if (idle[i] >= 0)
@@ -2948,10 +2941,10 @@ static void fz_raw(unsigned iters)
  * a job, attacked batch after batch; a good job proves after each. Phase 2: --allow-dir. */
 static int test_fuzz(void)
 {
-    double t0 = mono_now();
+    double t0 = cuzk_now_ms();
     http_auth = FZ_AUTH;
     http_timeout_s = 20;   /* a hang fails the case, not the whole run's time */
-    fz_wpath = fixture("chain", "witness.wtns");
+    fz_wpath = test_fixture_dup("chain", "witness.wtns");
     fz_wtns = (unsigned char *)read_file(fz_wpath, &fz_wlen);
     CHECK(fz_wtns && fz_wlen > W_VALUES + 32 * 6);
     if (!fz_wtns)
@@ -3068,7 +3061,7 @@ static int test_fuzz(void)
     } else {
         CHECK(0);
     }
-    printf("fuzz: %lu requests in %.1f s\n", fz_requests, mono_now() - t0);
+    printf("fuzz: %lu requests in %.1f s\n", fz_requests, (cuzk_now_ms() - t0) / 1e3);
     http_auth = NULL;
     free(fz_wpath);
     free(fz_wtns);
@@ -3093,11 +3086,7 @@ int main(int argc, char **argv)
     char name[64];
     snprintf(name, sizeof name, "test_daemon %s", argv[1]);
     test_init(name);
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/cuzk-daemon-test-XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    test_tmpdir_make(tmp_dir, sizeof tmp_dir, "cuzk-daemon-test");
     atexit(kill_all);
     signal(SIGSEGV, on_fatal);
     signal(SIGABRT, on_fatal);
@@ -3131,10 +3120,7 @@ int main(int argc, char **argv)
     kill_all();
     curl_global_cleanup();
     if (rc == 0) {   /* keep the logs of a failed run */
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir);
-        if (system(cmd) != 0)
-            rc = rc ? rc : 0;
+        test_dir_remove(tmp_dir);
     } else {
         printf("logs kept in %s\n", tmp_dir);
     }

@@ -35,26 +35,11 @@
 #include "cuzk/msm.h"
 #include "cuzk/poly.h"
 #include "test.h"
-#include "util/parallel.h"
+#include "test_device.h"
+#include "test_points.h"
+#include "util/timing.h"
 
 #define MAX_LOG 22
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory (%zu bytes)\n", n);
-        exit(2);
-    }
-    return p;
-}
 
 #define CHECK_OK(expr)                                                                  \
     do {                                                                                \
@@ -66,89 +51,18 @@ static void *xmalloc(size_t n)
     } while (0)
 
 /* ---- random inputs ---- */
-static void fr_minus(cuzk_fr *r, uint64_t k) /* r - k as a field element (Montgomery) */
-{
-    cuzk_fr t;
-    cuzk_fr_set_u64(&t, k);
-    cuzk_fr_neg(r, &t);
-}
-
-static void rand_frs(cuzk_fr *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        test_rand_fr(&x[i]);
-}
-
-/* Bases: b[i] = R[i mod 1024] + Q[i / 1024] with R, Q random multiples of G (distinct,
- * uniform-looking points, made fast), then edge cases written over some positions:
- * infinity, repeats of the previous point, and the negative of the previous point. */
-typedef struct {
-    cuzk_g1_affine *out;
-    const cuzk_g1_affine *R, *Q;
-} gen_ctx;
-
-static void gen_range(void *vctx, size_t b, size_t e, unsigned worker)
-{
-    (void)worker;
-    gen_ctx *g = vctx;
-    cuzk_g1_jac *tmp = xmalloc((e - b) * sizeof *tmp);
-    for (size_t i = b; i < e; i++) {
-        cuzk_g1_jac_from_affine(&tmp[i - b], &g->Q[i / 1024]);
-        cuzk_g1_jac_add_affine_var(&tmp[i - b], &tmp[i - b], &g->R[i % 1024]);
-    }
-    cuzk_g1_batch_to_affine(g->out + b, tmp, e - b);
-    free(tmp);
-}
-
-typedef struct {
-    cuzk_g1_jac *out;
-    const uint64_t *k;
-} mul_ctx;
-
-static void mul_range(void *vctx, size_t b, size_t e, unsigned worker)
-{
-    (void)worker;
-    mul_ctx *m = vctx;
-    cuzk_g1_affine g;
-    cuzk_g1_jac gj;
-    cuzk_g1_generator(&g);
-    cuzk_g1_jac_from_affine(&gj, &g);
-    for (size_t i = b; i < e; i++)
-        cuzk_g1_mul_var(&m->out[i], &gj, m->k + 4 * i, 255);
-}
-
-static void random_points(cuzk_g1_affine *out, size_t n)
-{
-    uint64_t *k = xmalloc(n * 4 * sizeof *k);
-    for (size_t i = 0; i < 4 * n; i++)
-        k[i] = test_rand64() & (i % 4 == 3 ? (1ULL << 63) - 1 : ~0ULL);
-    cuzk_g1_jac *j = xmalloc(n * sizeof *j);
-    mul_ctx m = {j, k};
-    cuzk_parallel_for(n, 16, 0, mul_range, &m);
-    cuzk_g1_batch_to_affine(out, j, n);
-    free(j);
-    free(k);
-}
-
+/* MSM bases with infinity, repeats and negatives among them (test_points.h). */
 static cuzk_g1_affine *make_bases(size_t n)
 {
-    size_t nq = n / 1024 + 1;
-    cuzk_g1_affine *R = xmalloc(1024 * sizeof *R), *Q = xmalloc(nq * sizeof *Q);
-    random_points(R, 1024);
-    random_points(Q, nq);
     cuzk_g1_affine *b = xmalloc(n * sizeof *b);
-    gen_ctx g = {b, R, Q};
-    cuzk_parallel_for(n, 4096, 0, gen_range, &g);
-    free(R);
-    free(Q);
-    for (size_t i = 1; i < n; i++) {
-        if (i == 3 || i % 65537 == 0)
-            cuzk_g1_affine_set_inf(&b[i]);
-        else if (i == 4 || i % 4099 == 0)
-            b[i] = b[i - 1];
-        else if (i == 6 || i % 4111 == 0)
-            cuzk_g1_affine_neg(&b[i], &b[i - 1]);
-    }
+    test_g1_rand_bases(b, n);
+    return b;
+}
+
+static cuzk_g2_affine *make_bases_g2(size_t n)
+{
+    cuzk_g2_affine *b = xmalloc(n * sizeof *b);
+    test_g2_rand_bases(b, n);
     return b;
 }
 
@@ -160,8 +74,8 @@ static void test_field(void)
     cuzk_fr *r = xmalloc(n * sizeof *r);
     cuzk_fp *pa = xmalloc(n * sizeof *pa), *pb = xmalloc(n * sizeof *pb);
     cuzk_fp *pr = xmalloc(n * sizeof *pr);
-    rand_frs(a, n);
-    rand_frs(b, n);
+    test_rand_frs(a, n);
+    test_rand_frs(b, n);
     for (size_t i = 0; i < n; i++) {
         test_rand_fp(&pa[i]);
         test_rand_fp(&pb[i]);
@@ -177,8 +91,8 @@ static void test_field(void)
             switch (v) {
             case 0: cuzk_fr_set_zero(fs[s]); cuzk_fp_set_zero(ps[s]); break;
             case 1: cuzk_fr_set_one(fs[s]); cuzk_fp_set_one(ps[s]); break;
-            case 2: fr_minus(fs[s], 1); cuzk_fp_neg(ps[s], &one); break;
-            default: fr_minus(fs[s], 2); cuzk_fp_dbl(&one, &one); cuzk_fp_neg(ps[s], &one); break;
+            case 2: test_fr_minus(fs[s], 1); cuzk_fp_neg(ps[s], &one); break;
+            default: test_fr_minus(fs[s], 2); cuzk_fp_dbl(&one, &one); cuzk_fp_neg(ps[s], &one); break;
             }
         }
     }
@@ -219,15 +133,6 @@ static void test_field(void)
     }
     printf("field: ok so far (%lu failed)\n", test_failed_);
     free(a); free(b); free(r); free(pa); free(pb); free(pr);
-}
-
-/* ---- NTT and H ---- */
-static size_t count_diff(const cuzk_fr *x, const cuzk_fr *y, size_t n)
-{
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += !cuzk_fr_eq(&x[i], &y[i]);
-    return bad;
 }
 
 /* The NTT variants under test: the old path, and the new one with radix-4 and radix-8
@@ -272,7 +177,7 @@ static void test_ntt_variant(const ntt_variant *v)
                 continue;
             }
             CHECK(cuzk_gpu_domain_mode(gd) == v->mode);
-            rand_frs(x, n);
+            test_rand_frs(x, n);
             if (k == 10) /* a constant vector and a delta */
                 for (size_t i = 0; i < n; i++) {
                     if (f == 0)
@@ -284,24 +189,24 @@ static void test_ntt_variant(const ntt_variant *v)
             memcpy(c, x, n * sizeof *x);
             CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
             cuzk_ntt_forward(cd, c, 0);
-            size_t bad = count_diff(g, c, n);
+            size_t bad = test_fr_count_diff(g, c, n);
             if (bad)
                 fprintf(stderr, "ntt (%s) forward 2^%u family %d: %zu of %zu differ\n", mn, k,
                         (int)fams[f], bad, n);
             CHECK(bad == 0);
             /* inverse of a fresh vector, then back */
-            rand_frs(x, n);
+            test_rand_frs(x, n);
             memcpy(g, x, n * sizeof *x);
             memcpy(c, x, n * sizeof *x);
             CHECK_OK(cuzk_gpu_ntt_inverse(gd, g));
             cuzk_ntt_inverse(cd, c, 0);
-            bad = count_diff(g, c, n);
+            bad = test_fr_count_diff(g, c, n);
             if (bad)
                 fprintf(stderr, "ntt (%s) inverse 2^%u family %d: %zu of %zu differ\n", mn, k,
                         (int)fams[f], bad, n);
             CHECK(bad == 0);
             CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
-            CHECK(count_diff(g, x, n) == 0);
+            CHECK(test_fr_count_diff(g, x, n) == 0);
             cuzk_gpu_domain_free(gd);
             cuzk_domain_free(cd);
         }
@@ -329,14 +234,14 @@ static void test_ntt_elog(void)
                 CHECK_OK(gpu_domain_new_variant(&gd, ks[i], fam, &ntt_variants[vi]));
                 CHECK_OK(cuzk_domain_new(&cd, ks[i], fam));
                 if (gd && cd) {
-                    rand_frs(x, n);
+                    test_rand_frs(x, n);
                     memcpy(g, x, n * sizeof *x);
                     CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
                     cuzk_ntt_forward(cd, x, 0);
-                    size_t bad = count_diff(g, x, n);
+                    size_t bad = test_fr_count_diff(g, x, n);
                     CHECK_OK(cuzk_gpu_ntt_inverse(gd, g));
                     cuzk_ntt_inverse(cd, x, 0);
-                    bad += count_diff(g, x, n);
+                    bad += test_fr_count_diff(g, x, n);
                     if (bad)
                         fprintf(stderr, "ntt (%s, elog %s) 2^%u: %zu differ\n",
                                 ntt_variants[vi].name, elogs[e], ks[i], bad);
@@ -403,16 +308,16 @@ static void test_h_variant(const ntt_variant *v)
             cuzk_domain_free(cd);
             continue;
         }
-        rand_frs(a, n);
-        rand_frs(b, n);
-        rand_frs(c, n);
+        test_rand_frs(a, n);
+        test_rand_frs(b, n);
+        test_rand_frs(c, n);
         memcpy(ga, a, n * sizeof *a);
         memcpy(b0, b, n * sizeof *b);
         memcpy(c0, c, n * sizeof *c);
         CHECK_OK(cuzk_gpu_h_snarkjs(gd, ga, b0, c0));
-        CHECK(count_diff(b0, b, n) == 0 && count_diff(c0, c, n) == 0);
+        CHECK(test_fr_count_diff(b0, b, n) == 0 && test_fr_count_diff(c0, c, n) == 0);
         CHECK_OK(cuzk_h_snarkjs(cd, a, b, c, 0));
-        size_t bad = count_diff(ga, a, n);
+        size_t bad = test_fr_count_diff(ga, a, n);
         if (bad)
             fprintf(stderr, "h_snarkjs (%s) 2^%u: %zu of %zu differ\n", v->name, k, bad, n);
         CHECK(bad == 0);
@@ -485,13 +390,13 @@ static void edge_fill(cuzk_fr *s, size_t n, int kind)
         else if (kind == EDGE_ONE)
             cuzk_fr_set_one(&s[i]);
         else if (kind == EDGE_R_MINUS_1)
-            fr_minus(&s[i], 1);
+            test_fr_minus(&s[i], 1);
         else if (v < 4)
             cuzk_fr_set_u64(&s[i], v);
         else if (v == 4)
-            fr_minus(&s[i], 1);
+            test_fr_minus(&s[i], 1);
         else if (v == 5)
-            fr_minus(&s[i], 2);
+            test_fr_minus(&s[i], 2);
         else
             test_rand_fr(&s[i]);
     }
@@ -523,7 +428,7 @@ static void msm_edge_scalars(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, cuzk_
 static void msm_canonical(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, cuzk_fr *s, size_t n,
                           size_t nmax, size_t n_after)
 {
-    rand_frs(s, n);
+    test_rand_frs(s, n);
     cuzk_msm_scalar *cs = xmalloc(n * sizeof *cs);
     cuzk_msm_scalars_from_fr(cs, s, n, 0);
     cuzk_g1_jac rg, rc;
@@ -535,14 +440,14 @@ static void msm_canonical(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, cuzk_fr 
     CHECK(cuzk_g1_jac_is_inf(&rg));
     CHECK_EQ_ERR(cuzk_gpu_g1_msm(m, &rg, cs, nmax + 1, 0), CUZK_ESIZE);
     free(cs);
-    rand_frs(s, n_after);
+    test_rand_frs(s, n_after);
     CHECK(msm_matches(m, bases, s, n_after, 0, "after an error"));
 }
 
 static void test_msm(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t nmax)
 {
     cuzk_fr *s = xmalloc(nmax * sizeof *s);
-    rand_frs(s, nmax);
+    test_rand_frs(s, nmax);
     /* sizes 1, 2, 3, 2^k - 1, 2^k, 2^k + 1 */
     size_t sizes[3 + 3 * MAX_LOG], ns = 0;
     sizes[ns++] = 1;
@@ -555,13 +460,13 @@ static void test_msm(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t nmax)
                 sizes[ns++] = v;
         }
     for (size_t i = 0; i < ns; i++) {
-        rand_frs(s, sizes[i]);
+        test_rand_frs(s, sizes[i]);
         CHECK(msm_matches(m, bases, s, sizes[i], 0, "random"));
     }
     printf("msm sizes: ok so far (%lu failed)\n", test_failed_);
 
     /* every window at one size */
-    rand_frs(s, 5000);
+    test_rand_frs(s, 5000);
     for (unsigned w = 1; w <= CUZK_GPU_MSM_WINDOW_MAX; w++)
         CHECK(msm_matches(m, bases, s, 5000, w, "window"));
 
@@ -660,7 +565,7 @@ static void test_affine_cases(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, si
         for (size_t i = 0; i < n; i++)
             s[i] = v;
         CHECK(aff_case(m, b, s, n, "all equal"));
-        rand_frs(s, g);
+        test_rand_frs(s, g);
         CHECK(aff_case(m, b, s, g, "copies of P"));
         for (size_t i = 0; i < n; i++)
             cuzk_fr_set_zero(&s[i]);
@@ -677,7 +582,7 @@ static void test_affine_cases(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, si
         CHECK(aff_case(m, b, s, n, "small scalars"));
         for (size_t i = 0; i < n; i++) {
             if (i % 3 == 0)
-                fr_minus(&s[i], 1);
+                test_fr_minus(&s[i], 1);
             else if (i % 3 == 1)
                 cuzk_fr_set_one(&s[i]);
             else
@@ -714,75 +619,6 @@ static void test_errors(void)
     CHECK_EQ_ERR(cuzk_gpu_msm_new(&m, 0, NULL, 10), CUZK_EINVAL);
 }
 
-/* ---- G2 bases: the same construction as make_bases (R[i mod 1024] + Q[i / 1024], then
- * infinity, repeats and negatives written over some positions) ---- */
-typedef struct {
-    cuzk_g2_affine *out;
-    const cuzk_g2_affine *R, *Q;
-    const uint64_t *k;
-    cuzk_g2_jac *j;
-} g2_ctx;
-
-static void g2_gen_range(void *vctx, size_t b, size_t e, unsigned worker)
-{
-    (void)worker;
-    g2_ctx *g = vctx;
-    cuzk_g2_jac *tmp = xmalloc((e - b) * sizeof *tmp);
-    for (size_t i = b; i < e; i++) {
-        cuzk_g2_jac_from_affine(&tmp[i - b], &g->Q[i / 1024]);
-        cuzk_g2_jac_add_affine_var(&tmp[i - b], &tmp[i - b], &g->R[i % 1024]);
-    }
-    cuzk_g2_batch_to_affine(g->out + b, tmp, e - b);
-    free(tmp);
-}
-
-static void g2_mul_range(void *vctx, size_t b, size_t e, unsigned worker)
-{
-    (void)worker;
-    g2_ctx *g = vctx;
-    cuzk_g2_affine gen;
-    cuzk_g2_jac gj;
-    cuzk_g2_generator(&gen);
-    cuzk_g2_jac_from_affine(&gj, &gen);
-    for (size_t i = b; i < e; i++)
-        cuzk_g2_mul_var(&g->j[i], &gj, g->k + 4 * i, 255);
-}
-
-static void g2_random_points(cuzk_g2_affine *out, size_t n)
-{
-    uint64_t *k = xmalloc(n * 4 * sizeof *k);
-    for (size_t i = 0; i < 4 * n; i++)
-        k[i] = test_rand64() & (i % 4 == 3 ? (1ULL << 63) - 1 : ~0ULL);
-    cuzk_g2_jac *j = xmalloc(n * sizeof *j);
-    g2_ctx g = {NULL, NULL, NULL, k, j};
-    cuzk_parallel_for(n, 16, 0, g2_mul_range, &g);
-    cuzk_g2_batch_to_affine(out, j, n);
-    free(j);
-    free(k);
-}
-
-static cuzk_g2_affine *make_bases_g2(size_t n)
-{
-    size_t nq = n / 1024 + 1;
-    cuzk_g2_affine *R = xmalloc(1024 * sizeof *R), *Q = xmalloc(nq * sizeof *Q);
-    g2_random_points(R, 1024);
-    g2_random_points(Q, nq);
-    cuzk_g2_affine *b = xmalloc(n * sizeof *b);
-    g2_ctx g = {b, R, Q, NULL, NULL};
-    cuzk_parallel_for(n, 4096, 0, g2_gen_range, &g);
-    free(R);
-    free(Q);
-    for (size_t i = 1; i < n; i++) {
-        if (i == 3 || i % 65537 == 0)
-            cuzk_g2_affine_set_inf(&b[i]);
-        else if (i == 4 || i % 4099 == 0)
-            b[i] = b[i - 1];
-        else if (i == 6 || i % 4111 == 0)
-            cuzk_g2_affine_neg(&b[i], &b[i - 1]);
-    }
-    return b;
-}
-
 /* ---- G2 MSM and batch add ---- */
 static bool msm_matches_g2(cuzk_gpu_msm *m, const cuzk_g2_affine *bases, const cuzk_fr *s,
                            size_t n, unsigned window, const char *what)
@@ -815,12 +651,12 @@ static void test_msm_g2(cuzk_gpu_msm *m, const cuzk_g2_affine *bases, size_t nma
                 sizes[ns++] = v;
         }
     for (size_t i = 0; i < ns; i++) {
-        rand_frs(s, sizes[i]);
+        test_rand_frs(s, sizes[i]);
         CHECK(msm_matches_g2(m, bases, s, sizes[i], 0, "random"));
     }
     printf("g2 msm sizes: ok so far (%lu failed)\n", test_failed_);
 
-    rand_frs(s, 3000);
+    test_rand_frs(s, 3000);
     const unsigned wins[] = {1, 2, 3, 5, 8, 11, 13, 16, 19, 20, 22};
     for (size_t w = 0; w < sizeof wins / sizeof wins[0]; w++)
         CHECK(msm_matches_g2(m, bases, s, 3000, wins[w], "window"));
@@ -855,7 +691,7 @@ static void test_msm_g2(cuzk_gpu_msm *m, const cuzk_g2_affine *bases, size_t nma
     /* canonical scalars, the >= 2^255 refusal, size and group errors */
     {
         size_t nc = ((size_t)1 << 14) + 3 <= nmax ? ((size_t)1 << 14) + 3 : nmax;
-        rand_frs(s, nc);
+        test_rand_frs(s, nc);
         cuzk_msm_scalar *cs = xmalloc(nc * sizeof *cs);
         cuzk_msm_scalars_from_fr(cs, s, nc, 0);
         cuzk_g2_jac rg, rc;
@@ -911,22 +747,6 @@ static void test_msm_g2(cuzk_gpu_msm *m, const cuzk_g2_affine *bases, size_t nma
 }
 
 /* ---- split MSM (batch add of the ones + Pippenger over the significant positions) ---- */
-/* Filecoin-like: 45% zero, 45% one, 10% random (and a few r-1). */
-static void filecoin_scalars(cuzk_fr *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t v = test_rand64() % 100;
-        if (v < 45)
-            cuzk_fr_set_zero(&s[i]);
-        else if (v < 90)
-            cuzk_fr_set_one(&s[i]);
-        else if (v == 90)
-            fr_minus(&s[i], 1);
-        else
-            test_rand_fr(&s[i]);
-    }
-}
-
 /* Garbage in the bits past n of the last word (they must be ignored). */
 static void dirty_tail(uint64_t *bits, size_t n)
 {
@@ -1004,12 +824,12 @@ static void test_split(const split_target *tg, size_t nmax, unsigned maxlog)
                 sizes[ns++] = v;
         }
     for (size_t i = 0; i < ns; i++) {
-        filecoin_scalars(s, sizes[i]);
+        test_rand_frs_filecoin(s, sizes[i]);
         CHECK(split_matches(tg, s, sizes[i], (int)(i % 3), "filecoin"));
     }
     /* every variant at one size; then all zero, all one, all significant, no ones */
     const size_t n = ((size_t)1 << 15) + 1 <= nmax ? ((size_t)1 << 15) + 1 : nmax;
-    filecoin_scalars(s, n);
+    test_rand_frs_filecoin(s, n);
     for (int v = 0; v < 3; v++)
         CHECK(split_matches(tg, s, n, v, "variants"));
     for (size_t i = 0; i < n; i++)
@@ -1018,14 +838,14 @@ static void test_split(const split_target *tg, size_t nmax, unsigned maxlog)
     for (size_t i = 0; i < n; i++)
         cuzk_fr_set_one(&s[i]);
     CHECK(split_matches(tg, s, n, 2, "ones"));
-    rand_frs(s, n);
+    test_rand_frs(s, n);
     CHECK(split_matches(tg, s, n, 0, "random"));
     for (size_t i = 0; i < n; i++)
         if (i % 2)
             cuzk_fr_set_zero(&s[i]);
     CHECK(split_matches(tg, s, n, 1, "no ones"));
     /* bases 5, 6 are P, -P; 4, 5 are P, P: significant and one scalars across them */
-    filecoin_scalars(s, n);
+    test_rand_frs_filecoin(s, n);
     test_rand_fr(&s[4]);
     s[5] = s[4];
     cuzk_fr_set_one(&s[6]);
@@ -1037,7 +857,7 @@ static void test_split(const split_target *tg, size_t nmax, unsigned maxlog)
         const size_t words = CUZK_MSM_BITVEC_WORDS(n);
         uint64_t *one = xmalloc(words * sizeof *one), *sig = xmalloc(words * sizeof *sig);
         cuzk_fr *masked = xmalloc(n * sizeof *masked);
-        filecoin_scalars(s, n);
+        test_rand_frs_filecoin(s, n);
         for (size_t w = 0; w < words; w++) {
             one[w] = test_rand64();
             sig[w] = test_rand64() & test_rand64();
@@ -1127,9 +947,9 @@ static void test_h_bellman_variant(const ntt_variant *v)
         }
         for (int sat = 0; sat < 2; sat++) {
             /* sat = 1: c = a b on the domain, so Z divides A B - C and a[n-1] = 0 */
-            rand_frs(a, n);
-            rand_frs(b, n);
-            rand_frs(c, n);
+            test_rand_frs(a, n);
+            test_rand_frs(b, n);
+            test_rand_frs(c, n);
             if (sat)
                 for (size_t i = 0; i < n; i++)
                     cuzk_fr_mul(&c[i], &a[i], &b[i]);
@@ -1137,9 +957,9 @@ static void test_h_bellman_variant(const ntt_variant *v)
             memcpy(b0, b, n * sizeof *b);
             memcpy(c0, c, n * sizeof *c);
             CHECK_OK(cuzk_gpu_h_bellman(gd, ga, b0, c0));
-            CHECK(count_diff(b0, b, n) == 0 && count_diff(c0, c, n) == 0);
+            CHECK(test_fr_count_diff(b0, b, n) == 0 && test_fr_count_diff(c0, c, n) == 0);
             CHECK_OK(cuzk_h_bellman(cd, a, b, c, 0));
-            size_t bad = count_diff(ga, a, n);
+            size_t bad = test_fr_count_diff(ga, a, n);
             if (bad)
                 fprintf(stderr, "h_bellman (%s) 2^%u (sat %d): %zu of %zu differ\n", mn, k, sat,
                         bad, n);
@@ -1167,12 +987,6 @@ static void test_h_bellman(void)
 }
 
 /* ---- benchmarks ---- */
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 #define REPS 3
 typedef struct {
     char name[64];
@@ -1183,7 +997,7 @@ static int nrows;
 
 static void record(const char *name, double *t)
 {
-    qsort(t, REPS, sizeof *t, cmp_d);
+    cuzk_sort_doubles(t, REPS);
     snprintf(rows[nrows].name, sizeof rows[nrows].name, "%s", name);
     rows[nrows++].ms = t[REPS / 2];
     printf("{\"bench\": \"%s\", \"median_ms\": %.3f, \"min_ms\": %.3f, \"max_ms\": %.3f}\n", name,
@@ -1194,7 +1008,7 @@ static void record(const char *name, double *t)
 /* A deterministic, non-trivial 2^k input (cheap at 2^27). */
 static void bench_fill(cuzk_fr *x, size_t n)
 {
-    rand_frs(x, n < 4096 ? n : 4096);
+    test_rand_frs(x, n < 4096 ? n : 4096);
     for (size_t i = 4096; i < n; i++) /* cheap fill, not zeros */
         cuzk_fr_add(&x[i], &x[i - 4096], &x[i % 4096]);
 }
@@ -1209,7 +1023,7 @@ static void bench_same(cuzk_gpu_domain *d, int v, cuzk_fr *ref, cuzk_fr *out, si
     CHECK_OK(cuzk_gpu_domain_store(d, 0, v == 0 ? ref : out));
     if (v == 0)
         return;
-    size_t bad = count_diff(out, ref, n);
+    size_t bad = test_fr_count_diff(out, ref, n);
     if (bad)
         fprintf(stderr, "bench %s (%s): %zu of %zu differ from the old path\n", what,
                 ntt_variants[v].name, bad, n);
@@ -1229,9 +1043,9 @@ static void bench_h_step(cuzk_gpu_domain *d, int v, unsigned k, const cuzk_fr *x
         CHECK_OK(cuzk_gpu_domain_load(d, s, x));
     CHECK_OK(h(d));
     for (int r = 0; r < REPS; r++) {
-        double t0 = now_ms();
+        double t0 = cuzk_now_ms();
         CHECK_OK(h(d));
-        t[r] = now_ms() - t0;
+        t[r] = cuzk_now_ms() - t0;
     }
     snprintf(name, sizeof name, "%s_2^%u_%s", what, k, ntt_variants[v].name);
     record(name, t);
@@ -1272,16 +1086,16 @@ static void bench_ntt(unsigned k, const char *elog)
         char name[64];
         CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
         for (int r = 0; r < REPS; r++) {
-            double t0 = now_ms();
+            double t0 = cuzk_now_ms();
             CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
-            t[r] = now_ms() - t0;
+            t[r] = cuzk_now_ms() - t0;
         }
         snprintf(name, sizeof name, "ntt_fwd_2^%u_elog%s_%s", k, tag, vn);
         record(name, t);
         for (int r = 0; r < REPS; r++) {
-            double t0 = now_ms();
+            double t0 = cuzk_now_ms();
             CHECK_OK(cuzk_gpu_domain_ntt(d, 0, true));
-            t[r] = now_ms() - t0;
+            t[r] = cuzk_now_ms() - t0;
         }
         snprintf(name, sizeof name, "ntt_inv_2^%u_elog%s_%s", k, tag, vn);
         record(name, t);
@@ -1311,15 +1125,15 @@ static void bench_split(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t n)
         cuzk_gpu_host_free(s);
         return;
     }
-    filecoin_scalars(s, n);
+    test_rand_frs_filecoin(s, n);
     const size_t words = CUZK_MSM_BITVEC_WORDS(n);
     uint64_t *one = xmalloc(words * sizeof *one), *sig = xmalloc(words * sizeof *sig);
     cuzk_msm_counts cnt;
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     cuzk_msm_classify_fr(one, sig, &cnt, s, n, 0);
     size_t ng = cuzk_msm_gather_fr(cs, s, n, sig, 0);
     printf("split inputs: %zu ones, %zu significant; classify + gather on the CPU %.1f ms\n",
-           cnt.n_one, cnt.n_sig, now_ms() - t0);
+           cnt.n_one, cnt.n_sig, cuzk_now_ms() - t0);
     cuzk_g1_jac rg, rc;
     CHECK_OK(cuzk_gpu_g1_msm_split(m, &rg, s, CUZK_GPU_SCALARS_FR, one, sig, n, 0));
     CHECK_OK(cuzk_g1_msm_auto_fr(&rc, NULL, bases, s, n, NULL));
@@ -1329,16 +1143,16 @@ static void bench_split(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t n)
     double t[REPS];
     char name[64];
     for (int i = 0; i < REPS; i++) {
-        t0 = now_ms();
+        t0 = cuzk_now_ms();
         CHECK_OK(cuzk_gpu_g1_msm_split(m, &rg, s, CUZK_GPU_SCALARS_FR, one, sig, n, 0));
-        t[i] = now_ms() - t0;
+        t[i] = cuzk_now_ms() - t0;
     }
     snprintf(name, sizeof name, "msm_split_g1_2^24_fr_all");
     record(name, t);
     for (int i = 0; i < REPS; i++) {
-        t0 = now_ms();
+        t0 = cuzk_now_ms();
         CHECK_OK(cuzk_gpu_g1_msm_split(m, &rg, cs, CUZK_GPU_SCALARS_GATHERED, one, sig, n, 0));
-        t[i] = now_ms() - t0;
+        t[i] = cuzk_now_ms() - t0;
     }
     snprintf(name, sizeof name, "msm_split_g1_2^24_gathered");
     record(name, t);
@@ -1378,9 +1192,9 @@ static void bench_h_bellman(unsigned k)
 static void bench_g2(unsigned k)
 {
     const size_t n = (size_t)1 << k;
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     cuzk_g2_affine *bases = make_bases_g2(n);
-    printf("g2 bases: 2^%u in %.0f ms\n", k, now_ms() - t0);
+    printf("g2 bases: 2^%u in %.0f ms\n", k, cuzk_now_ms() - t0);
     cuzk_fr *s = NULL;
     cuzk_gpu_msm *m = NULL;
     if (cuzk_gpu_host_alloc((void **)&s, n * sizeof *s) != CUZK_OK ||
@@ -1391,16 +1205,16 @@ static void bench_g2(unsigned k)
         free(bases);
         return;
     }
-    rand_frs(s, n);
+    test_rand_frs(s, n);
     CHECK(msm_matches_g2(m, bases, s, n, 0, "bench"));
     double t[REPS];
     char name[64];
     for (unsigned kk = k - 2; kk <= k; kk += 2) {
         cuzk_g2_jac r;
         for (int i = 0; i < REPS; i++) {
-            t0 = now_ms();
+            t0 = cuzk_now_ms();
             CHECK_OK(cuzk_gpu_g2_msm_fr(m, &r, s, (size_t)1 << kk, 0));
-            t[i] = now_ms() - t0;
+            t[i] = cuzk_now_ms() - t0;
         }
         snprintf(name, sizeof name, "msm_g2_2^%u_c%u", kk, cuzk_gpu_msm_window((size_t)1 << kk));
         record(name, t);
@@ -1410,9 +1224,9 @@ static void bench_g2(unsigned k)
         bits[i] = test_rand64();
     cuzk_g2_jac r;
     for (int i = 0; i < REPS; i++) {
-        t0 = now_ms();
+        t0 = cuzk_now_ms();
         CHECK_OK(cuzk_gpu_g2_batch_add(m, &r, bits, n));
-        t[i] = now_ms() - t0;
+        t[i] = cuzk_now_ms() - t0;
     }
     snprintf(name, sizeof name, "batch_add_g2_2^%u_half", k);
     record(name, t);
@@ -1426,19 +1240,19 @@ static int run_bench(void)
 {
     const unsigned kmsm = 24;
     const size_t n = (size_t)1 << kmsm;
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     cuzk_g1_affine *bases = make_bases(n);
-    printf("bases: 2^%u in %.0f ms\n", kmsm, now_ms() - t0);
+    printf("bases: 2^%u in %.0f ms\n", kmsm, cuzk_now_ms() - t0);
     cuzk_fr *s = NULL;
     if (cuzk_gpu_host_alloc((void **)&s, n * sizeof *s) != CUZK_OK) {
         fprintf(stderr, "%s\n", cuzk_error_detail());
         return 1;
     }
-    rand_frs(s, n);
+    test_rand_frs(s, n);
     cuzk_gpu_msm *m = NULL;
-    t0 = now_ms();
+    t0 = cuzk_now_ms();
     CHECK_OK(cuzk_gpu_msm_new(&m, 0, bases, n));
-    printf("upload of 2^%u bases: %.0f ms\n", kmsm, now_ms() - t0);
+    printf("upload of 2^%u bases: %.0f ms\n", kmsm, cuzk_now_ms() - t0);
     if (!m)
         return test_finish();
     /* correctness at 2^24 */
@@ -1449,9 +1263,9 @@ static int run_bench(void)
         cuzk_g1_jac r;
         CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, (size_t)1 << k, 0));
         for (int i = 0; i < REPS; i++) {
-            t0 = now_ms();
+            t0 = cuzk_now_ms();
             CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, (size_t)1 << k, 0));
-            t[i] = now_ms() - t0;
+            t[i] = cuzk_now_ms() - t0;
         }
         snprintf(name, sizeof name, "msm_g1_2^%u_c%u", k, cuzk_gpu_msm_window((size_t)1 << k));
         record(name, t);
@@ -1469,9 +1283,9 @@ static int run_bench(void)
             cuzk_g1_jac r;
             CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, (size_t)1 << k, 0));
             for (int i = 0; i < REPS; i++) {
-                t0 = now_ms();
+                t0 = cuzk_now_ms();
                 CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, (size_t)1 << k, 0));
-                t[i] = now_ms() - t0;
+                t[i] = cuzk_now_ms() - t0;
             }
             snprintf(name, sizeof name, "msm_g1_2^%u_c%u_affine", k,
                      cuzk_gpu_msm_window((size_t)1 << k));
@@ -1484,9 +1298,9 @@ static int run_bench(void)
         cuzk_g1_jac r;
         CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, n, wins[w]));
         for (int i = 0; i < REPS; i++) {
-            t0 = now_ms();
+            t0 = cuzk_now_ms();
             CHECK_OK(cuzk_gpu_g1_msm_fr(m, &r, s, n, wins[w]));
-            t[i] = now_ms() - t0;
+            t[i] = cuzk_now_ms() - t0;
         }
         snprintf(name, sizeof name, "msm_g1_2^%u_c%u", kmsm, wins[w]);
         record(name, t);
@@ -1498,9 +1312,9 @@ static int run_bench(void)
         cuzk_g1_jac r;
         CHECK_OK(cuzk_gpu_g1_batch_add(m, &r, bits, n));
         for (int i = 0; i < REPS; i++) {
-            t0 = now_ms();
+            t0 = cuzk_now_ms();
             CHECK_OK(cuzk_gpu_g1_batch_add(m, &r, bits, n));
-            t[i] = now_ms() - t0;
+            t[i] = cuzk_now_ms() - t0;
         }
         snprintf(name, sizeof name, "batch_add_g1_2^%u_half", kmsm);
         record(name, t);
@@ -1535,12 +1349,12 @@ static bool aff_vs_xyzz(cuzk_gpu_msm *m, const cuzk_fr *s, size_t n, cuzk_gpu_ms
 {
     cuzk_g1_jac rx, ra;
     CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
-    const double t0 = now_ms();
+    const double t0 = cuzk_now_ms();
     const cuzk_err ex = cuzk_gpu_g1_msm_fr(m, &rx, s, n, 0);
-    const double t1 = now_ms();
+    const double t1 = cuzk_now_ms();
     CHECK_OK(cuzk_gpu_msm_set_accumulation(m, mode));
     const cuzk_err ea = cuzk_gpu_g1_msm_fr(m, &ra, s, n, 0);
-    const double t2 = now_ms();
+    const double t2 = cuzk_now_ms();
     *ran = cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE;
     CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
     const bool ok = ex == CUZK_OK && ea == CUZK_OK && cuzk_g1_jac_eq(&rx, &ra);
@@ -1562,7 +1376,7 @@ static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c
         CHECK_OK(cuzk_domain_new(&cd, ks[i], fam));
         if (!cd)
             continue;
-        rand_frs(x, n);
+        test_rand_frs(x, n);
         memcpy(c, x, n * sizeof *x);
         cuzk_ntt_forward(cd, c, 0);
         for (int v = 0; v < 3; v++) {
@@ -1572,12 +1386,12 @@ static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c
                 continue;
             memcpy(g, x, n * sizeof *x);
             CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
-            CHECK(count_diff(g, c, n) == 0);
+            CHECK(test_fr_count_diff(g, c, n) == 0);
             CHECK_OK(cuzk_gpu_ntt_inverse(gd, g));
-            CHECK(count_diff(g, x, n) == 0);
+            CHECK(test_fr_count_diff(g, x, n) == 0);
             cuzk_gpu_domain_free(gd);
             printf("large ntt 2^%u (%s): ok so far (%lu failed) [%.0f ms]\n", ks[i],
-                   ntt_variants[v].name, test_failed_, now_ms() - t0);
+                   ntt_variants[v].name, test_failed_, cuzk_now_ms() - t0);
         }
         cuzk_domain_free(cd);
     }
@@ -1590,7 +1404,7 @@ static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c
         CHECK_OK(cuzk_domain_new(&cd, kh, fam));
         if (!cd)
             continue;
-        rand_frs(x, 3 * n);
+        test_rand_frs(x, 3 * n);
         memcpy(g, x, 3 * n * sizeof *x);
         CHECK_OK(f ? cuzk_h_bellman(cd, g, g + n, g + 2 * n, 0)
                    : cuzk_h_snarkjs(cd, g, g + n, g + 2 * n, 0));
@@ -1603,7 +1417,7 @@ static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c
             memcpy(g, x, n * sizeof *x);
             CHECK_OK(f ? cuzk_gpu_h_bellman(gd, g, x + n, x + 2 * n)
                        : cuzk_gpu_h_snarkjs(gd, g, x + n, x + 2 * n));
-            size_t bad = count_diff(g, c, n);
+            size_t bad = test_fr_count_diff(g, c, n);
             if (bad)
                 fprintf(stderr, "large h %s 2^%u (%s): %zu of %zu differ\n",
                         f ? "bellman" : "snarkjs", kh, ntt_variants[v].name, bad, n);
@@ -1611,7 +1425,7 @@ static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c
             cuzk_gpu_domain_free(gd);
             printf("large h %s 2^%u (%s): ok so far (%lu failed) [%.0f ms]\n",
                    f ? "bellman" : "snarkjs", kh, ntt_variants[v].name, test_failed_,
-                   now_ms() - t0);
+                   cuzk_now_ms() - t0);
         }
         cuzk_domain_free(cd);
     }
@@ -1625,26 +1439,26 @@ static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c
  * against the device's XYZZ result. */
 static int run_large(void)
 {
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     const unsigned ks[2] = {24, 26};
     const size_t nmax = ((size_t)1 << 26) + 1;
     cuzk_fr *x = xmalloc(nmax * sizeof *x), *g = xmalloc(nmax * sizeof *g);
     cuzk_fr *c = xmalloc(nmax * sizeof *c);
     large_ntt_h(ks, x, g, c, t0);
     cuzk_g1_affine *bases = make_bases(nmax);
-    printf("large bases ready [%.0f ms]\n", now_ms() - t0);
+    printf("large bases ready [%.0f ms]\n", cuzk_now_ms() - t0);
     cuzk_gpu_msm *m = NULL;
     CHECK_OK(cuzk_gpu_msm_new(&m, 0, bases, nmax));
     if (m) {
         const size_t sizes[3] = {((size_t)1 << 24) - 1, ((size_t)1 << 24) + 1, (size_t)1 << 26};
         for (int i = 0; i < 3; i++) {
-            rand_frs(x, sizes[i]);
+            test_rand_frs(x, sizes[i]);
             CHECK(msm_matches(m, bases, x, sizes[i], 0, "large random"));
             bool ran;
             CHECK(aff_vs_xyzz(m, x, sizes[i], CUZK_GPU_MSM_ACC_AFFINE, "large random", &ran));
             CHECK(ran);
             printf("large msm n=%zu: ok so far (%lu failed) [%.0f ms]\n", sizes[i], test_failed_,
-                   now_ms() - t0);
+                   cuzk_now_ms() - t0);
         }
         /* the same 2^26 scalars from device memory (a domain slot) */
         cuzk_gpu_domain *gd = NULL;
@@ -1661,7 +1475,7 @@ static int run_large(void)
         }
         /* edge scalars at 2^24 */
         msm_edge_scalars(m, bases, x, (size_t)1 << 24);
-        printf("large msm edges: ok so far (%lu failed) [%.0f ms]\n", test_failed_, now_ms() - t0);
+        printf("large msm edges: ok so far (%lu failed) [%.0f ms]\n", test_failed_, cuzk_now_ms() - t0);
         /* the affine accumulation at 2^24 on the edge sets (the last one, mixed, is in x),
          * all scalars equal (one run a window), and rounds to the end (AFFINE_FULL) */
         {
@@ -1679,7 +1493,7 @@ static int run_large(void)
                     else if (set == 1)
                         cuzk_fr_set_one(&x[i]);
                     else if (set == 2)
-                        fr_minus(&x[i], 1);
+                        test_fr_minus(&x[i], 1);
                     else
                         x[i] = v;
                 }
@@ -1687,11 +1501,11 @@ static int run_large(void)
                                                      "large all equal"};
                 CHECK(aff_vs_xyzz(m, x, n24, CUZK_GPU_MSM_ACC_AFFINE, names[set], &ran));
             }
-            rand_frs(x, n24);
+            test_rand_frs(x, n24);
             CHECK(aff_vs_xyzz(m, x, n24, CUZK_GPU_MSM_ACC_AFFINE_FULL, "large random", &ran));
             CHECK(ran);
             printf("large msm affine: ok so far (%lu failed) [%.0f ms]\n", test_failed_,
-                   now_ms() - t0);
+                   cuzk_now_ms() - t0);
         }
         /* batch add of 2^26 points, half the bits set */
         const size_t nb = (size_t)1 << 26, words = CUZK_MSM_BITVEC_WORDS(nb);
@@ -1699,13 +1513,13 @@ static int run_large(void)
         for (size_t w = 0; w < words; w++)
             bits[w] = test_rand64();
         cuzk_g1_jac rg, rc;
-        double tb = now_ms();
+        double tb = cuzk_now_ms();
         CHECK_OK(cuzk_gpu_g1_batch_add(m, &rg, bits, nb));
-        double tg = now_ms() - tb;
+        double tg = cuzk_now_ms() - tb;
         CHECK_OK(cuzk_g1_batch_add(&rc, bases, nb, bits, 0));
         CHECK(cuzk_g1_jac_eq(&rg, &rc));
         printf("large batch_add 2^26 (half set): ok so far (%lu failed), gpu %.1f ms [%.0f ms]\n",
-               test_failed_, tg, now_ms() - t0);
+               test_failed_, tg, cuzk_now_ms() - t0);
         free(bits);
     }
     cuzk_gpu_msm_free(m);
@@ -1738,7 +1552,7 @@ static void test_streamed(const cuzk_g1_affine *bases, size_t nmax, const cuzk_g
     CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 20, CUZK_ROOTS_SNARKJS)); /* device scalars */
     for (size_t i = 0; i < nsz; i++) {
         const size_t n = sizes[i];
-        rand_frs(s, n);
+        test_rand_frs(s, n);
         CHECK(msm_matches(m, bases, s, n, 0, "streamed"));
         if (gd && n <= ((size_t)1 << 20)) {
             cuzk_fr *full = xmalloc(((size_t)1 << 20) * sizeof *full);
@@ -1773,11 +1587,11 @@ static void test_streamed(const cuzk_g1_affine *bases, size_t nmax, const cuzk_g
     /* split, each scalar layout */
     split_target tg = {1, m, bases};
     for (size_t i = 0; i < nsz; i++) {
-        filecoin_scalars(s, sizes[i]);
+        test_rand_frs_filecoin(s, sizes[i]);
         CHECK(split_matches(&tg, s, sizes[i], (int)(i % 3), "streamed"));
     }
     for (int v = 0; v < 3; v++) {
-        filecoin_scalars(s, big);
+        test_rand_frs_filecoin(s, big);
         CHECK(split_matches(&tg, s, big, v, "streamed, every layout"));
     }
     cuzk_gpu_msm_free(m);
@@ -1792,9 +1606,9 @@ static void test_streamed(const cuzk_g1_affine *bases, size_t nmax, const cuzk_g
         CHECK_EQ_ERR(cuzk_gpu_g1_msm_fr(m2, &r1, s, 10, 0), CUZK_EINVAL); /* a G2 context */
         const size_t s2[] = {1, 1023, 1024, 1025, 4100, n2};
         for (size_t i = 0; i < sizeof s2 / sizeof s2[0]; i++) {
-            rand_frs(s, s2[i]);
+            test_rand_frs(s, s2[i]);
             CHECK(msm_matches_g2(m2, b2, s, s2[i], 0, "streamed"));
-            filecoin_scalars(s, s2[i]);
+            test_rand_frs_filecoin(s, s2[i]);
             split_target t2 = {2, m2, b2};
             CHECK(split_matches(&t2, s, s2[i], (int)(i % 3), "streamed g2"));
         }
@@ -1807,10 +1621,7 @@ static void test_streamed(const cuzk_g1_affine *bases, size_t nmax, const cuzk_g
 int main(int argc, char **argv)
 {
     test_init("test_gpu");
-    if (!cuzk_gpu_available()) {
-        printf("SKIP: no usable GPU: %s\n", cuzk_error_detail());
-        return 77;
-    }
+    test_gpu_require();
     cuzk_gpu_device_info info;
     if (cuzk_gpu_device_query(&info, 0) != CUZK_OK) {
         printf("SKIP: device 0 does not answer: %s\n", cuzk_error_detail());
@@ -1826,32 +1637,32 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--large") == 0)
         return run_large();
 
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     test_errors();
     test_field();
-    printf("[%.0f ms]\n", now_ms() - t0);
+    printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     test_ntt();
-    printf("[%.0f ms]\n", now_ms() - t0);
+    printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     test_h();
-    printf("[%.0f ms]\n", now_ms() - t0);
+    printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     const size_t nmax = ((size_t)1 << MAX_LOG) + 1;
     cuzk_g1_affine *bases = make_bases(nmax);
-    printf("bases ready [%.0f ms]\n", now_ms() - t0);
+    printf("bases ready [%.0f ms]\n", cuzk_now_ms() - t0);
     cuzk_gpu_msm *m = NULL;
     CHECK_OK(cuzk_gpu_msm_new(&m, 0, bases, nmax));
     if (m) {
         test_msm(m, bases, nmax);
-        printf("[%.0f ms]\n", now_ms() - t0);
+        printf("[%.0f ms]\n", cuzk_now_ms() - t0);
         test_batch_add(m, bases, nmax);
-        printf("[%.0f ms]\n", now_ms() - t0);
+        printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     }
-    printf("[%.0f ms]\n", now_ms() - t0);
+    printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     test_h_bellman();
-    printf("[%.0f ms]\n", now_ms() - t0);
+    printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     if (m) {
         split_target tg = {1, m, bases};
         test_split(&tg, nmax, MAX_LOG);
-        printf("[%.0f ms]\n", now_ms() - t0);
+        printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     }
     /* the G1 MSM checks again with the batch-affine accumulation (AFFINE and AFFINE_FULL in
      * turn), slices of 2^20 pairs unless CUZK_GPU_MSM_AFF_SLICE says otherwise */
@@ -1864,7 +1675,7 @@ int main(int argc, char **argv)
         g_affine = false;
         test_affine_cases(m, bases, nmax);
         printf("affine pass: %lu of %lu MSMs ran affine rounds [%.0f ms]\n", g_aff_used,
-               g_aff_calls, now_ms() - t0);
+               g_aff_calls, cuzk_now_ms() - t0);
         CHECK(g_aff_used > g_aff_calls / 3);
         CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
     }
@@ -1873,20 +1684,20 @@ int main(int argc, char **argv)
     /* G2 last: MSM, batch add, split on 2^18 + 1 resident G2 bases */
     const size_t n2 = ((size_t)1 << G2_MAX_LOG) + 1;
     cuzk_g2_affine *b2 = make_bases_g2(n2);
-    printf("g2 bases ready [%.0f ms]\n", now_ms() - t0);
+    printf("g2 bases ready [%.0f ms]\n", cuzk_now_ms() - t0);
     cuzk_gpu_msm *m2 = NULL;
     CHECK_OK(cuzk_gpu_msm_new_g2(&m2, 0, b2, n2));
     if (m2) {
         test_msm_g2(m2, b2, n2);
-        printf("[%.0f ms]\n", now_ms() - t0);
+        printf("[%.0f ms]\n", cuzk_now_ms() - t0);
         split_target tg = {2, m2, b2};
         test_split(&tg, n2, G2_MAX_LOG);
-        printf("[%.0f ms]\n", now_ms() - t0);
+        printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     }
     cuzk_gpu_msm_free(m2);
     /* streamed bases last (the same bases, read from host memory chunk by chunk) */
     test_streamed(bases, nmax, b2, n2);
-    printf("[%.0f ms]\n", now_ms() - t0);
+    printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     free(bases);
     free(b2);
     return test_finish();

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_circuit.h"
+#include "test_device.h"
 #include "test_files.h"
 #include "test_points.h"
 
@@ -20,12 +22,6 @@
 #include "cuzk/gpu.h"
 #endif
 
-static bool proof_eq(const cuzk_proof *x, const cuzk_proof *y)
-{
-    return cuzk_g1_affine_eq(&x->a, &y->a) && cuzk_g2_affine_eq(&x->b, &y->b) &&
-           cuzk_g1_affine_eq(&x->c, &y->c);
-}
-
 /* The options of every resident key made from here on (those made per call through
  * cuzk_prove_opts.gpu, and those the tests make) */
 static cuzk_gpu_opts gopts;
@@ -33,15 +29,14 @@ static cuzk_gpu_opts gopts;
 static void fixture(const char *name)
 {
     char p[1024];
-    const char *d = getenv("CUZK_TEST_DATA");
     cuzk_zkey *zk = NULL;
     cuzk_wtns *wt = NULL;
     cuzk_vk *vk = NULL;
-    snprintf(p, sizeof p, "%s/circuits/%s/circuit.zkey", d ? d : "tests/data", name);
+    test_fixture_path(p, sizeof p, name, "circuit.zkey");
     CHECK_EQ_ERR(cuzk_zkey_load(&zk, p), CUZK_OK);
-    snprintf(p, sizeof p, "%s/circuits/%s/witness.wtns", d ? d : "tests/data", name);
+    test_fixture_path(p, sizeof p, name, "witness.wtns");
     CHECK_EQ_ERR(cuzk_wtns_load(&wt, p), CUZK_OK);
-    snprintf(p, sizeof p, "%s/circuits/%s/verification_key.json", d ? d : "tests/data", name);
+    test_fixture_path(p, sizeof p, name, "verification_key.json");
     CHECK_EQ_ERR(cuzk_vk_read_json(&vk, p), CUZK_OK);
     if (!zk || !wt || !vk)
         goto out;
@@ -54,7 +49,7 @@ static void fixture(const char *name)
     cuzk_prove_opts og = {.backend = CUZK_BACKEND_GPU, .test_r = &r, .test_s = &s, .gpu = &gopts};
     CHECK_EQ_ERR(cuzk_groth16_prove(pc, NULL, zk, ws, 2, wt->n, &oc), CUZK_OK);
     CHECK_EQ_ERR(cuzk_groth16_prove(pg, NULL, zk, ws, 2, wt->n, &og), CUZK_OK);
-    CHECK(proof_eq(&pc[0], &pg[0]) && proof_eq(&pc[1], &pg[1]));
+    CHECK(test_proof_eq(&pc[0], &pg[0]) && test_proof_eq(&pc[1], &pg[1]));
     CHECK_EQ_ERR(cuzk_groth16_verify(vk, wt->w + 1, zk->n_public, &pg[0]), CUZK_OK);
     /* a resident key reused over several calls */
     cuzk_gpu_key *gk = NULL;
@@ -62,7 +57,7 @@ static void fixture(const char *name)
     og.gpu_key = gk;
     for (int i = 0; i < 3 && gk; i++) {
         CHECK_EQ_ERR(cuzk_groth16_prove(pg, NULL, zk, ws, 1, wt->n, &og), CUZK_OK);
-        CHECK(proof_eq(&pc[0], &pg[0]));
+        CHECK(test_proof_eq(&pc[0], &pg[0]));
     }
     cuzk_groth16_gpu_key_free(gk);
     printf("fixture %s: gpu == cpu\n", name);
@@ -151,7 +146,7 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, 
         free(own[j]);
     free(own);
     for (size_t j = 0; j < parts; j++)
-        CHECK(proof_eq(&pc[j], &pg[j]));
+        CHECK(test_proof_eq(&pc[j], &pg[j]));
     printf("porep-%u x%zu%s%s: gpu == cpu\n", k, parts,
            nkeys ? (mixed_b2 ? " on several keys, B_G2 mixed" : " on several keys") : "",
            given_abc ? ", a, b, c given" : "");
@@ -271,15 +266,7 @@ out:
 int main(void)
 {
     test_init("test_gpu_groth16");
-#ifdef CUZK_HAVE_CUDA
-    if (!cuzk_gpu_available()) {
-        printf("SKIP: no usable GPU: %s\n", cuzk_error_detail());
-        return 77;
-    }
-#else
-    printf("SKIP: built without CUDA\n");
-    return 77;
-#endif
+    test_gpu_require();
     params_checks();
     /* B_G2 on the CPU thread first (read when a resident key is made) */
     cuzk_gpu_opts_default(&gopts);

@@ -4,33 +4,23 @@
  * with the CPU backend give identical keys, and proofs under the GPU-made keys verify.
  * Exits 77 when no GPU is usable. */
 #define _GNU_SOURCE
-#include <time.h>
 
 #include "test.h"
+#include "test_circuit.h"
+#include "test_device.h"
 
 #include "cuzk/groth16.h"
+#include "cuzk/gpu.h"
 #include "cuzk/setup.h"
 #include "setup/bellman.h"
-#ifdef CUZK_HAVE_CUDA
-#include "cuzk/gpu.h"
-#endif
-
-#ifdef CUZK_HAVE_CUDA
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "util/timing.h"
 
 /* n scalars: 0, 1, 2, r-1 first (as many as fit), a repeat, a zero in the middle, the rest
  * random. */
 static cuzk_fr *scalars(size_t n)
 {
     cuzk_fr *s = malloc(n * sizeof *s);
-    for (size_t i = 0; i < n; i++)
-        test_rand_fr(&s[i]);
+    test_rand_frs(s, n);
     cuzk_fr one;
     cuzk_fr_set_one(&one);
     if (n > 0)
@@ -39,10 +29,8 @@ static cuzk_fr *scalars(size_t n)
         s[1] = one;
     if (n > 2)
         cuzk_fr_set_u64(&s[2], 2);
-    if (n > 3) {
-        cuzk_fr_set_zero(&s[3]);
-        cuzk_fr_sub(&s[3], &s[3], &one); /* r - 1 */
-    }
+    if (n > 3)
+        test_fr_minus(&s[3], 1);
     if (n > 10) {
         s[n / 2] = s[5];
         cuzk_fr_set_zero(&s[n / 3]);
@@ -57,14 +45,14 @@ static void fixed_base(size_t n)
     cuzk_g2_affine *g2 = malloc(n * sizeof *g2), *c2 = malloc(n * sizeof *c2);
     memset(g1, 0xa5, n * sizeof *g1);
     memset(g2, 0xa5, n * sizeof *g2);
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     CHECK_EQ_ERR(cuzk_gpu_fixed_base_g1(0, g1, s, n), CUZK_OK);
-    double t1 = now_ms();
+    double t1 = cuzk_now_ms();
     CHECK_EQ_ERR(cuzk_gpu_fixed_base_g2(0, g2, s, n), CUZK_OK);
-    double t2 = now_ms();
+    double t2 = cuzk_now_ms();
     CHECK_EQ_ERR(cuzk_setup_g1_batch_var(c1, s, n, 0), CUZK_OK);
     CHECK_EQ_ERR(cuzk_setup_g2_batch_var(c2, s, n, 0), CUZK_OK);
-    double t3 = now_ms();
+    double t3 = cuzk_now_ms();
     size_t bad1 = 0, bad2 = 0;
     for (size_t i = 0; i < n; i++) {
         bad1 += memcmp(&g1[i], &c1[i], sizeof *g1) != 0;
@@ -97,112 +85,16 @@ static void fixed_base(size_t n)
     free(c2);
 }
 
-/* A chain circuit with m constraints: wires 0 = 1, 1 = public output, 2 = public input x,
- * then w[3+i] = (a_i w[2+i] + b_i) w[2+i]; the last constraint sets out = w[last] * 1.
- * The witness in *wit. */
-static cuzk_r1cs *chain_circuit(size_t m, cuzk_fr **wit)
-{
-    cuzk_r1cs *r = calloc(1, sizeof *r);
-    size_t nw = m + 2;
-    r->n_wires = (uint32_t)nw;
-    r->n_pub_out = 1;
-    r->n_pub_in = 1;
-    r->n_public = 2;
-    r->n_constraints = (uint32_t)m;
-    size_t cap[3] = {2 * m, m, m};
-    for (int k = 0; k < 3; k++) {
-        r->m[k].n_rows = m;
-        r->m[k].row = calloc(m + 1, sizeof(uint64_t));
-        r->m[k].col = malloc(cap[k] * sizeof(uint32_t));
-        r->m[k].val = malloc(cap[k] * sizeof(cuzk_fr));
-    }
-    cuzk_fr *w = malloc(nw * sizeof *w), one;
-    cuzk_fr_set_one(&one);
-    w[0] = one;
-    test_rand_fr(&w[2]);
-    uint64_t nz[3] = {0, 0, 0};
-    for (size_t i = 0; i < m; i++) {
-        if (i + 1 < m) {
-            cuzk_fr a, b, t;
-            test_rand_fr(&a);
-            test_rand_fr(&b);
-            r->m[0].col[nz[0]] = (uint32_t)(2 + i);
-            r->m[0].val[nz[0]++] = a;
-            r->m[0].col[nz[0]] = 0;
-            r->m[0].val[nz[0]++] = b;
-            r->m[1].col[nz[1]] = (uint32_t)(2 + i);
-            r->m[1].val[nz[1]++] = one;
-            r->m[2].col[nz[2]] = (uint32_t)(3 + i);
-            r->m[2].val[nz[2]++] = one;
-            cuzk_fr_mul(&t, &a, &w[2 + i]);
-            cuzk_fr_add(&t, &t, &b);
-            cuzk_fr_mul(&w[3 + i], &t, &w[2 + i]);
-        } else {
-            r->m[0].col[nz[0]] = (uint32_t)(nw - 1);
-            r->m[0].val[nz[0]++] = one;
-            r->m[1].col[nz[1]] = 0;
-            r->m[1].val[nz[1]++] = one;
-            r->m[2].col[nz[2]] = 1;
-            r->m[2].val[nz[2]++] = one;
-        }
-        for (int k = 0; k < 3; k++)
-            r->m[k].row[i + 1] = nz[k];
-    }
-    w[1] = w[nw - 1];
-    *wit = w;
-    return r;
-}
-
-static bool zkeys_equal(const cuzk_zkey *x, const cuzk_zkey *y)
-{
-    size_t nv = x->n_vars, np = x->n_public, n = x->domain_size;
-    return nv == y->n_vars && np == y->n_public && n == y->domain_size &&
-           !memcmp(&x->alpha1, &y->alpha1, sizeof x->alpha1) &&
-           !memcmp(&x->beta1, &y->beta1, sizeof x->beta1) &&
-           !memcmp(&x->delta1, &y->delta1, sizeof x->delta1) &&
-           !memcmp(&x->beta2, &y->beta2, sizeof x->beta2) &&
-           !memcmp(&x->gamma2, &y->gamma2, sizeof x->gamma2) &&
-           !memcmp(&x->delta2, &y->delta2, sizeof x->delta2) &&
-           !memcmp(x->ic, y->ic, (np + 1) * sizeof *x->ic) &&
-           !memcmp(x->a_pts, y->a_pts, nv * sizeof *x->a_pts) &&
-           !memcmp(x->b1_pts, y->b1_pts, nv * sizeof *x->b1_pts) &&
-           !memcmp(x->b2_pts, y->b2_pts, nv * sizeof *x->b2_pts) &&
-           !memcmp(x->c_pts, y->c_pts, (nv - np - 1) * sizeof *x->c_pts) &&
-           !memcmp(x->h_pts, y->h_pts, n * sizeof *x->h_pts);
-}
-
-static bool params_equal(const cuzk_params *x, const cuzk_params *y)
-{
-    return x->n_ic == y->n_ic && x->n_l == y->n_l && x->n_a == y->n_a &&
-           x->n_b_g1 == y->n_b_g1 && x->n_b_g2 == y->n_b_g2 && x->n_h == y->n_h &&
-           !memcmp(&x->alpha1, &y->alpha1, sizeof x->alpha1) &&
-           !memcmp(&x->beta1, &y->beta1, sizeof x->beta1) &&
-           !memcmp(&x->delta1, &y->delta1, sizeof x->delta1) &&
-           !memcmp(&x->beta2, &y->beta2, sizeof x->beta2) &&
-           !memcmp(&x->gamma2, &y->gamma2, sizeof x->gamma2) &&
-           !memcmp(&x->delta2, &y->delta2, sizeof x->delta2) &&
-           !memcmp(x->ic, y->ic, x->n_ic * sizeof *x->ic) &&
-           !memcmp(x->l, y->l, x->n_l * sizeof *x->l) &&
-           !memcmp(x->a, y->a, x->n_a * sizeof *x->a) &&
-           !memcmp(x->b_g1, y->b_g1, x->n_b_g1 * sizeof *x->b_g1) &&
-           !memcmp(x->b_g2, y->b_g2, x->n_b_g2 * sizeof *x->b_g2) &&
-           !memcmp(x->h, y->h, x->n_h * sizeof *x->h);
-}
-
 /* Runs a setup with progress into a string; true when a line ends in "(gpu) ..." */
 static bool saw_gpu(const char *log) { return strstr(log, "(gpu)") != NULL; }
 
 static void whole_setup(size_t m)
 {
     cuzk_fr *w = NULL;
-    cuzk_r1cs *r = chain_circuit(m, &w);
+    cuzk_r1cs *r = test_chain_circuit(m, &w);
     CHECK_EQ_ERR(cuzk_r1cs_check_witness(r, w, r->n_wires, NULL), CUZK_OK);
     cuzk_setup_toxic tw;
-    test_rand_fr(&tw.tau);
-    test_rand_fr(&tw.alpha);
-    test_rand_fr(&tw.beta);
-    test_rand_fr(&tw.gamma);
-    test_rand_fr(&tw.delta);
+    test_rand_toxic(&tw);
     char *log = NULL;
     size_t log_len = 0;
     FILE *lf = open_memstream(&log, &log_len);
@@ -213,17 +105,17 @@ static void whole_setup(size_t m)
     /* snarkjs keys */
     cuzk_zkey *zc = NULL, *zg = NULL, *za = NULL;
     cuzk_vk *vk = NULL;
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     CHECK_EQ_ERR(cuzk_setup_zkey(&zc, r, &oc), CUZK_OK);
-    double t1 = now_ms();
+    double t1 = cuzk_now_ms();
     CHECK_EQ_ERR(cuzk_setup_zkey(&zg, r, &og), CUZK_OK);
-    double t2 = now_ms();
+    double t2 = cuzk_now_ms();
     CHECK_EQ_ERR(cuzk_setup_zkey(&za, r, &oa), CUZK_OK);
     fflush(lf);
     CHECK(saw_gpu(log));
     if (zc && zg && za) {
-        CHECK(zkeys_equal(zc, zg));
-        CHECK(zkeys_equal(zc, za));
+        CHECK(test_zkey_eq(zc, zg));
+        CHECK(test_zkey_eq(zc, za));
         CHECK_EQ_ERR(cuzk_vk_from_zkey(&vk, zg), CUZK_OK);
         cuzk_proof pr;
         const cuzk_fr *ws[1] = {w};
@@ -249,13 +141,13 @@ static void whole_setup(size_t m)
     cuzk_params *pc = NULL, *pg = NULL;
     CHECK_EQ_ERR(cuzk_bellman_circuit_from_r1cs(&c, r), CUZK_OK);
     if (c) {
-        t0 = now_ms();
+        t0 = cuzk_now_ms();
         CHECK_EQ_ERR(cuzk_setup_params(&pc, c, &oc), CUZK_OK);
-        t1 = now_ms();
+        t1 = cuzk_now_ms();
         CHECK_EQ_ERR(cuzk_setup_params(&pg, c, &og), CUZK_OK);
-        t2 = now_ms();
+        t2 = cuzk_now_ms();
         if (pc && pg) {
-            CHECK(params_equal(pc, pg));
+            CHECK(test_params_eq(pc, pg));
             CHECK_EQ_ERR(cuzk_vk_from_params(&vk, pg), CUZK_OK);
             cuzk_proof pr;
             const cuzk_fr *wp = w;
@@ -289,16 +181,11 @@ static void whole_setup(size_t m)
     cuzk_r1cs_free(r);
     free(w);
 }
-#endif
 
 int main(void)
 {
     test_init("test_gpu_setup");
-#ifdef CUZK_HAVE_CUDA
-    if (!cuzk_gpu_available()) {
-        printf("SKIP: no usable GPU: %s\n", cuzk_error_detail());
-        return 77;
-    }
+    test_gpu_require();
     CHECK_EQ_ERR(cuzk_gpu_fixed_base_g1(0, NULL, NULL, 0), CUZK_OK);
     size_t sizes[] = {1, 2, 3, 17, 1000, 2049, ((size_t)1 << 16) + 1, (size_t)1 << 20};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
@@ -307,8 +194,4 @@ int main(void)
     whole_setup(1000);
     whole_setup(((size_t)1 << 17) - 3);
     return test_finish();
-#else
-    printf("SKIP: built without CUDA\n");
-    return 77;
-#endif
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "test_device.h"
 #include "test_points.h"
 
 #include "cuzk/gpu.h"
@@ -25,8 +26,7 @@ static void *subgroup_points(int group, size_t n, size_t distinct)
         free(s);
         return NULL;
     }
-    for (size_t i = 0; i < distinct; i++)
-        test_rand_fr(&s[i]);
+    test_rand_frs(s, distinct);
     cuzk_err e = group == 1 ? cuzk_gpu_fixed_base_g1(0, (cuzk_g1_affine *)pts, s, distinct)
                             : cuzk_gpu_fixed_base_g2(0, (cuzk_g2_affine *)pts, s, distinct);
     CHECK_EQ_ERR(e, CUZK_OK);
@@ -113,11 +113,7 @@ static void mix(int group, size_t n)
 int main(void)
 {
     test_init("test_gpu_subgroup");
-#ifdef CUZK_HAVE_CUDA
-    if (!cuzk_gpu_available()) {
-        printf("SKIP: no usable GPU: %s\n", cuzk_error_detail());
-        return 77;
-    }
+    test_gpu_require();
     size_t bad = 7;
     CHECK_EQ_ERR(cuzk_gpu_subgroup_check(NULL, 0, 1, 0, &bad), CUZK_OK);
     CHECK(bad == 0);
@@ -131,8 +127,4 @@ int main(void)
     mix(1, 256);
     mix(2, 128);
     return test_finish();
-#else
-    printf("SKIP: built without CUDA\n");
-    return 77;
-#endif
 }

@@ -13,11 +13,13 @@
 #include "cuzk/ec.h"
 #include "ec/ec_internal.h"
 #include "test.h"
+#include "test_points.h"
 
 #define CAT3_(a, b, c) a##b##c
 #define XCAT3_(a, b, c) CAT3_(a, b, c)
 #define PT(name) XCAT3_(cuzk_, TG, _##name)      /* library function of the group */
 #define LOC(name) XCAT3_(TG, _, name)            /* this file's function of the group */
+#define TP(name) XCAT3_(test_, TG, _##name)      /* test_points.h's function of the group */
 #define FF(op) XCAT3_(TF, _, op)                 /* field function */
 
 /* |x| for BLS12-381's parameter x = -0xd201000000010000 */
@@ -49,11 +51,6 @@ static unsigned long n_fast(void)
 #define T_JAC cuzk_g1_jac
 #define T_XYZZ cuzk_g1_xyzz
 #define T_RAND_F test_rand_fp
-static void g1_b(cuzk_fp *r)
-{
-    cuzk_fp_set_u64(r, 4);
-}
-#define T_B g1_b
 #define T_NAME "G1"
 #define T_ITER_SCALE 4
 #include __FILE__
@@ -64,7 +61,6 @@ static void g1_b(cuzk_fp *r)
 #undef T_JAC
 #undef T_XYZZ
 #undef T_RAND_F
-#undef T_B
 #undef T_NAME
 #undef T_ITER_SCALE
 
@@ -76,12 +72,6 @@ static void g1_b(cuzk_fp *r)
 #define T_JAC cuzk_g2_jac
 #define T_XYZZ cuzk_g2_xyzz
 #define T_RAND_F test_rand_fp2
-static void g2_b(cuzk_fp2 *r)
-{
-    cuzk_fp_set_u64(&r->c0, 4);
-    cuzk_fp_set_u64(&r->c1, 4);
-}
-#define T_B g2_b
 #define T_NAME "G2"
 #define T_ITER_SCALE 1
 #include __FILE__
@@ -92,12 +82,7 @@ static void g2_b(cuzk_fp2 *r)
 static void fp_from_hex(cuzk_fp *r, const char *hex)
 {
     uint8_t b[48];
-    CHECK(strlen(hex) == 96);
-    for (int i = 0; i < 48; i++) {
-        unsigned v;
-        sscanf(hex + 2 * i, "%2x", &v);
-        b[i] = (uint8_t)v;
-    }
+    test_hex_to_bytes(b, hex, sizeof b);
     CHECK_EQ_ERR(cuzk_fp_from_bytes_be(r, b), CUZK_OK);
 }
 
@@ -205,7 +190,7 @@ static void test_g2_psi(void)
     /* psi maps curve points (outside G2 too) to curve points */
     for (int i = 0; i < 20; i++) {
         cuzk_g2_affine p;
-        g2_rand_curve_point(&p);
+        test_g2_rand_curve(&p);
         cuzk_g2_psi_(&s, &p);
         CHECK(cuzk_g2_affine_is_on_curve(&s));
     }
@@ -224,39 +209,11 @@ int main(void)
 
 #else /* TEST_EC_BODY: generic tests for one group */
 
-/* A random point of the whole curve group (usually outside the r-torsion): hash x until
- * x^3 + b is a square, no cofactor clearing. */
-static void LOC(rand_curve_point)(T_AFF *p)
-{
-    T_F rhs, b;
-    T_B(&b);
-    for (;;) {
-        T_RAND_F(&p->x);
-        FF(sqr)(&rhs, &p->x);
-        FF(mul)(&rhs, &rhs, &p->x);
-        FF(add)(&rhs, &rhs, &b);
-        if (FF(sqrt)(&p->y, &rhs))
-            break;
-    }
-    if (test_rand64() & 1)
-        FF(neg)(&p->y, &p->y);
-}
-
 static void LOC(generator_jac)(T_JAC *g)
 {
     T_AFF a;
     PT(generator)(&a);
     PT(jac_from_affine)(g, &a);
-}
-
-/* A random point of the subgroup: (random 64-bit) * G. */
-static void LOC(rand_subgroup_point)(T_AFF *p)
-{
-    T_JAC g;
-    uint64_t k = test_rand64();
-    LOC(generator_jac)(&g);
-    PT(mul_var)(&g, &g, &k, 64);
-    PT(jac_to_affine)(p, &g);
 }
 
 static void LOC(rand_nonzero)(T_F *z)
@@ -284,23 +241,15 @@ static void LOC(to_rand_jac)(T_JAC *r, const T_AFF *a)
     r->z = z;
 }
 
+/* The same in XYZZ: the Jacobian one's X, Y with ZZ = Z^2, ZZZ = Z^3. */
 static void LOC(to_rand_xyzz)(T_XYZZ *r, const T_AFF *a)
 {
-    T_F z, z2, z3;
-    if (PT(affine_is_inf)(a)) {
-        T_RAND_F(&r->x);
-        T_RAND_F(&r->y);
-        FF(set_zero)(&r->zz);
-        FF(set_zero)(&r->zzz);
-        return;
-    }
-    LOC(rand_nonzero)(&z);
-    FF(sqr)(&z2, &z);
-    FF(mul)(&z3, &z2, &z);
-    FF(mul)(&r->x, &a->x, &z2);
-    FF(mul)(&r->y, &a->y, &z3);
-    r->zz = z2;
-    r->zzz = z3;
+    T_JAC j;
+    LOC(to_rand_jac)(&j, a);
+    r->x = j.x;
+    r->y = j.y;
+    FF(sqr)(&r->zz, &j.z);
+    FF(mul)(&r->zzz, &r->zz, &j.z);
 }
 
 static void LOC(jac_to_aff)(T_AFF *r, const T_JAC *a)
@@ -368,7 +317,7 @@ static void LOC(rand_point)(T_AFF *p)
     if (c == 0)
         PT(affine_set_inf)(p);
     else
-        LOC(rand_curve_point)(p);
+        TP(rand_curve)(p);
 }
 
 /* Checks a + b in every form against the reference. */
@@ -556,7 +505,7 @@ static void LOC(test_group_law)(void)
     for (int i = 0; i < 50; i++) {
         T_AFF p;
         T_JAC jp;
-        LOC(rand_curve_point)(&p);
+        TP(rand_curve)(&p);
         LOC(to_rand_jac)(&jp, &p);
         CHECK(PT(affine_is_on_curve)(&p) && PT(jac_is_on_curve)(&jp));
         T_F one;
@@ -577,7 +526,7 @@ static void LOC(test_mul)(void)
         if (it == 0)
             PT(generator)(&p);
         else
-            LOC(rand_curve_point)(&p);
+            TP(rand_curve)(&p);
         LOC(to_rand_jac)(&jp, &p);
         for (unsigned k = 0; k <= 40; k++) {
             uint64_t kk = k;
@@ -617,9 +566,9 @@ static void LOC(test_mul)(void)
         T_AFF p;
         T_JAC jp, r1, r2, r3;
         if (it & 1)
-            LOC(rand_subgroup_point)(&p);
+            TP(rand)(&p);
         else
-            LOC(rand_curve_point)(&p);
+            TP(rand_curve)(&p);
         LOC(to_rand_jac)(&jp, &p);
         uint64_t k[6];
         rand_scalar_limbs(k, 6);
@@ -648,7 +597,7 @@ static void LOC(test_mul)(void)
         cuzk_fr_to_limbs(sl, &s);
         T_JAC g;
         T_AFF ga;
-        LOC(rand_subgroup_point)(&ga);
+        TP(rand)(&ga);
         PT(jac_from_affine)(&g, &ga);
         PT(mul_fr)(&r1, &g, &a);
         PT(mul_var)(&r2, &g, al, 255);
@@ -729,13 +678,13 @@ static void LOC(test_subgroup)(void)
         T_AFF p, q;
         T_JAC jp, t;
         /* points of the subgroup */
-        LOC(rand_subgroup_point)(&p);
+        TP(rand)(&p);
         CHECK(PT(affine_in_subgroup)(&p));
         PT(jac_from_affine)(&jp, &p);
         PT(mul_var)(&t, &jp, rl, 255);
         CHECK(PT(jac_is_inf)(&t));
         /* random curve points: fast check = slow check */
-        LOC(rand_curve_point)(&q);
+        TP(rand_curve)(&q);
         PT(jac_from_affine)(&jp, &q);
         PT(mul_var)(&t, &jp, rl, 255);
         bool slow = PT(jac_is_inf)(&t);

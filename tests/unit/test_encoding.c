@@ -9,22 +9,15 @@
 
 #include "cuzk/ec.h"
 #include "test.h"
+#include "test_gmp.h"
+#include "test_points.h"
 
 #define CAT3_(a, b, c) a##b##c
 #define XCAT3_(a, b, c) CAT3_(a, b, c)
 #define PT(name) XCAT3_(cuzk_, TG, _##name)
 #define LOC(name) XCAT3_(TG, _, name)
+#define TP(name) XCAT3_(test_, TG, _##name)
 #define FF(op) XCAT3_(TF, _, op)
-
-static void hex_to_bytes(uint8_t *out, const char *hex, size_t n)
-{
-    CHECK(strlen(hex) == 2 * n);
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        CHECK(sscanf(hex + 2 * i, "%2x", &v) == 1);
-        out[i] = (uint8_t)v;
-    }
-}
 
 /* p as 48 big-endian bytes */
 static void p_bytes_be(uint8_t out[48])
@@ -46,7 +39,7 @@ static bool mont_layout_ok(const uint8_t mont[48], const cuzk_fp *a)
     cuzk_fp_to_bytes_be(be, a);
     mpz_inits(v, p, m, NULL);
     mpz_import(v, 48, 1, 1, 0, 0, be);
-    mpz_import(p, 6, -1, sizeof(uint64_t), 0, 0, CUZK_FP_MODULUS.l);
+    test_mpz_fp_modulus(p);
     mpz_mul_2exp(v, v, 384);
     mpz_mod(v, v, p);
     mpz_import(m, 48, -1, 1, 0, 0, mont);
@@ -101,7 +94,7 @@ static bool g2_snarkjs_layout_ok(const uint8_t *b, const cuzk_g2_affine *a)
 #define T_JAC cuzk_g1_jac
 #define T_RAND_F test_rand_fp
 #define T_NCOORD 2         /* Fp coordinates per affine point */
-#define T_B(r) cuzk_fp_set_u64((r), 4)
+#define T_B test_g1_curve_b
 #include __FILE__
 #undef TG
 #undef TF
@@ -119,7 +112,7 @@ static bool g2_snarkjs_layout_ok(const uint8_t *b, const cuzk_g2_affine *a)
 #define T_JAC cuzk_g2_jac
 #define T_RAND_F test_rand_fp2
 #define T_NCOORD 4
-#define T_B(r) (cuzk_fp_set_u64(&(r)->c0, 4), cuzk_fp_set_u64(&(r)->c1, 4))
+#define T_B test_g2_curve_b
 #include __FILE__
 #undef TEST_ENC_BODY
 
@@ -149,25 +142,25 @@ static void test_known_answers(void)
     cuzk_g1_generator(&g1);
     cuzk_g2_generator(&g2);
 
-    hex_to_bytes(want, G1_COMPRESSED, 48);
+    test_hex_to_bytes(want, G1_COMPRESSED, 48);
     cuzk_g1_to_compressed(got, &g1);
     CHECK(memcmp(got, want, 48) == 0);
     CHECK_EQ_ERR(cuzk_g1_from_compressed(&d1, want, CUZK_DECODE_CHECK_SUBGROUP), CUZK_OK);
     CHECK(cuzk_g1_affine_eq(&d1, &g1));
 
-    hex_to_bytes(want, G1_UNCOMPRESSED, 96);
+    test_hex_to_bytes(want, G1_UNCOMPRESSED, 96);
     cuzk_g1_to_uncompressed(got, &g1);
     CHECK(memcmp(got, want, 96) == 0);
     CHECK_EQ_ERR(cuzk_g1_from_uncompressed(&d1, want, CUZK_DECODE_CHECK_SUBGROUP), CUZK_OK);
     CHECK(cuzk_g1_affine_eq(&d1, &g1));
 
-    hex_to_bytes(want, G2_COMPRESSED, 96);
+    test_hex_to_bytes(want, G2_COMPRESSED, 96);
     cuzk_g2_to_compressed(got, &g2);
     CHECK(memcmp(got, want, 96) == 0);
     CHECK_EQ_ERR(cuzk_g2_from_compressed(&d2, want, CUZK_DECODE_CHECK_SUBGROUP), CUZK_OK);
     CHECK(cuzk_g2_affine_eq(&d2, &g2));
 
-    hex_to_bytes(want, G2_UNCOMPRESSED, 192);
+    test_hex_to_bytes(want, G2_UNCOMPRESSED, 192);
     cuzk_g2_to_uncompressed(got, &g2);
     CHECK(memcmp(got, want, 192) == 0);
     CHECK_EQ_ERR(cuzk_g2_from_uncompressed(&d2, want, CUZK_DECODE_CHECK_SUBGROUP), CUZK_OK);
@@ -212,33 +205,6 @@ int main(void)
 
 #define T_SJ (T_NCOORD * 48)      /* snarkjs and zcash uncompressed length */
 #define T_CMP (T_NCOORD * 24)     /* zcash compressed length */
-
-static void LOC(rand_curve_point)(T_AFF *p)
-{
-    T_F rhs, b;
-    T_B(&b);
-    for (;;) {
-        T_RAND_F(&p->x);
-        FF(sqr)(&rhs, &p->x);
-        FF(mul)(&rhs, &rhs, &p->x);
-        FF(add)(&rhs, &rhs, &b);
-        if (FF(sqrt)(&p->y, &rhs))
-            break;
-    }
-    if (test_rand64() & 1)
-        FF(neg)(&p->y, &p->y);
-}
-
-static void LOC(rand_subgroup_point)(T_AFF *p)
-{
-    T_JAC g;
-    T_AFF a;
-    uint64_t k = test_rand64();
-    PT(generator)(&a);
-    PT(jac_from_affine)(&g, &a);
-    PT(mul_var)(&g, &g, &k, 64);
-    PT(jac_to_affine)(p, &g);
-}
 
 /* An x in the coordinate field with x^3 + b not a square. */
 static void LOC(rand_nonsquare_x)(T_F *x)
@@ -314,9 +280,9 @@ static void LOC(test_round_trips)(void)
     unsigned long n = test_iters(60);
     for (unsigned long i = 0; i < n; i++) {
         T_AFF p;
-        LOC(rand_subgroup_point)(&p);
+        TP(rand)(&p);
         LOC(round_trip)(&p, true);
-        LOC(rand_curve_point)(&p);
+        TP(rand_curve)(&p);
         LOC(round_trip)(&p, false);
     }
     T_AFF inf;
@@ -333,7 +299,7 @@ static void LOC(test_rejections)(void)
     PT(generator)(&g);
     p_bytes_be(pbe);
     do {
-        LOC(rand_curve_point)(&outside);
+        TP(rand_curve)(&outside);
     } while (PT(affine_in_subgroup)(&outside));
     PT(to_uncompressed)(good_u, &g);
     PT(to_compressed)(good_c, &g);

@@ -3,6 +3,7 @@
 
 #include "cuzk/ff.h"
 #include "test.h"
+#include "test_gmp.h"
 
 static void rand_fp6(cuzk_fp6 *r)
 {
@@ -27,20 +28,6 @@ static bool fp6_is_zero(const cuzk_fp6 *a)
 static bool fp12_is_zero(const cuzk_fp12 *a)
 {
     return fp6_is_zero(&a->c0) && fp6_is_zero(&a->c1);
-}
-
-/* mpz -> little-endian limbs (n limbs, zero padded) */
-static size_t mpz_limbs(uint64_t *out, size_t max, const mpz_t z)
-{
-    size_t n = 0;
-    memset(out, 0, max * sizeof *out);
-    mpz_export(out, &n, -1, sizeof(uint64_t), 0, 0, z);
-    return n ? n : 1;
-}
-
-static void modulus_mpz(mpz_t p)
-{
-    mpz_import(p, CUZK_FP_LIMBS, -1, sizeof(uint64_t), 0, 0, CUZK_FP_MODULUS.l);
 }
 
 /* p - 1 as an Fp element (largest canonical value) */
@@ -251,11 +238,11 @@ static void test_pow(void)
     /* Fermat: a^(p^12 - 1) = 1 */
     mpz_t p, q;
     mpz_inits(p, q, NULL);
-    modulus_mpz(p);
+    test_mpz_fp_modulus(p);
     mpz_pow_ui(q, p, 12);
     mpz_sub_ui(q, q, 1);
     uint64_t big[80];
-    size_t nl = mpz_limbs(big, 80, q);
+    size_t nl = test_mpz_to_limbs(big, 80, q);
     cuzk_fp12_pow(&t0, &a, big, nl);
     CHECK(cuzk_fp12_is_one(&t0));
     mpz_clears(p, q, NULL);
@@ -265,7 +252,7 @@ static void test_frobenius(void)
 {
     mpz_t p, pk;
     mpz_inits(p, pk, NULL);
-    modulus_mpz(p);
+    test_mpz_fp_modulus(p);
     uint64_t e[80];
     unsigned long n = test_iters(3);
     for (unsigned long it = 0; it < n; it++) {
@@ -279,7 +266,7 @@ static void test_frobenius(void)
             mpz_mul(pk, pk, p);
             if (k > 3 && !(k == 6 && it == 0))
                 continue;
-            size_t nl = mpz_limbs(e, 80, pk);
+            size_t nl = test_mpz_to_limbs(e, 80, pk);
             cuzk_fp12_pow(&t0, &a, e, nl);
             cuzk_fp12_frobenius(&t1, &a, k);
             CHECK(cuzk_fp12_eq(&t0, &t1));

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_circuit.h"
 #include "test_files.h"
 #include "test_points.h"
 
@@ -33,6 +34,7 @@
 #include "cuzk/params.h"
 #include "setup/bellman.h"
 #include "util/parallel.h"
+#include "util/timing.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FUZZ_ASAN 1
@@ -56,27 +58,9 @@ const char *__asan_default_options(void)
 #define MAX_SEEDS 12
 #define MAX_KEPT 10           /* failing mutants kept in /tmp */
 
-static char data_dir[1024];
 static char tmp_dir[256];
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static uint64_t rnd(uint64_t n) { return n ? test_rand64() % n : 0; }
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
 
 /* ---- the mutable buffer and the log of what was done to it ---- */
 
@@ -187,20 +171,6 @@ static cuzk_err dec_point(int kind, const uint8_t *in, unsigned flags, cuzk_g1_a
     }
 }
 
-static void rand_g1(cuzk_g1_affine *p)
-{
-    cuzk_fr k;
-    test_rand_fr(&k);
-    cuzk_g1_generator_mul(p, &k);
-}
-
-static void rand_g2(cuzk_g2_affine *p)
-{
-    cuzk_fr k;
-    test_rand_fr(&k);
-    cuzk_g2_generator_mul(p, &k);
-}
-
 static void init_point_encodings(void)
 {
     cuzk_g1_affine g1[PV_COUNT];
@@ -213,8 +183,8 @@ static void init_point_encodings(void)
     test_g2_off_subgroup(&g2[PV_OFF_SUBGROUP]);
     cuzk_g1_generator(&g1[PV_GENERATOR]);
     cuzk_g2_generator(&g2[PV_GENERATOR]);
-    rand_g1(&g1[PV_RANDOM]);
-    rand_g2(&g2[PV_RANDOM]);
+    test_g1_rand(&g1[PV_RANDOM]);
+    test_g2_rand(&g2[PV_RANDOM]);
     g1[PV_OFF_CURVE] = g1[PV_RANDOM];
     cuzk_fp_add(&g1[PV_OFF_CURVE].y, &g1[PV_OFF_CURVE].y, &one);
     g2[PV_OFF_CURVE] = g2[PV_RANDOM];
@@ -862,11 +832,6 @@ struct circuit_ctx {
 static circuit_ctx circuits[3] = {{.name = "multiplier"}, {.name = "nopub"}, {.name = "chain"}};
 #define N_CIRCUITS (sizeof circuits / sizeof circuits[0])
 
-static void fixture(char *out, size_t n, const char *circuit, const char *file)
-{
-    snprintf(out, n, "%s/circuits/%s/%s", data_dir, circuit, file);
-}
-
 static void must(cuzk_err e, const char *what)
 {
     if (e != CUZK_OK) {
@@ -878,23 +843,19 @@ static void must(cuzk_err e, const char *what)
 static void load_circuit(circuit_ctx *c)
 {
     char p[1200];
-    fixture(p, sizeof p, c->name, "witness.wtns");
+    test_fixture_path(p, sizeof p, c->name, "witness.wtns");
     must(cuzk_wtns_load(&c->wtns, p), p);
-    fixture(p, sizeof p, c->name, "circuit.r1cs");
+    test_fixture_path(p, sizeof p, c->name, "circuit.r1cs");
     must(cuzk_bellman_circuit_load(&c->bc, p), p);
-    fixture(p, sizeof p, c->name, "verification_key.json");
+    test_fixture_path(p, sizeof p, c->name, "verification_key.json");
     must(cuzk_vk_read_json(&c->vk, p), p);
-    fixture(p, sizeof p, c->name, "proof.json");
+    test_fixture_path(p, sizeof p, c->name, "proof.json");
     must(cuzk_proof_read_json(&c->proof, p), p);
-    fixture(p, sizeof p, c->name, "public.json");
+    test_fixture_path(p, sizeof p, c->name, "public.json");
     must(cuzk_public_read_json(&c->pub, &c->n_pub, p), p);
     must(cuzk_groth16_verify(c->vk, c->pub, c->n_pub, &c->proof), "fixture proof");
     cuzk_setup_toxic t;
-    test_rand_fr(&t.tau);
-    test_rand_fr(&t.alpha);
-    test_rand_fr(&t.beta);
-    test_rand_fr(&t.gamma);
-    test_rand_fr(&t.delta);
+    test_rand_toxic(&t);
     cuzk_setup_opts so = {.backend = CUZK_BACKEND_CPU};
     must(cuzk_setup_bellman_opts(&c->params, c->bc, &t, &so), "bellman setup");
     must(cuzk_vk_from_params(&c->params_vk, c->params), "params vk");
@@ -908,12 +869,6 @@ static void free_circuit(circuit_ctx *c)
     free(c->pub);
     cuzk_params_free(c->params);
     cuzk_vk_free(c->params_vk);
-}
-
-static bool proof_eq(const cuzk_proof *a, const cuzk_proof *b)
-{
-    return cuzk_g1_affine_eq(&a->a, &b->a) && cuzk_g2_affine_eq(&a->b, &b->b) &&
-           cuzk_g1_affine_eq(&a->c, &b->c);
 }
 
 /* Any error code but success: known, with a detail. */
@@ -1183,7 +1138,7 @@ static cuzk_err ld_proof(const seed *s, const char *path, const uint8_t *b, size
     if (e)
         return e;
     const circuit_ctx *c = s->ctx;
-    CHECK(!verify_any(c->vk, c->pub, c->n_pub, &pr, CUZK_OK) || proof_eq(&pr, &c->proof));
+    CHECK(!verify_any(c->vk, c->pub, c->n_pub, &pr, CUZK_OK) || test_proof_eq(&pr, &c->proof));
     return CUZK_OK;
 }
 
@@ -1286,9 +1241,9 @@ static cuzk_err run_case(fmt *f, const seed *s, unsigned long i, const mbuf *m,
         write_all(path, m->b, m->n);
     unsigned long failed0 = test_failed_;
     cuzk_error_clear();
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     cuzk_err e = f->load(s, path, m->b, m->n);
-    double dt = now_ms() - t0;
+    double dt = cuzk_now_ms() - t0;
     f->ms += dt;
     f->cases++;
     char detail[1024];
@@ -1392,7 +1347,7 @@ static void seed_fixtures(fmt *f, const char *file, void (*meta)(seed *))
 {
     for (size_t k = 0; k < N_CIRCUITS; k++) {
         char p[1200], name[64];
-        fixture(p, sizeof p, circuits[k].name, file);
+        test_fixture_path(p, sizeof p, circuits[k].name, file);
         snprintf(name, sizeof name, "%s/%s", circuits[k].name, file);
         seed_file(f, p, name, &circuits[k], meta, CUZK_OK);
     }
@@ -1638,13 +1593,7 @@ static void regressions(void)
 int main(void)
 {
     test_init("test_fuzz");
-    const char *d = getenv("CUZK_TEST_DATA");
-    snprintf(data_dir, sizeof data_dir, "%s", d ? d : "tests/data");
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/cuzk_test_fuzz_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 2;
-    }
+    test_tmpdir_make(tmp_dir, sizeof tmp_dir, "cuzk_test_fuzz");
     /* The inputs are tiny: two threads exercise the parallel paths, more only cost. */
     cuzk_parallel_set_threads(2);
     init_point_encodings();
@@ -1666,10 +1615,10 @@ int main(void)
 #endif
     regressions();
 
-    double t0 = now_ms();
+    double t0 = cuzk_now_ms();
     for (size_t i = 0; i < N_FORMATS; i++)
         fuzz(&formats[i]);
-    printf("%.1f s in all\n", (now_ms() - t0) / 1e3);
+    printf("%.1f s in all\n", (cuzk_now_ms() - t0) / 1e3);
 
     for (size_t i = 0; i < N_FORMATS; i++)
         for (int k = 0; k < formats[i].n_seeds; k++)
@@ -1679,9 +1628,6 @@ int main(void)
     for (size_t i = 0; i < n_json_repl; i++)
         free(json_repl[i]);
     free(json_repl);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp_dir);
+    test_dir_remove(tmp_dir);
     return test_finish();
 }

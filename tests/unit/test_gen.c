@@ -41,16 +41,6 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
-static void rand_edge_fr(cuzk_fr *v)
-{
-    switch (test_rand64() % 6) {
-    case 0: cuzk_fr_set_zero(v); break;
-    case 1: cuzk_fr_set_one(v); break;
-    case 2: cuzk_fr_set_one(v); cuzk_fr_neg(v, v); break;   /* r - 1 */
-    default: test_rand_fr(v);
-    }
-}
-
 /* ---- writers ---- */
 
 static void test_writers(void)
@@ -77,7 +67,7 @@ static void test_writers(void)
             x->val = malloc((nnz + 1) * sizeof(cuzk_fr));
             for (uint64_t k = 0; k < nnz; k++) {
                 x->col[k] = (uint32_t)(test_rand64() % r.n_wires);
-                rand_edge_fr(&x->val[k]);
+                test_rand_frs_mixed(&x->val[k], 1);
             }
         }
         if (round & 1) {
@@ -118,8 +108,7 @@ static void test_writers(void)
         /* wtns */
         size_t n = round == 0 ? 0 : 1 + test_rand64() % 700;
         cuzk_fr *w = malloc((n + 1) * sizeof(cuzk_fr));
-        for (size_t i = 0; i < n; i++)
-            rand_edge_fr(&w[i]);
+        test_rand_frs_mixed(w, n);
         snprintf(path, sizeof path, "%s/w.wtns", tmpdir);
         CHECK_EQ_ERR(cuzk_wtns_write(path, w, n), CUZK_OK);
         cuzk_wtns *lw = NULL;
@@ -423,21 +412,12 @@ static void test_options(void)
 int main(void)
 {
     test_init("test_gen");
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/cuzk_test_gen_XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    test_tmpdir_make(tmpdir, sizeof tmpdir, "cuzk_test_gen");
     test_writers();
     test_options();
     test_sizes();
     test_porep_stats();
     test_determinism();
-    char p[512];
-    snprintf(p, sizeof p, "%s/w.r1cs", tmpdir);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/w.wtns", tmpdir);
-    unlink(p);
-    rmdir(tmpdir);
+    test_dir_remove(tmpdir);
     return test_finish();
 }

@@ -25,20 +25,6 @@ struct geom {
     int gen; /* 1: the first pass forms its twiddles (tlog just below k), 0: tables only */
 };
 
-static size_t count_diff(const cuzk_fr *x, const cuzk_fr *y, size_t n)
-{
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += !cuzk_fr_eq(&x[i], &y[i]);
-    return bad;
-}
-
-static void rand_frs(cuzk_fr *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        test_rand_fr(&x[i]);
-}
-
 /* One (k, family, geometry): every transform and the H step against the CPU. */
 static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
 {
@@ -73,32 +59,32 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
         for (int inv = 0; inv < 2; inv++) {
             const cuzk_ntt_dir dir = inv ? CUZK_NTT_INVERSE : CUZK_NTT_FORWARD;
             /* DIF */
-            rand_frs(x, n);
+            test_rand_frs(x, n);
             memcpy(y, x, n * sizeof *x);
             cuzk_ntt_dif(d, y, dir, 1);
             CHECK(ntt2_run_dif(ex, c, (fr_t *)x, inv != 0, NTT2_POST_NONE, NULL) == CUZK_OK);
-            size_t bad = count_diff(x, y, n);
+            size_t bad = test_fr_count_diff(x, y, n);
             if (bad)
                 fprintf(stderr, "dif inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
             CHECK(bad == 0);
             /* DIT */
-            rand_frs(x, n);
+            test_rand_frs(x, n);
             memcpy(y, x, n * sizeof *x);
             cuzk_ntt_dit(d, y, dir, 1);
             CHECK(ntt2_run_dit(ex, c, (fr_t *)x, inv != 0, NULL, NULL) == CUZK_OK);
-            bad = count_diff(x, y, n);
+            bad = test_fr_count_diff(x, y, n);
             if (bad)
                 fprintf(stderr, "dit inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
             CHECK(bad == 0);
             /* natural order in and out */
-            rand_frs(x, n);
+            test_rand_frs(x, n);
             memcpy(y, x, n * sizeof *x);
             if (inv)
                 cuzk_ntt_inverse(d, y, 1);
             else
                 cuzk_ntt_forward(d, y, 1);
             CHECK(ntt2_run_ntt(ex, c, (fr_t *)x, inv != 0) == CUZK_OK);
-            bad = count_diff(x, y, n);
+            bad = test_fr_count_diff(x, y, n);
             if (bad)
                 fprintf(stderr, "ntt inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
             CHECK(bad == 0);
@@ -106,7 +92,7 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
         /* the H step (a, b, c contiguous in x) */
         const bool bell = fam == CUZK_ROOTS_BELLMAN;
         for (int sat = 0; sat < 2; sat++) {
-            rand_frs(x, 3 * n);
+            test_rand_frs(x, 3 * n);
             if (sat) /* c = a b: Z divides A B - C */
                 for (size_t i = 0; i < n; i++)
                     cuzk_fr_mul(&x[2 * n + i], &x[i], &x[n + i]);
@@ -118,7 +104,7 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
                 CHECK(cuzk_h_snarkjs(d, y, y + n, y + 2 * n, 1) == CUZK_OK);
             CHECK(ntt2_run_h(ex, c, (fr_t *)x, (fr_t *)(x + n), (fr_t *)(x + 2 * n), bell) ==
                   CUZK_OK);
-            size_t bad = count_diff(x, y, n);
+            size_t bad = test_fr_count_diff(x, y, n);
             if (bad)
                 fprintf(stderr, "h sat %d %s: %zu of %zu differ\n", sat, what, bad, n);
             CHECK(bad == 0);
@@ -148,11 +134,11 @@ static void check_bitrev(void)
     ntt2_host_exec ex;
     for (unsigned k = 1; k <= 14; k++) {
         const size_t n = (size_t)1 << k;
-        rand_frs(x, n);
+        test_rand_frs(x, n);
         memcpy(y, x, n * sizeof *x);
         cuzk_ntt_bitreverse(y, k, 1);
         CHECK(ex.bitrev((fr_t *)x, k) == CUZK_OK);
-        CHECK(count_diff(x, y, n) == 0);
+        CHECK(test_fr_count_diff(x, y, n) == 0);
     }
     free(x);
     free(y);

@@ -1,6 +1,8 @@
 /* Groth16 prover and verifier on the circom/snarkjs fixtures: batches, the split API,
  * fixed r and s, and rejection of bad witnesses and tampered proofs. */
 #include "test.h"
+#include "test_circuit.h"
+#include "test_files.h"
 
 #include "cuzk/groth16.h"
 #include "cuzk/msm.h"
@@ -8,28 +10,18 @@
 #include "groth16/gpu_prover.h"
 #include "groth16/pk.h"
 
-static char path_buf[1024];
-static const char *fixture(const char *circuit, const char *file)
-{
-    const char *d = getenv("CUZK_TEST_DATA");
-    snprintf(path_buf, sizeof path_buf, "%s/circuits/%s/%s", d ? d : "tests/data", circuit, file);
-    return path_buf;
-}
-
-static bool proof_eq(const cuzk_proof *x, const cuzk_proof *y)
-{
-    return cuzk_g1_affine_eq(&x->a, &y->a) && cuzk_g2_affine_eq(&x->b, &y->b) &&
-           cuzk_g1_affine_eq(&x->c, &y->c);
-}
-
 static void test_circuit(const char *name)
 {
     cuzk_zkey *zk = NULL;
     cuzk_wtns *wt = NULL;
     cuzk_vk *vk = NULL;
-    CHECK_EQ_ERR(cuzk_zkey_load(&zk, fixture(name, "circuit.zkey")), CUZK_OK);
-    CHECK_EQ_ERR(cuzk_wtns_load(&wt, fixture(name, "witness.wtns")), CUZK_OK);
-    CHECK_EQ_ERR(cuzk_vk_read_json(&vk, fixture(name, "verification_key.json")), CUZK_OK);
+    char p[1024];
+    CHECK_EQ_ERR(cuzk_zkey_load(&zk, test_fixture_path(p, sizeof p, name, "circuit.zkey")),
+                 CUZK_OK);
+    CHECK_EQ_ERR(cuzk_wtns_load(&wt, test_fixture_path(p, sizeof p, name, "witness.wtns")),
+                 CUZK_OK);
+    test_fixture_path(p, sizeof p, name, "verification_key.json");
+    CHECK_EQ_ERR(cuzk_vk_read_json(&vk, p), CUZK_OK);
     if (!zk || !wt || !vk)
         goto out;
     const cuzk_fr *pub = cuzk_groth16_public(zk, wt->w);
@@ -42,7 +34,7 @@ static void test_circuit(const char *name)
     CHECK_EQ_ERR(cuzk_groth16_prove(proofs, &t, zk, ws, B, wt->n, NULL), CUZK_OK);
     for (int j = 0; j < B; j++)
         CHECK_EQ_ERR(cuzk_groth16_verify(vk, pub, zk->n_public, &proofs[j]), CUZK_OK);
-    CHECK(!proof_eq(&proofs[0], &proofs[1]));
+    CHECK(!test_proof_eq(&proofs[0], &proofs[1]));
     CHECK(t.total_ms >= t.epilogue_ms && t.total_ms > 0);
 
     /* Fixed r, s: the split API, the one-call API and any thread count agree. */
@@ -59,8 +51,8 @@ static void test_circuit(const char *name)
         CHECK_EQ_ERR(cuzk_groth16_prove_finish(p2, NULL, pend), CUZK_OK);
         cuzk_groth16_pending_free(pend);
     }
-    CHECK(proof_eq(&p1, &p2[0]));
-    CHECK(proof_eq(&p1, &p2[1]));
+    CHECK(test_proof_eq(&p1, &p2[0]));
+    CHECK(test_proof_eq(&p1, &p2[1]));
     CHECK_EQ_ERR(cuzk_groth16_verify(vk, pub, zk->n_public, &p1), CUZK_OK);
 
     /* a, b, c computed outside the prover (the bellperson/SupraSeal split): the same proof.
@@ -81,7 +73,7 @@ static void test_circuit(const char *name)
         cuzk_prove_opts o3 = {.nthreads = 2, .test_r = &r, .test_s = &s, .abc = abcs};
         cuzk_proof p3[2];
         CHECK_EQ_ERR(cuzk_groth16_prove(p3, NULL, zk, ws, 2, wt->n, &o3), CUZK_OK);
-        CHECK(proof_eq(&p1, &p3[0]) && proof_eq(&p1, &p3[1]));
+        CHECK(test_proof_eq(&p1, &p3[0]) && test_proof_eq(&p1, &p3[1]));
         /* a wrong c gives a proof that does not verify */
         cuzk_fr_add(&abc[2 * n], &abc[2 * n], &abc[0]);
         cuzk_fr_set_one(&u);
@@ -224,8 +216,7 @@ static void test_csr_dedup(void)
 {
     const size_t rows = 3000;
     cuzk_fr pool[40];
-    for (int i = 0; i < 40; i++)
-        test_rand_fr(&pool[i]);
+    test_rand_frs(pool, 40);
     cuzk_fr_set_one(&pool[0]);
     cuzk_fr_neg(&pool[1], &pool[0]);
     cuzk_csr m[3];

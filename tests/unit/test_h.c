@@ -10,24 +10,13 @@
 
 #include "cuzk/poly.h"
 
-static void horner(cuzk_fr *r, const cuzk_fr *x, size_t n, const cuzk_fr *z)
-{
-    cuzk_fr acc;
-    cuzk_fr_set_zero(&acc);
-    for (size_t i = n; i-- > 0;) {
-        cuzk_fr_mul(&acc, &acc, z);
-        cuzk_fr_add(&acc, &acc, &x[i]);
-    }
-    *r = acc;
-}
-
 /* values[j] = p(w^j), O(n^2) */
 static void eval_domain(cuzk_fr *values, const cuzk_fr *p, size_t n, const cuzk_fr *w)
 {
     cuzk_fr z;
     cuzk_fr_set_one(&z);
     for (size_t j = 0; j < n; j++) {
-        horner(&values[j], p, n, &z);
+        test_fr_horner(&values[j], p, n, &z);
         cuzk_fr_mul(&z, &z, w);
     }
 }
@@ -41,7 +30,7 @@ static void interpolate(cuzk_fr *coef, const cuzk_fr *values, size_t n, const cu
     cuzk_fr_inv(&ninv, &ninv);
     cuzk_fr_set_one(&z);
     for (size_t i = 0; i < n; i++) {
-        horner(&coef[i], values, n, &z);
+        test_fr_horner(&coef[i], values, n, &z);
         cuzk_fr_mul(&coef[i], &coef[i], &ninv);
         cuzk_fr_mul(&z, &z, &winv);
     }
@@ -73,18 +62,6 @@ static void divide(cuzk_fr *q, cuzk_fr *D, size_t n, const cuzk_fr *zn)
     }
 }
 
-static void rand_vec(cuzk_fr *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        switch (test_rand64() % 8) {
-        case 0: cuzk_fr_set_zero(&x[i]); break;
-        case 1: cuzk_fr_set_one(&x[i]); break;
-        case 2: cuzk_fr_set_one(&x[i]); cuzk_fr_neg(&x[i], &x[i]); break;
-        default: test_rand_fr(&x[i]);
-        }
-    }
-}
-
 /* Divisible case: A, B random, C = A*B mod Z, for both conventions. */
 static void test_divisible(unsigned k)
 {
@@ -94,8 +71,8 @@ static void test_divisible(unsigned k)
     cuzk_fr one, zero;
     cuzk_fr_set_one(&one);
     cuzk_fr_set_zero(&zero);
-    rand_vec(A, n);
-    rand_vec(B, n);
+    test_rand_frs_mixed(A, n);
+    test_rand_frs_mixed(B, n);
     poly_mul(D, A, B, n);
     divide(H, D, n, &one); /* D[0..n) = A*B mod Z = C */
     memcpy(C, D, sz);
@@ -144,7 +121,7 @@ static void test_divisible(unsigned k)
             x = w2n; /* x_0 = omega_2n, x_(j+1) = x_j * omega_n */
             ok = 1;
             for (size_t j = 0; j < n; j++) {
-                horner(&v, H, n - 1, &x);
+                test_fr_horner(&v, H, n - 1, &x);
                 cuzk_fr_mul(&v, &v, &m2);
                 ok &= cuzk_fr_eq(&v, &a[j]);
                 cuzk_fr_mul(&x, &x, w);
@@ -183,9 +160,9 @@ static void test_arbitrary(unsigned k)
         cuzk_domain *d;
         CHECK_EQ_ERR(cuzk_domain_new(&d, k, fam), CUZK_OK);
         const cuzk_fr *w = cuzk_domain_omega(d);
-        rand_vec(a, n);
-        rand_vec(b, n);
-        rand_vec(c, n);
+        test_rand_frs_mixed(a, n);
+        test_rand_frs_mixed(b, n);
+        test_rand_frs_mixed(c, n);
         interpolate(A, a, n, w);
         interpolate(B, b, n, w);
         interpolate(C, c, n, w);
@@ -195,9 +172,9 @@ static void test_arbitrary(unsigned k)
             CHECK_EQ_ERR(cuzk_fr_root_of_unity(&x, k + 1, fam), CUZK_OK);
             int ok = 1;
             for (size_t j = 0; j < n; j++) {
-                horner(&va, A, n, &x);
-                horner(&vb, B, n, &x);
-                horner(&vc, C, n, &x);
+                test_fr_horner(&va, A, n, &x);
+                test_fr_horner(&vb, B, n, &x);
+                test_fr_horner(&vc, C, n, &x);
                 cuzk_fr_mul(&va, &va, &vb);
                 cuzk_fr_sub(&va, &va, &vc);
                 ok &= cuzk_fr_eq(&va, &a[j]);
@@ -278,8 +255,8 @@ static void test_large(unsigned k)
         cuzk_domain *d;
         CHECK_EQ_ERR(cuzk_domain_new(&d, k, fam), CUZK_OK);
         const cuzk_fr *w = cuzk_domain_omega(d);
-        rand_vec(a, n);
-        rand_vec(b, n);
+        test_rand_frs_mixed(a, n);
+        test_rand_frs_mixed(b, n);
         for (size_t j = 0; j < n; j++)
             cuzk_fr_mul(&c[j], &a[j], &b[j]);
         memcpy(a1, a, sz);
@@ -312,7 +289,7 @@ static void test_large(unsigned k)
             eval_lagrange(&vc, c, n, w, &tau, den, scr);
             cuzk_fr_mul(&va, &va, &vb);
             cuzk_fr_sub(&va, &va, &vc);
-            horner(&vh, a1, n, &tau);
+            test_fr_horner(&vh, a1, n, &tau);
             uint64_t e = n;
             cuzk_fr_pow(&t, &tau, &e, 1);
             cuzk_fr_set_one(&vb);

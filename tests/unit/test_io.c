@@ -14,13 +14,7 @@
 #include "test_files.h"
 #include "test_points.h"
 
-static char data_dir[1024];
 static char tmp_dir[256];
-
-static void fixture(char *out, size_t n, const char *circuit, const char *file)
-{
-    snprintf(out, n, "%s/circuits/%s/%s", data_dir, circuit, file);
-}
 
 static bool files_equal(const char *a, const char *b)
 {
@@ -187,15 +181,13 @@ static const circuit_facts facts[] = {
     {"nopub", 4, 2, 0, 4},
 };
 
-static void fr_u64(cuzk_fr *r, uint64_t v) { cuzk_fr_set_u64(r, v); }
-
 static void test_fixture(const circuit_facts *f)
 {
     char p_r1cs[1200], p_wtns[1200], p_zkey[1200], p_pub[1200];
-    fixture(p_r1cs, sizeof p_r1cs, f->name, "circuit.r1cs");
-    fixture(p_wtns, sizeof p_wtns, f->name, "witness.wtns");
-    fixture(p_zkey, sizeof p_zkey, f->name, "circuit.zkey");
-    fixture(p_pub, sizeof p_pub, f->name, "public.json");
+    test_fixture_path(p_r1cs, sizeof p_r1cs, f->name, "circuit.r1cs");
+    test_fixture_path(p_wtns, sizeof p_wtns, f->name, "witness.wtns");
+    test_fixture_path(p_zkey, sizeof p_zkey, f->name, "circuit.zkey");
+    test_fixture_path(p_pub, sizeof p_pub, f->name, "public.json");
     cuzk_r1cs *r;
     cuzk_wtns *w;
     cuzk_zkey *z;
@@ -304,8 +296,8 @@ static void test_fixture(const circuit_facts *f)
     /* verification_key.json: ours from the zkey is byte-identical to snarkjs's; reading
      * snarkjs's gives the same key. */
     char p_vk[1200], p_proof[1200];
-    fixture(p_vk, sizeof p_vk, f->name, "verification_key.json");
-    fixture(p_proof, sizeof p_proof, f->name, "proof.json");
+    test_fixture_path(p_vk, sizeof p_vk, f->name, "verification_key.json");
+    test_fixture_path(p_proof, sizeof p_proof, f->name, "proof.json");
     cuzk_vk *vk, *vk2;
     CHECK_EQ_ERR(cuzk_vk_from_zkey(&vk, z), CUZK_OK);
     snprintf(out, sizeof out, "%s/%s_vk.json", tmp_dir, f->name);
@@ -395,7 +387,7 @@ static void test_fixture(const circuit_facts *f)
 static void test_known_values(void)
 {
     char p[1200];
-    fixture(p, sizeof p, "multiplier", "witness.wtns");
+    test_fixture_path(p, sizeof p, "multiplier", "witness.wtns");
     cuzk_wtns *w;
     CHECK_EQ_ERR(cuzk_wtns_load(&w, p), CUZK_OK);
     if (!w)
@@ -404,7 +396,7 @@ static void test_known_values(void)
     CHECK(w->n == 4);
     for (int i = 0; i < 4 && i < (int)w->n; i++) {
         cuzk_fr t;
-        fr_u64(&t, want[i]);
+        cuzk_fr_set_u64(&t, want[i]);
         CHECK(cuzk_fr_eq(&t, &w->w[i]));
     }
     cuzk_wtns_free(w);
@@ -415,7 +407,7 @@ static void test_known_values(void)
 static void test_truncation(kind k, const char *circuit, const char *file, size_t max_cuts)
 {
     char src[1200], dst[512];
-    fixture(src, sizeof src, circuit, file);
+    test_fixture_path(src, sizeof src, circuit, file);
     snprintf(dst, sizeof dst, "%s/trunc_%s_%s", tmp_dir, circuit, file);
     size_t n;
     uint8_t *b = read_all(src, &n);
@@ -434,7 +426,7 @@ static const char *kind_file[] = {"circuit.r1cs", "witness.wtns", "circuit.zkey"
 static void test_container_errors(kind k)
 {
     char src[1200], dst[512];
-    fixture(src, sizeof src, "multiplier", kind_file[k]);
+    test_fixture_path(src, sizeof src, "multiplier", kind_file[k]);
     snprintf(dst, sizeof dst, "%s/bad_%s", tmp_dir, kind_file[k]);
     tfile t0, t;
     tf_read(&t0, src);
@@ -537,7 +529,7 @@ static void put_r(uint8_t *p)
 static void test_r1cs_errors(void)
 {
     char src[1200], dst[512];
-    fixture(src, sizeof src, "chain", "circuit.r1cs");
+    test_fixture_path(src, sizeof src, "chain", "circuit.r1cs");
     snprintf(dst, sizeof dst, "%s/bad_chain.r1cs", tmp_dir);
     tfile t0, t;
     tf_read(&t0, src);
@@ -619,7 +611,7 @@ static void test_r1cs_errors(void)
     tf_free(&t0);
 
     /* labels are optional */
-    fixture(src, sizeof src, "multiplier", "circuit.r1cs");
+    test_fixture_path(src, sizeof src, "multiplier", "circuit.r1cs");
     tf_read(&t, src);
     for (int i = 0; i < t.n; i++)
         if (t.s[i].id == 3) {
@@ -638,7 +630,7 @@ static void test_r1cs_errors(void)
 static void test_wtns_errors(void)
 {
     char src[1200], dst[512];
-    fixture(src, sizeof src, "chain", "witness.wtns");
+    test_fixture_path(src, sizeof src, "chain", "witness.wtns");
     snprintf(dst, sizeof dst, "%s/bad_chain.wtns", tmp_dir);
     tfile t0, t;
     tf_read(&t0, src);
@@ -676,7 +668,7 @@ static bool all_zero(const uint8_t *p, size_t n)
 static void test_zkey_errors(void)
 {
     char src[1200], dst[512];
-    fixture(src, sizeof src, "chain", "circuit.zkey");
+    test_fixture_path(src, sizeof src, "chain", "circuit.zkey");
     snprintf(dst, sizeof dst, "%s/bad_chain.zkey", tmp_dir);
     tfile t0, t;
     tf_read(&t0, src);
@@ -802,30 +794,30 @@ static void test_other_curves(void)
 {
     char p[1200];
     /* BN254 */
-    fixture(p, sizeof p, "bn128", "circuit.r1cs");
+    test_fixture_path(p, sizeof p, "bn128", "circuit.r1cs");
     EXPECT_ERR(load_kind(K_R1CS, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
-    fixture(p, sizeof p, "bn128", "witness.wtns");
+    test_fixture_path(p, sizeof p, "bn128", "witness.wtns");
     EXPECT_ERR(load_kind(K_WTNS, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
     EXPECT_ERR(load_kind(K_WTNS_MEM, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
-    fixture(p, sizeof p, "bn128", "circuit.zkey");
+    test_fixture_path(p, sizeof p, "bn128", "circuit.zkey");
     EXPECT_ERR(load_kind(K_ZKEY, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
     CHECK(strstr(cuzk_error_detail(), "base field") != NULL);
-    fixture(p, sizeof p, "bn128", "proof.json");
+    test_fixture_path(p, sizeof p, "bn128", "proof.json");
     cuzk_proof pr;
     EXPECT_ERR(cuzk_proof_read_json(&pr, p), CUZK_ECURVE, p);
-    fixture(p, sizeof p, "bn128", "verification_key.json");
+    test_fixture_path(p, sizeof p, "bn128", "verification_key.json");
     cuzk_vk *vk;
     EXPECT_ERR(cuzk_vk_read_json(&vk, p), CUZK_ECURVE, p);
     CHECK(vk == NULL);
     /* BLS12-377, Goldilocks (an 8-byte prime, sections in another order) */
-    fixture(p, sizeof p, "other", "bls12377.r1cs");
+    test_fixture_path(p, sizeof p, "other", "bls12377.r1cs");
     EXPECT_ERR(load_kind(K_R1CS, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "bls12377") != NULL);
-    fixture(p, sizeof p, "other", "goldilocks.r1cs");
+    test_fixture_path(p, sizeof p, "other", "goldilocks.r1cs");
     EXPECT_ERR(load_kind(K_R1CS, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "goldilocks") != NULL);
     /* missing file (also under a missing directory), directory */
@@ -889,8 +881,8 @@ static void test_json(void)
         CHECK(strlen(p_dec) == 115 && strlen(r_dec) == 77);
     }
     char p_proof[1200], p_vk[1200], dst[512];
-    fixture(p_proof, sizeof p_proof, "chain", "proof.json");
-    fixture(p_vk, sizeof p_vk, "chain", "verification_key.json");
+    test_fixture_path(p_proof, sizeof p_proof, "chain", "proof.json");
+    test_fixture_path(p_vk, sizeof p_vk, "chain", "verification_key.json");
     snprintf(dst, sizeof dst, "%s/bad_proof.json", tmp_dir);
     size_t n;
     char *proof = (char *)read_all(p_proof, &n);
@@ -1159,7 +1151,7 @@ static void test_truncated_while_read(void)
                  {K_ZKEY, "chain", "circuit.zkey"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char src[1200];
-        fixture(src, sizeof src, cases[i].circuit, cases[i].file);
+        test_fixture_path(src, sizeof src, cases[i].circuit, cases[i].file);
         size_t n;
         uint8_t *b = read_all(src, &n);
         snprintf(trunc_path, sizeof trunc_path, "%s/trunc-%zu", tmp_dir, i);
@@ -1179,7 +1171,7 @@ static void test_truncated_while_read(void)
 static void test_wtns_into(void)
 {
     char src[1200];
-    fixture(src, sizeof src, "chain", "witness.wtns");
+    test_fixture_path(src, sizeof src, "chain", "witness.wtns");
     cuzk_wtns *a = NULL, *b = NULL;
     CHECK_EQ_ERR(cuzk_wtns_load(&a, src), CUZK_OK);
     if (!a)
@@ -1216,7 +1208,7 @@ static void test_wtns_mem(void)
 {
     for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++) {
         char src[1200];
-        fixture(src, sizeof src, facts[k].name, "witness.wtns");
+        test_fixture_path(src, sizeof src, facts[k].name, "witness.wtns");
         size_t n;
         uint8_t *b = read_all(src, &n);
         cuzk_wtns *a = NULL, *m = NULL;
@@ -1258,7 +1250,7 @@ static void test_wtns_mem(void)
     CHECK(m == NULL && strstr(cuzk_error_detail(), ".wtns") != NULL);
     /* another container in memory: the magic is named */
     char src[1200];
-    fixture(src, sizeof src, "multiplier", "circuit.r1cs");
+    test_fixture_path(src, sizeof src, "multiplier", "circuit.r1cs");
     size_t n;
     uint8_t *b = read_all(src, &n);
     EXPECT_ERR(cuzk_wtns_load_mem(&m, "circuit-as-witness", b, n), CUZK_EFORMAT,
@@ -1271,7 +1263,7 @@ static void test_wtns_mem(void)
 static void test_json_values(void)
 {
     char p[1200];
-    fixture(p, sizeof p, "chain", "proof.json");
+    test_fixture_path(p, sizeof p, "chain", "proof.json");
     cuzk_proof pr;
     CHECK_EQ_ERR(cuzk_proof_read_json(&pr, p), CUZK_OK);
     cuzk_proof inf;
@@ -1286,7 +1278,7 @@ static void test_json_values(void)
         free(dumped);
         json_decref(v);
     }
-    fixture(p, sizeof p, "chain", "public.json");
+    test_fixture_path(p, sizeof p, "chain", "public.json");
     cuzk_fr *pub = NULL;
     size_t npub = 0;
     CHECK_EQ_ERR(cuzk_public_read_json(&pub, &npub, p), CUZK_OK);
@@ -1308,13 +1300,7 @@ static void test_json_values(void)
 int main(void)
 {
     test_init("test_io");
-    const char *d = getenv("CUZK_TEST_DATA");
-    snprintf(data_dir, sizeof data_dir, "%s", d ? d : "tests/data");
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/cuzk_test_io_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 2;
-    }
+    test_tmpdir_make(tmp_dir, sizeof tmp_dir, "cuzk_test_io");
 
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
         test_fixture(&facts[i]);
@@ -1342,9 +1328,6 @@ int main(void)
     test_wtns_mem();
     test_json_values();
 
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp_dir);
+    test_dir_remove(tmp_dir);
     return test_finish();
 }

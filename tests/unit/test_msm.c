@@ -6,37 +6,12 @@
 #include "cuzk/msm.h"
 #include "msm/msm_internal.h"
 #include "test.h"
+#include "test_points.h"
 #include "util/parallel.h"
 
 /* ---- G1 / G2 helpers written once through a macro ---- */
 
 #define DEFINE_HELPERS(G, AFF, JAC)                                                        \
-    /* n random points: a random walk over 16 random multiples of the generator. */         \
-    static void G##_rand_points(AFF *out, size_t n)                                        \
-    {                                                                                      \
-        JAC steps[16], cur, *tmp;                                                          \
-        AFF gen;                                                                           \
-        cuzk_##G##_generator(&gen);                                                        \
-        JAC g;                                                                             \
-        cuzk_##G##_jac_from_affine(&g, &gen);                                              \
-        for (int j = 0; j < 16; j++) {                                                     \
-            cuzk_fr k;                                                                     \
-            uint64_t l[4];                                                                 \
-            test_rand_fr(&k);                                                              \
-            cuzk_fr_to_limbs(l, &k);                                                       \
-            cuzk_##G##_mul_var(&steps[j], &g, l, 256);                                     \
-        }                                                                                  \
-        if (n == 0)                                                                        \
-            return;                                                                        \
-        tmp = malloc(n * sizeof(*tmp));                                                    \
-        cur = steps[0];                                                                    \
-        for (size_t i = 0; i < n; i++) {                                                   \
-            cuzk_##G##_jac_add_var(&cur, &cur, &steps[test_rand64() % 16]);                \
-            tmp[i] = cur;                                                                  \
-        }                                                                                  \
-        cuzk_##G##_batch_to_affine(out, tmp, n);                                           \
-        free(tmp);                                                                         \
-    }                                                                                      \
     /* r = sum s_i * P_i by scalar multiplication (0 and 1 short-cut). */                   \
     static void G##_naive(JAC *r, const AFF *bases, const cuzk_msm_scalar *s, size_t n)    \
     {                                                                                      \
@@ -92,15 +67,6 @@ static void set_scalar(cuzk_fr *s, int kind)
     }
 }
 
-/* Filecoin-like: 45% zero, 45% one, 10% random. */
-static void filecoin_scalars(cuzk_fr *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned x = (unsigned)(test_rand64() % 100);
-        set_scalar(&s[i], x < 45 ? K_ZERO : x < 90 ? K_ONE : K_RAND);
-    }
-}
-
 /* ---- signed digits ---- */
 
 static void test_digits(void)
@@ -150,11 +116,10 @@ static void test_g1_sizes(void)
     size_t nmax = 4097;
     cuzk_g1_affine *b = malloc(nmax * sizeof(*b));
     cuzk_fr *s = malloc(nmax * sizeof(*s));
-    g1_rand_points(b, nmax);
+    test_g1_rand_points(b, nmax);
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
-        for (size_t i = 0; i < n; i++)
-            test_rand_fr(&s[i]);
+        test_rand_frs(s, n);
         g1_check_all(b, s, n, NULL);
     }
     free(b);
@@ -167,7 +132,7 @@ static void test_g1_windows_threads(void)
     cuzk_g1_affine *b = malloc(n * sizeof(*b));
     cuzk_fr *s = malloc(n * sizeof(*s));
     cuzk_msm_scalar *cs = malloc(n * sizeof(*cs));
-    g1_rand_points(b, n);
+    test_g1_rand_points(b, n);
     for (size_t i = 0; i < n; i++)
         set_scalar(&s[i], (int)(test_rand64() % 5));
     cuzk_msm_scalars_from_fr(cs, s, n, 0);
@@ -206,10 +171,10 @@ static void test_g1_edge(void)
     cuzk_fr *s = malloc(n * sizeof(*s));
     cuzk_msm_scalar *cs = malloc(n * sizeof(*cs));
     cuzk_g1_affine p[3];
-    g1_rand_points(p, 3);
+    test_g1_rand_points(p, 3);
 
     /* all-zero scalars: infinity */
-    g1_rand_points(b, n);
+    test_g1_rand_points(b, n);
     for (size_t i = 0; i < n; i++)
         cuzk_fr_set_zero(&s[i]);
     cuzk_g1_jac got, want;
@@ -277,7 +242,7 @@ static void test_g1_edge(void)
 
     /* pairs (P, k) and (-P, k): the result is infinity; plus a pair (P, k), (P, r-k) */
     for (size_t i = 0; i + 1 < n; i += 2) {
-        g1_rand_points(&b[i], 1);
+        test_g1_rand_points(&b[i], 1);
         cuzk_g1_affine_neg(&b[i + 1], &b[i]);
         test_rand_fr(&s[i]);
         s[i + 1] = s[i];
@@ -317,8 +282,8 @@ static void test_g1_split(void)
     cuzk_fr *s = malloc(n * sizeof(*s));
     cuzk_msm_scalar *cs = malloc(n * sizeof(*cs)), *ts = malloc(n * sizeof(*ts));
     uint64_t *one = malloc(words * 8), *sig = malloc(words * 8), *tmp = malloc(words * 8);
-    g1_rand_points(b, n);
-    filecoin_scalars(s, n);
+    test_g1_rand_points(b, n);
+    test_rand_frs_filecoin(s, n);
     cuzk_msm_scalars_from_fr(cs, s, n, 0);
 
     /* classification matches the scalars, Montgomery and canonical alike */
@@ -424,7 +389,7 @@ static void test_errors(void)
     cuzk_g1_affine b[2];
     cuzk_msm_scalar s[2] = {{{1, 2, 3, 4}}, {{5, 6, 7, 1ULL << 63}}};
     cuzk_g1_jac r;
-    g1_rand_points(b, 2);
+    test_g1_rand_points(b, 2);
     CHECK_EQ_ERR(cuzk_g1_msm(&r, b, s, 2, NULL), CUZK_EINVAL);
     CHECK(cuzk_g1_jac_is_inf(&r));
     CHECK_EQ_ERR(cuzk_g1_msm_auto(&r, NULL, b, s, 2, NULL), CUZK_EINVAL);
@@ -452,16 +417,15 @@ static void test_g2(void)
     cuzk_g2_affine *b = malloc(nmax * sizeof(*b));
     cuzk_fr *s = malloc(nmax * sizeof(*s));
     cuzk_msm_scalar *cs = malloc(nmax * sizeof(*cs));
-    g2_rand_points(b, nmax);
+    test_g2_rand_points(b, nmax);
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
-        for (size_t i = 0; i < n; i++)
-            test_rand_fr(&s[i]);
+        test_rand_frs(s, n);
         cuzk_msm_opts o = {.nthreads = 1 + (unsigned)(k % 3)};
         g2_check_all(b, s, n, &o);
     }
     /* Filecoin-like (split), edge cases: P and -P, infinity, repeats, r-1 */
-    filecoin_scalars(s, nmax);
+    test_rand_frs_filecoin(s, nmax);
     g2_check_all(b, s, nmax, NULL);
     cuzk_msm_counts cnt;
     cuzk_g2_jac got, want;
@@ -505,9 +469,8 @@ static void test_g1_large_consistency(void)
     size_t n = ((size_t)1 << 15) + 3;
     cuzk_g1_affine *b = malloc(n * sizeof(*b));
     cuzk_fr *s = malloc(n * sizeof(*s));
-    g1_rand_points(b, n);
-    for (size_t i = 0; i < n; i++)
-        test_rand_fr(&s[i]);
+    test_g1_rand_points(b, n);
+    test_rand_frs(s, n);
     cuzk_g1_jac r1, r2, r3;
     cuzk_msm_opts o1 = {.nthreads = 1}, o2 = {.nthreads = 2, .window = 11};
     cuzk_msm_opts o3 = {.nthreads = 5, .window = 6};
@@ -546,7 +509,7 @@ static void test_g1_batch_add_cases(void)
         size_t n = sizes[si];
         cuzk_g1_affine *b = malloc(n * sizeof *b), pool[8];
         uint64_t *bits = calloc(CUZK_MSM_BITVEC_WORDS(n), 8);
-        g1_rand_points(pool, 8);
+        test_g1_rand_points(pool, 8);
         for (size_t i = 0; i < n; i++) {
             uint64_t u = test_rand64();
             switch (u % 8) {

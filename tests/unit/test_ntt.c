@@ -12,11 +12,7 @@ static void fr_pow_u64(cuzk_fr *r, const cuzk_fr *a, uint64_t e)
 static void fr_from_hex_be(cuzk_fr *r, const char *hex)
 {
     uint8_t b[32];
-    for (int i = 0; i < 32; i++) {
-        unsigned v;
-        sscanf(hex + 2 * i, "%2x", &v);
-        b[i] = (uint8_t)v;
-    }
+    test_hex_to_bytes(b, hex, sizeof b);
     cuzk_err e = cuzk_fr_from_bytes_be(r, b);
     CHECK(e == CUZK_OK);
 }
@@ -29,37 +25,12 @@ static int vec_eq(const cuzk_fr *a, const cuzk_fr *b, size_t n)
     return 1;
 }
 
-/* Random values with some 0, 1 and -1 (= p-1) mixed in. */
-static void rand_vec(cuzk_fr *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        switch (test_rand64() % 8) {
-        case 0: cuzk_fr_set_zero(&x[i]); break;
-        case 1: cuzk_fr_set_one(&x[i]); break;
-        case 2: cuzk_fr_set_one(&x[i]); cuzk_fr_neg(&x[i], &x[i]); break;
-        default: test_rand_fr(&x[i]);
-        }
-    }
-}
-
-/* p(z) for coefficients x[0..n) (Horner). */
-static void horner(cuzk_fr *r, const cuzk_fr *x, size_t n, const cuzk_fr *z)
-{
-    cuzk_fr acc;
-    cuzk_fr_set_zero(&acc);
-    for (size_t i = n; i-- > 0;) {
-        cuzk_fr_mul(&acc, &acc, z);
-        cuzk_fr_add(&acc, &acc, &x[i]);
-    }
-    *r = acc;
-}
-
 /* out_j = sum_i x_i * (s*w^j)^i, O(n^2). */
 static void naive_dft(cuzk_fr *out, const cuzk_fr *x, size_t n, const cuzk_fr *w, const cuzk_fr *s)
 {
     cuzk_fr z = *s;
     for (size_t j = 0; j < n; j++) {
-        horner(&out[j], x, n, &z);
+        test_fr_horner(&out[j], x, n, &z);
         cuzk_fr_mul(&z, &z, w);
     }
 }
@@ -147,7 +118,7 @@ static void test_bitrev(void)
     for (unsigned k = 0; k <= 12; k += 3) {
         size_t n = (size_t)1 << k;
         cuzk_fr *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
-        rand_vec(x, n);
+        test_rand_frs_mixed(x, n);
         memcpy(y, x, n * sizeof *x);
         cuzk_ntt_bitreverse(y, k, 3);
         permute(z, x, k);
@@ -168,7 +139,7 @@ static void test_scale(void)
         cuzk_fr s, pre, t;
         test_rand_fr(&s);
         test_rand_fr(&pre);
-        rand_vec(x, n);
+        test_rand_frs_mixed(x, n);
         memcpy(y, x, n * sizeof *x);
         poly_scale_bitrev(y, k, &pre, &s, 2);
         int ok = 1;
@@ -213,7 +184,7 @@ static void test_vs_naive(void)
                     memset(x, 0, sz);
                     cuzk_fr_set_one(&x[0]);
                 } else {
-                    rand_vec(x, n);
+                    test_rand_frs_mixed(x, n);
                 }
                 naive_dft(X, x, n, &w, &one);
                 naive_dft(Y, x, n, &winv, &one);
@@ -292,7 +263,7 @@ static void test_coset(void)
                     cuzk_fr_generator(&s, FAMILIES[f]);
                 else
                     test_rand_fr(&s);
-                rand_vec(x, n);
+                test_rand_frs_mixed(x, n);
                 naive_dft(X, x, n, cuzk_domain_omega(d), &s);
                 memcpy(t, x, sz);
                 cuzk_ntt_coset_forward(d, t, round == 0 ? NULL : &s, 2);
@@ -322,7 +293,7 @@ static void test_roundtrip(void)
         cuzk_fr *x = malloc(sz), *t = malloc(sz);
         cuzk_domain *d;
         CHECK_EQ_ERR(cuzk_domain_new(&d, k, fam), CUZK_OK);
-        rand_vec(x, n);
+        test_rand_frs_mixed(x, n);
         memcpy(t, x, sz);
         cuzk_ntt_forward(d, t, 0);
         CHECK(!vec_eq(t, x, n));
@@ -352,7 +323,7 @@ static void test_roundtrip(void)
             size_t j = (size_t)test_rand64() & (n - 1);
             cuzk_fr z, v;
             poly_domain_omega_pow(&z, d, j);
-            horner(&v, x, n, &z);
+            test_fr_horner(&v, x, n, &z);
             CHECK(cuzk_fr_eq(&v, &t[j]));
         }
         cuzk_domain_free(d);
@@ -370,7 +341,7 @@ static void test_threads(void)
         cuzk_domain *d, *d2;
         CHECK_EQ_ERR(cuzk_domain_new(&d, k, FAMILIES[k & 1]), CUZK_OK);
         CHECK_EQ_ERR(poly_domain_new_ex(&d2, k, FAMILIES[k & 1], 5), CUZK_OK);
-        rand_vec(x, n);
+        test_rand_frs_mixed(x, n);
         for (int op = 0; op < 4; op++) {
             cuzk_ntt_dir dir = (op & 1) ? CUZK_NTT_INVERSE : CUZK_NTT_FORWARD;
             memcpy(r1, x, sz);

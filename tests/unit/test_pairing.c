@@ -6,24 +6,9 @@
 #include "cuzk/pairing.h"
 #include "pairing/pairing_internal.h"
 #include "test.h"
-
-static void modulus_mpz(mpz_t p)
-{
-    mpz_import(p, CUZK_FP_LIMBS, -1, sizeof(uint64_t), 0, 0, CUZK_FP_MODULUS.l);
-}
-
-static void order_mpz(mpz_t r)
-{
-    mpz_import(r, CUZK_FR_LIMBS, -1, sizeof(uint64_t), 0, 0, CUZK_FR_MODULUS.l);
-}
-
-static size_t mpz_limbs(uint64_t *out, size_t max, const mpz_t z)
-{
-    size_t n = 0;
-    memset(out, 0, max * sizeof *out);
-    mpz_export(out, &n, -1, sizeof(uint64_t), 0, 0, z);
-    return n ? n : 1;
-}
+#include "test_files.h"
+#include "test_gmp.h"
+#include "test_points.h"
 
 static void g1_mul(cuzk_g1_affine *r, const cuzk_g1_affine *a, const cuzk_fr *k)
 {
@@ -46,26 +31,13 @@ static void fr_limbs(uint64_t out[CUZK_FR_LIMBS], const cuzk_fr *a)
     cuzk_fr_to_limbs(out, a);
 }
 
-static void rand_points(cuzk_g1_affine *p, cuzk_g2_affine *q)
-{
-    cuzk_fr a, b;
-    cuzk_g1_affine g1;
-    cuzk_g2_affine g2;
-    cuzk_g1_generator(&g1);
-    cuzk_g2_generator(&g2);
-    test_rand_fr(&a);
-    test_rand_fr(&b);
-    g1_mul(p, &g1, &a);
-    g2_mul(q, &g2, &b);
-}
-
 /* ---- the hard-part identity and the final exponentiation against pow ---- */
 static void test_final_exp(void)
 {
     mpz_t p, r, x, lhs, rhs, t, u, e;
     mpz_inits(p, r, x, lhs, rhs, t, u, e, NULL);
-    modulus_mpz(p);
-    order_mpz(r);
+    test_mpz_fp_modulus(p);
+    test_mpz_fr_modulus(r);
     mpz_set_ui(x, 0);
     mpz_set_ui(t, 0xd2010000u);
     mpz_mul_2exp(t, t, 32);
@@ -110,7 +82,7 @@ static void test_final_exp(void)
     mpz_divexact(e, e, r);
     mpz_mul_ui(e, e, 3);
     uint64_t el[80];
-    size_t nl = mpz_limbs(el, 80, e);
+    size_t nl = test_mpz_to_limbs(el, 80, e);
     cuzk_g1_affine g1;
     cuzk_g2_affine g2;
     cuzk_g1_generator(&g1);
@@ -227,9 +199,8 @@ static int hex_to_fr(cuzk_fr *r, const char *s)
 
 static void test_known_answers(void)
 {
-    const char *dir = getenv("CUZK_TEST_DATA");
     char path[1024];
-    snprintf(path, sizeof path, "%s/pairing_vectors.txt", dir ? dir : "tests/data");
+    test_data_path(path, sizeof path, "pairing_vectors.txt");
     FILE *fp = fopen(path, "r");
     CHECK(fp != NULL);
     if (!fp) {
@@ -325,13 +296,11 @@ static int json_numbers(const char *text, const char *key, char out[][128], int 
 
 static void test_snarkjs_alphabeta(void)
 {
-    const char *dir = getenv("CUZK_TEST_DATA");
     const char *circuits[] = { "multiplier", "chain", "nopub" };
     int checked = 0;
     for (size_t c = 0; c < sizeof circuits / sizeof circuits[0]; c++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/circuits/%s/verification_key.json", dir ? dir : "tests/data",
-                 circuits[c]);
+        test_fixture_path(path, sizeof path, circuits[c], "verification_key.json");
         FILE *fp = fopen(path, "r");
         if (!fp)
             continue;
@@ -474,7 +443,7 @@ static void test_infinity_and_multi(void)
         else if (i == 17)
             ps[i] = g1, cuzk_g2_affine_set_inf(&qs[i]);
         else
-            rand_points(&ps[i], &qs[i]);
+            test_g1_rand(&ps[i]), test_g2_rand(&qs[i]);
         cuzk_pairing(&single[i], &ps[i], &qs[i]);
     }
     size_t sizes[] = { 1, 2, 3, 16, 17, N };
@@ -507,7 +476,8 @@ static void bench(void)
 {
     cuzk_g1_affine p;
     cuzk_g2_affine q;
-    rand_points(&p, &q);
+    test_g1_rand(&p);
+    test_g2_rand(&q);
     cuzk_fp12 e;
     int reps = 20;
     struct timespec t0, t1, t2;

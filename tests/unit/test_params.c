@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_circuit.h"
 #include "test_files.h"
 #include "test_points.h"
 
@@ -25,22 +26,9 @@
 #include "groth16/bellman.h"
 #include "setup/bellman.h"
 #include "util/parallel.h"
+#include "util/timing.h"
 
 static char tmpdir[256];
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static const char *data_path(char *buf, size_t n, const char *circuit, const char *file)
-{
-    const char *d = getenv("CUZK_TEST_DATA");
-    snprintf(buf, n, "%s/circuits/%s/%s", d ? d : "tests/data", circuit, file);
-    return buf;
-}
 
 static const char *tmp_path(char *buf, size_t n, const char *name)
 {
@@ -59,53 +47,6 @@ static void check_err(cuzk_err got, cuzk_err want, const char *s1, const char *s
                 cuzk_errname(got), d, cuzk_errname(want), s1 ? s1 : "", s2 ? s2 : "");
 }
 #define CHECK_ERR(got, want, s1, s2) check_err((got), (want), (s1), (s2), __LINE__)
-
-static void rand_toxic(cuzk_setup_toxic *t)
-{
-    test_rand_fr(&t->tau);
-    test_rand_fr(&t->alpha);
-    test_rand_fr(&t->beta);
-    test_rand_fr(&t->gamma);
-    test_rand_fr(&t->delta);
-}
-
-static bool g1_vec_eq(const cuzk_g1_affine *a, const cuzk_g1_affine *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!cuzk_g1_affine_eq(&a[i], &b[i]))
-            return false;
-    return true;
-}
-
-static bool g2_vec_eq(const cuzk_g2_affine *a, const cuzk_g2_affine *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!cuzk_g2_affine_eq(&a[i], &b[i]))
-            return false;
-    return true;
-}
-
-static bool params_eq(const cuzk_params *a, const cuzk_params *b)
-{
-    return cuzk_g1_affine_eq(&a->alpha1, &b->alpha1) && cuzk_g1_affine_eq(&a->beta1, &b->beta1) &&
-           cuzk_g1_affine_eq(&a->delta1, &b->delta1) && cuzk_g2_affine_eq(&a->beta2, &b->beta2) &&
-           cuzk_g2_affine_eq(&a->gamma2, &b->gamma2) && cuzk_g2_affine_eq(&a->delta2, &b->delta2) &&
-           a->n_ic == b->n_ic && a->n_h == b->n_h && a->n_l == b->n_l && a->n_a == b->n_a &&
-           a->n_b_g1 == b->n_b_g1 && a->n_b_g2 == b->n_b_g2 && g1_vec_eq(a->ic, b->ic, a->n_ic) &&
-           g1_vec_eq(a->h, b->h, a->n_h) && g1_vec_eq(a->l, b->l, a->n_l) &&
-           g1_vec_eq(a->a, b->a, a->n_a) && g1_vec_eq(a->b_g1, b->b_g1, a->n_b_g1) &&
-           g2_vec_eq(a->b_g2, b->b_g2, a->n_b_g2);
-}
-
-static bool csr_eq(const cuzk_csr *a, const cuzk_csr *b)
-{
-    if (a->n_rows != b->n_rows)
-        return false;
-    uint64_t nnz = a->row[a->n_rows];
-    return !memcmp(a->row, b->row, (a->n_rows + 1) * sizeof *a->row) &&
-           !memcmp(a->col, b->col, nnz * sizeof *a->col) &&
-           !memcmp(a->val, b->val, nnz * sizeof *a->val);
-}
 
 static bool bit(const uint64_t *b, size_t i) { return (b[i / 64] >> (i % 64)) & 1; }
 
@@ -203,12 +144,6 @@ static void expected_proof(cuzk_proof *out, const cuzk_r1cs *r, const cuzk_fr *w
     free(lag);
 }
 
-static bool proof_eq(const cuzk_proof *a, const cuzk_proof *b)
-{
-    return cuzk_g1_affine_eq(&a->a, &b->a) && cuzk_g2_affine_eq(&a->b, &b->b) &&
-           cuzk_g1_affine_eq(&a->c, &b->c);
-}
-
 /* ---- the circuit in bellman's convention ---- */
 static void test_circuit(const char *name, const cuzk_r1cs *r, const cuzk_bellman_circuit *c,
                          const char *r1cs_path)
@@ -252,7 +187,8 @@ static void test_circuit(const char *name, const cuzk_r1cs *r, const cuzk_bellma
     cuzk_bellman_circuit *c2 = NULL;
     CHECK_EQ_ERR(cuzk_bellman_circuit_load(&c2, r1cs_path), CUZK_OK);
     if (c2) {
-        CHECK(csr_eq(&c->a, &c2->a) && csr_eq(&c->b, &c2->b) && csr_eq(&c->c, &c2->c));
+        CHECK(test_csr_eq(&c->a, &c2->a) && test_csr_eq(&c->b, &c2->b) &&
+              test_csr_eq(&c->c, &c2->c));
         CHECK(c2->n_rows == c->n_rows && c2->log2_domain == c->log2_domain);
         CHECK(!memcmp(c->a_density, c2->a_density, ((c->n_vars + 63) / 64) * 8));
         CHECK(!memcmp(c->b_density, c2->b_density, ((c->n_vars + 63) / 64) * 8));
@@ -271,7 +207,7 @@ static void test_filecoin(const cuzk_proof *pr, const cuzk_vk *vk, const cuzk_fr
     cuzk_proof_to_filecoin(b, pr);
     CHECK((b[0] & 0x80) && (b[48] & 0x80) && (b[144] & 0x80));   /* compressed flags */
     CHECK_EQ_ERR(cuzk_proof_from_filecoin(&q, b), CUZK_OK);
-    CHECK(proof_eq(&q, pr));
+    CHECK(test_proof_eq(&q, pr));
     CHECK_EQ_ERR(cuzk_groth16_verify(vk, pub, npub, &q), CUZK_OK);
     cuzk_proof_to_filecoin(b2, &q);
     CHECK(!memcmp(b, b2, sizeof b));
@@ -285,7 +221,7 @@ static void test_filecoin(const cuzk_proof *pr, const cuzk_vk *vk, const cuzk_fr
     free(fb);
     memset(&q, 0, sizeof q);
     CHECK_EQ_ERR(cuzk_proof_read_filecoin(&q, path), CUZK_OK);
-    CHECK(proof_eq(&q, pr));
+    CHECK(test_proof_eq(&q, pr));
     write_all(path, b, sizeof b - 1);
     CHECK_ERR(cuzk_proof_read_filecoin(&q, path), CUZK_ESIZE, path, "192");
     /* flags: compressed flag cleared, infinity */
@@ -315,8 +251,8 @@ static void test_filecoin(const cuzk_proof *pr, const cuzk_vk *vk, const cuzk_fr
 static void test_fixture(const char *name)
 {
     char rp[300], wp[300], kp[300], vp[300];
-    data_path(rp, sizeof rp, name, "circuit.r1cs");
-    data_path(wp, sizeof wp, name, "witness.wtns");
+    test_fixture_path(rp, sizeof rp, name, "circuit.r1cs");
+    test_fixture_path(wp, sizeof wp, name, "witness.wtns");
     snprintf(kp, sizeof kp, "%s/%s.params", tmpdir, name);
     snprintf(vp, sizeof vp, "%s/%s.vk.json", tmpdir, name);
     cuzk_r1cs *r = NULL;
@@ -335,7 +271,7 @@ static void test_fixture(const char *name)
     test_circuit(name, r, c, rp);
 
     cuzk_setup_toxic t;
-    rand_toxic(&t);
+    test_rand_toxic(&t);
     CHECK_EQ_ERR(cuzk_setup_bellman(&p, c, &t, 0), CUZK_OK);
     if (!p)
         goto out;
@@ -366,11 +302,11 @@ static void test_fixture(const char *name)
     struct stat st;
     CHECK(stat(kp, &st) == 0 && (uint64_t)st.st_size == cuzk_params_file_bytes(p));
     CHECK_EQ_ERR(cuzk_params_load(&p2, kp, 0), CUZK_OK);
-    CHECK(p2 && params_eq(p, p2) && !strcmp(p2->path, kp));
+    CHECK(p2 && test_params_eq(p, p2) && !strcmp(p2->path, kp));
     cuzk_params_free(p2);
     p2 = NULL;
     CHECK_EQ_ERR(cuzk_params_load(&p2, kp, CUZK_PARAMS_TRUSTED), CUZK_OK);
-    CHECK(p2 && params_eq(p, p2));
+    CHECK(p2 && test_params_eq(p, p2));
     if (!p2)
         goto out;
 
@@ -449,7 +385,8 @@ static void test_fixture(const char *name)
     CHECK_EQ_ERR(cuzk_vk_write_json(vp, vk), CUZK_OK);
     CHECK_EQ_ERR(cuzk_vk_read_json(&vk2, vp), CUZK_OK);
     if (vk2) {
-        CHECK(vk2->n_public == vk->n_public && g1_vec_eq(vk2->ic, vk->ic, vk->n_public + 1));
+        CHECK(vk2->n_public == vk->n_public &&
+              test_g1_affine_eq_n(vk2->ic, vk->ic, vk->n_public + 1));
         CHECK(cuzk_g2_affine_eq(&vk2->delta2, &vk->delta2));
         CHECK_EQ_ERR(cuzk_groth16_verify(vk2, pub, r->n_public, &pr), CUZK_OK);
     }
@@ -511,9 +448,9 @@ static bool forge_r1cs_counts(const char *src, const char *dst, uint32_t wires, 
 static void test_mismatch(void)
 {
     char rp[300], rp2[300], wp[300];
-    data_path(rp, sizeof rp, "multiplier", "circuit.r1cs");
-    data_path(rp2, sizeof rp2, "chain", "circuit.r1cs");
-    data_path(wp, sizeof wp, "chain", "witness.wtns");
+    test_fixture_path(rp, sizeof rp, "multiplier", "circuit.r1cs");
+    test_fixture_path(rp2, sizeof rp2, "chain", "circuit.r1cs");
+    test_fixture_path(wp, sizeof wp, "chain", "witness.wtns");
     cuzk_bellman_circuit *cm = NULL, *cc = NULL;
     cuzk_params *pm = NULL;
     cuzk_wtns *wt = NULL;
@@ -521,7 +458,7 @@ static void test_mismatch(void)
     CHECK_EQ_ERR(cuzk_bellman_circuit_load(&cc, rp2), CUZK_OK);
     CHECK_EQ_ERR(cuzk_wtns_load(&wt, wp), CUZK_OK);
     cuzk_setup_toxic t;
-    rand_toxic(&t);
+    test_rand_toxic(&t);
     if (cm && cc && wt && cuzk_setup_bellman(&pm, cm, &t, 0) == CUZK_OK) {
         CHECK_ERR(cuzk_params_check_circuit(pm, cc), CUZK_ESIZE, "vector", "needs");
         const cuzk_fr *w = wt->w;
@@ -583,13 +520,13 @@ static size_t vec_off(const cuzk_params *p, int v)
 static void test_reader(void)
 {
     char rp[300], kp[300], bp[300];
-    data_path(rp, sizeof rp, "chain", "circuit.r1cs");
+    test_fixture_path(rp, sizeof rp, "chain", "circuit.r1cs");
     tmp_path(kp, sizeof kp, "good.params");
     tmp_path(bp, sizeof bp, "bad.params");
     cuzk_bellman_circuit *c = NULL;
     cuzk_params *p = NULL, *q = NULL;
     cuzk_setup_toxic t;
-    rand_toxic(&t);
+    test_rand_toxic(&t);
     CHECK_EQ_ERR(cuzk_bellman_circuit_load(&c, rp), CUZK_OK);
     if (!c || cuzk_setup_bellman(&p, c, &t, 0) != CUZK_OK || cuzk_params_write(kp, p) != CUZK_OK) {
         CHECK(0);
@@ -723,7 +660,7 @@ out:
 static void test_cache(void)
 {
     char rp[300], kp[300], cp[320];
-    data_path(rp, sizeof rp, "multiplier", "circuit.r1cs");
+    test_fixture_path(rp, sizeof rp, "multiplier", "circuit.r1cs");
     tmp_path(kp, sizeof kp, "cached.params");
     snprintf(cp, sizeof cp, "%s.cuzkcache", kp);
     char *cpath = cuzk_params_cache_path(kp);
@@ -732,7 +669,7 @@ static void test_cache(void)
     cuzk_bellman_circuit *c = NULL;
     cuzk_params *p = NULL, *q = NULL;
     cuzk_setup_toxic t;
-    rand_toxic(&t);
+    test_rand_toxic(&t);
     if (cuzk_bellman_circuit_load(&c, rp) != CUZK_OK || cuzk_setup_bellman(&p, c, &t, 0) != CUZK_OK ||
         cuzk_params_write(kp, p) != CUZK_OK) {
         CHECK(0);
@@ -741,12 +678,12 @@ static void test_cache(void)
     unlink(cp);
     CHECK_ERR(cuzk_params_cache_load(&q, kp), CUZK_EFORMAT, "no cache", NULL);
     CHECK_EQ_ERR(cuzk_params_load(&q, kp, CUZK_PARAMS_CACHE), CUZK_OK);   /* writes it */
-    CHECK(q && params_eq(p, q));
+    CHECK(q && test_params_eq(p, q));
     cuzk_params_free(q);
     q = NULL;
     CHECK(access(cp, R_OK) == 0);
     CHECK_EQ_ERR(cuzk_params_cache_load(&q, kp), CUZK_OK);
-    CHECK(q && params_eq(p, q) && !strcmp(q->path, kp));
+    CHECK(q && test_params_eq(p, q) && !strcmp(q->path, kp));
     cuzk_params_free(q);
     q = NULL;
     /* a changed source makes it stale */
@@ -841,8 +778,7 @@ static void bench_decode(void)
     /* 256 distinct points, repeated: decoding costs the same for every point */
     enum { DISTINCT = 256 };
     cuzk_fr sc[DISTINCT];
-    for (int i = 0; i < DISTINCT; i++)
-        test_rand_fr(&sc[i]);
+    test_rand_frs(sc, DISTINCT);
     cuzk_g1_affine d1[DISTINCT];
     cuzk_g2_affine d2[DISTINCT];
     if (cuzk_setup_g1_batch_var(d1, sc, DISTINCT, 0) != CUZK_OK ||
@@ -868,14 +804,14 @@ static void bench_decode(void)
         for (int v = 0; v < 4; v++) {
             unsigned f = (v & 1) ? CUZK_DECODE_CHECK_SUBGROUP : 0;
             int ok = 0;
-            double t0 = now_ms();
+            double t0 = cuzk_now_ms();
             for (int i = 0; i < DISTINCT; i++) {
                 cuzk_g1_affine r1;
                 cuzk_g2_affine r2;
                 ok += v < 2 ? cuzk_g1_from_uncompressed(&r1, e1[i], f) == CUZK_OK
                             : cuzk_g2_from_uncompressed(&r2, e2[i], f) == CUZK_OK;
             }
-            us[v] = (now_ms() - t0) * 1e3 / DISTINCT;
+            us[v] = (cuzk_now_ms() - t0) * 1e3 / DISTINCT;
             CHECK(ok == DISTINCT);
         }
         printf("  one thread, per point: G1 %.2f us (%.1f us with the subgroup check), "
@@ -900,11 +836,11 @@ static void bench_decode(void)
     double ms[4];
     for (int i = 0; i < 4; i++) {
         cuzk_params *q = NULL;
-        double t0 = now_ms();
+        double t0 = cuzk_now_ms();
         cuzk_err e = cuzk_params_load(&q, kp, fl[i]);
-        ms[i] = now_ms() - t0;
+        ms[i] = cuzk_now_ms() - t0;
         CHECK_EQ_ERR(e, CUZK_OK);
-        CHECK(q && params_eq(p, q));
+        CHECK(q && test_params_eq(p, q));
         cuzk_params_free(q);
     }
     printf("  decode of %.1f MB (%zu G1 + %zu G2 points), %u threads:\n", mb, n1 + 1, n2,
@@ -949,11 +885,7 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--write-key"))
         return write_key(argv[2], argv[3]);
     test_init("test_params");
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/cuzk_test_params_XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 2;
-    }
+    test_tmpdir_make(tmpdir, sizeof tmpdir, "cuzk_test_params");
     const char *fixtures[3] = {"multiplier", "chain", "nopub"};
     for (int i = 0; i < 3; i++)
         test_fixture(fixtures[i]);
@@ -961,9 +893,6 @@ int main(int argc, char **argv)
     test_reader();
     test_cache();
     bench_decode();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    test_dir_remove(tmpdir);
     return test_finish();
 }

@@ -4,30 +4,13 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_circuit.h"
+#include "test_files.h"
 
 #include "cuzk/groth16.h"
 #include "cuzk/pairing.h"
 #include "cuzk/setup.h"
 #include "setup/setup_internal.h"
-
-static char path_buf[1024];
-static const char *fixture(const char *circuit, const char *file)
-{
-    const char *d = getenv("CUZK_TEST_DATA");
-    snprintf(path_buf, sizeof path_buf, "%s/circuits/%s/%s", d ? d : "tests/data", circuit, file);
-    return path_buf;
-}
-
-static void fr_u64(cuzk_fr *r, uint64_t v) { cuzk_fr_set_u64(r, v); }
-
-/* r - 1 */
-static void fr_minus_one(cuzk_fr *r)
-{
-    cuzk_fr one;
-    cuzk_fr_set_one(&one);
-    cuzk_fr_set_zero(r);
-    cuzk_fr_sub(r, r, &one);
-}
 
 static void test_fixed_base(unsigned wbits)
 {
@@ -39,16 +22,15 @@ static void test_fixed_base(unsigned wbits)
     cuzk_fr k[N];
     cuzk_fr_set_zero(&k[0]);
     cuzk_fr_set_one(&k[1]);
-    fr_minus_one(&k[2]);
-    fr_u64(&k[3], 255);         /* all digits of window 0 */
-    fr_u64(&k[4], 256);         /* first digit of window 1 */
-    fr_u64(&k[5], UINT64_MAX);  /* crosses a limb */
+    test_fr_minus(&k[2], 1);
+    cuzk_fr_set_u64(&k[3], 255);        /* all digits of window 0 */
+    cuzk_fr_set_u64(&k[4], 256);        /* first digit of window 1 */
+    cuzk_fr_set_u64(&k[5], UINT64_MAX); /* crosses a limb */
     {
         uint64_t l[4] = {0, 0, 0, 1ULL << 62};   /* the top window */
         CHECK_EQ_ERR(cuzk_fr_from_limbs(&k[6], l), CUZK_OK);
     }
-    for (int i = 7; i < N; i++)
-        test_rand_fr(&k[i]);
+    test_rand_frs(&k[7], N - 7);
     cuzk_g1_affine o1[N];
     cuzk_g2_affine o2[N];
     CHECK_EQ_ERR(setup_g1_mul_batch_var(o1, k, N, &t1, 2), CUZK_OK);
@@ -81,8 +63,7 @@ static void test_fixed_base(unsigned wbits)
     enum { M = 3000 };
     cuzk_fr *km = malloc(M * sizeof *km);
     cuzk_g1_affine *p1 = malloc(M * sizeof *p1), *p2 = malloc(M * sizeof *p2);
-    for (int i = 0; i < M; i++)
-        test_rand_fr(&km[i]);
+    test_rand_frs(km, M);
     CHECK_EQ_ERR(setup_g1_mul_batch_var(p1, km, M, &t1, 1), CUZK_OK);
     CHECK_EQ_ERR(setup_g1_mul_batch_var(p2, km, M, &t1, 3), CUZK_OK);
     CHECK(!memcmp(p1, p2, M * sizeof *p1));
@@ -151,8 +132,7 @@ static void test_lagrange(void)
     size_t n = (size_t)1 << k;
     cuzk_fr tau, om, x, *l = malloc(n * sizeof *l), c[5];
     test_rand_fr(&tau);
-    for (int i = 0; i < 5; i++)
-        test_rand_fr(&c[i]);
+    test_rand_frs(c, 5);
     CHECK_EQ_ERR(setup_lagrange_at(l, k, CUZK_ROOTS_SNARKJS, &tau, 0, 1, n, 3), CUZK_OK);
     CHECK_EQ_ERR(cuzk_fr_root_of_unity(&om, k, CUZK_ROOTS_SNARKJS), CUZK_OK);
     /* p(X) = c0 + c1 X + c2 X^2 + c3 X^3 + c4 X^(n-1): sum p(w^i) L_i(tau) = p(tau) */
@@ -161,26 +141,15 @@ static void test_lagrange(void)
     cuzk_fr_set_one(&x);
     uint64_t e = n - 1;
     for (size_t i = 0; i < n; i++, cuzk_fr_mul(&x, &x, &om)) {
-        cuzk_fr v = c[3];
-        cuzk_fr_mul(&v, &v, &x);
-        cuzk_fr_add(&v, &v, &c[2]);
-        cuzk_fr_mul(&v, &v, &x);
-        cuzk_fr_add(&v, &v, &c[1]);
-        cuzk_fr_mul(&v, &v, &x);
-        cuzk_fr_add(&v, &v, &c[0]);
+        cuzk_fr v;
+        test_fr_horner(&v, c, 4, &x);
         cuzk_fr_pow(&xp, &x, &e, 1);
         cuzk_fr_mul(&xp, &xp, &c[4]);
         cuzk_fr_add(&v, &v, &xp);
         cuzk_fr_mul(&t, &v, &l[i]);
         cuzk_fr_add(&acc, &acc, &t);
     }
-    want = c[3];
-    cuzk_fr_mul(&want, &want, &tau);
-    cuzk_fr_add(&want, &want, &c[2]);
-    cuzk_fr_mul(&want, &want, &tau);
-    cuzk_fr_add(&want, &want, &c[1]);
-    cuzk_fr_mul(&want, &want, &tau);
-    cuzk_fr_add(&want, &want, &c[0]);
+    test_fr_horner(&want, c, 4, &tau);
     cuzk_fr_pow(&xp, &tau, &e, 1);
     cuzk_fr_mul(&xp, &xp, &c[4]);
     cuzk_fr_add(&want, &want, &xp);
@@ -189,93 +158,6 @@ static void test_lagrange(void)
 }
 
 /* ---- synthetic circuits ---- */
-
-/* Wires: 0 = 1, 1 = public output, 2 = public input x, 3 .. : chain
- * w[3+i] = (c_i w[2+i] + d_i) * w[2+i] for i < m - 1 (w[2] = x), then out = w[last] * 1.
- * Returns the witness in *wit. */
-static cuzk_r1cs *synth_circuit(size_t m, cuzk_fr **wit)
-{
-    cuzk_r1cs *r = calloc(1, sizeof *r);
-    size_t nw = m + 2;   /* 0, out, x, then m - 1 chain wires */
-    r->n_wires = (uint32_t)nw;
-    r->n_pub_out = 1;
-    r->n_pub_in = 1;
-    r->n_public = 2;
-    r->n_constraints = (uint32_t)m;
-    size_t cap[3] = {2 * m, m, m};
-    for (int k = 0; k < 3; k++) {
-        r->m[k].n_rows = m;
-        r->m[k].row = calloc(m + 1, sizeof(uint64_t));
-        r->m[k].col = malloc(cap[k] * sizeof(uint32_t));
-        r->m[k].val = malloc(cap[k] * sizeof(cuzk_fr));
-    }
-    cuzk_fr *w = malloc(nw * sizeof *w);
-    cuzk_fr_set_one(&w[0]);
-    test_rand_fr(&w[2]);
-    uint64_t nnz[3] = {0, 0, 0};
-#define TERM(k, wire, v)                            \
-    do {                                            \
-        r->m[k].col[nnz[k]] = (uint32_t)(wire);     \
-        r->m[k].val[nnz[k]] = (v);                  \
-        nnz[k]++;                                   \
-    } while (0)
-    cuzk_fr one;
-    cuzk_fr_set_one(&one);
-    for (size_t i = 0; i + 1 < m; i++) {
-        cuzk_fr c, d, t;
-        test_rand_fr(&c);
-        test_rand_fr(&d);
-        TERM(0, 2 + i, c);
-        TERM(0, 0, d);
-        TERM(1, 2 + i, one);
-        TERM(2, 3 + i, one);
-        cuzk_fr_mul(&t, &c, &w[2 + i]);
-        cuzk_fr_add(&t, &t, &d);
-        cuzk_fr_mul(&w[3 + i], &t, &w[2 + i]);
-        for (int k = 0; k < 3; k++)
-            r->m[k].row[i + 1] = nnz[k];
-    }
-    TERM(0, nw - 1, one);
-    TERM(1, 0, one);
-    TERM(2, 1, one);
-    w[1] = w[nw - 1];
-    for (int k = 0; k < 3; k++)
-        r->m[k].row[m] = nnz[k];
-#undef TERM
-    *wit = w;
-    return r;
-}
-
-static bool keys_equal(const cuzk_zkey *x, const cuzk_zkey *y)
-{
-    if (x->n_vars != y->n_vars || x->n_public != y->n_public || x->domain_size != y->domain_size ||
-        x->log2_domain != y->log2_domain || x->n_rows != y->n_rows ||
-        x->n_constraints != y->n_constraints)
-        return false;
-    size_t nv = x->n_vars, np = x->n_public, n = x->domain_size;
-    if (!cuzk_g1_affine_eq(&x->alpha1, &y->alpha1) || !cuzk_g1_affine_eq(&x->beta1, &y->beta1) ||
-        !cuzk_g1_affine_eq(&x->delta1, &y->delta1) || !cuzk_g2_affine_eq(&x->beta2, &y->beta2) ||
-        !cuzk_g2_affine_eq(&x->gamma2, &y->gamma2) || !cuzk_g2_affine_eq(&x->delta2, &y->delta2))
-        return false;
-    if (memcmp(x->ic, y->ic, (np + 1) * sizeof *x->ic) ||
-        memcmp(x->a_pts, y->a_pts, nv * sizeof *x->a_pts) ||
-        memcmp(x->b1_pts, y->b1_pts, nv * sizeof *x->b1_pts) ||
-        memcmp(x->b2_pts, y->b2_pts, nv * sizeof *x->b2_pts) ||
-        memcmp(x->c_pts, y->c_pts, (nv - np - 1) * sizeof *x->c_pts) ||
-        memcmp(x->h_pts, y->h_pts, n * sizeof *x->h_pts))
-        return false;
-    const cuzk_csr *mx[2] = {&x->a, &x->b}, *my[2] = {&y->a, &y->b};
-    for (int k = 0; k < 2; k++) {
-        if (mx[k]->n_rows != my[k]->n_rows ||
-            memcmp(mx[k]->row, my[k]->row, (mx[k]->n_rows + 1) * sizeof(uint64_t)))
-            return false;
-        uint64_t nnz = mx[k]->row[mx[k]->n_rows];
-        if (memcmp(mx[k]->col, my[k]->col, nnz * sizeof(uint32_t)) ||
-            memcmp(mx[k]->val, my[k]->val, nnz * sizeof(cuzk_fr)))
-            return false;
-    }
-    return true;
-}
 
 /* The vk points pair as they must: e(beta1, g2) = e(g1, beta2), e(delta1, g2) = e(g1, delta2). */
 static bool vk_pairs(const cuzk_zkey *z)
@@ -314,7 +196,7 @@ static void check_roundtrip(const char *name, const cuzk_r1cs *r, const cuzk_fr 
     CHECK_EQ_ERR(cuzk_zkey_load(&zl, path), CUZK_OK);
     unlink(path);
     if (zl)
-        CHECK(keys_equal(z, zl));
+        CHECK(test_zkey_eq(z, zl));
     const cuzk_zkey *k = zl ? zl : z;
     CHECK_EQ_ERR(cuzk_vk_from_zkey(&vk, k), CUZK_OK);
     if (vk) {
@@ -355,8 +237,11 @@ static void test_fixtures(void)
     for (int i = 0; i < 3; i++) {
         cuzk_r1cs *r = NULL;
         cuzk_wtns *wt = NULL;
-        CHECK_EQ_ERR(cuzk_r1cs_load(&r, fixture(names[i], "circuit.r1cs")), CUZK_OK);
-        CHECK_EQ_ERR(cuzk_wtns_load(&wt, fixture(names[i], "witness.wtns")), CUZK_OK);
+        char fx[1024];
+        CHECK_EQ_ERR(cuzk_r1cs_load(&r, test_fixture_path(fx, sizeof fx, names[i], "circuit.r1cs")),
+                     CUZK_OK);
+        CHECK_EQ_ERR(cuzk_wtns_load(&wt, test_fixture_path(fx, sizeof fx, names[i], "witness.wtns")),
+                     CUZK_OK);
         if (r && wt) {
             cuzk_zkey *z1 = NULL, *z2 = NULL;
             check_roundtrip(names[i], r, wt->w, wt->n, NULL, &z1);
@@ -380,15 +265,13 @@ static void test_fixtures(void)
 static void test_known_toxic(void)
 {
     cuzk_r1cs *r = NULL;
-    CHECK_EQ_ERR(cuzk_r1cs_load(&r, fixture("chain", "circuit.r1cs")), CUZK_OK);
+    char fx[1024];
+    CHECK_EQ_ERR(cuzk_r1cs_load(&r, test_fixture_path(fx, sizeof fx, "chain", "circuit.r1cs")),
+                 CUZK_OK);
     if (!r)
         return;
     cuzk_setup_toxic tw;
-    test_rand_fr(&tw.tau);
-    test_rand_fr(&tw.alpha);
-    test_rand_fr(&tw.beta);
-    test_rand_fr(&tw.gamma);
-    test_rand_fr(&tw.delta);
+    test_rand_toxic(&tw);
     cuzk_setup_opts o1 = {.nthreads = 1, .test_toxic = &tw};
     cuzk_setup_opts o3 = {.nthreads = 3, .test_toxic = &tw};
     cuzk_zkey *z = NULL, *z3 = NULL;
@@ -396,7 +279,7 @@ static void test_known_toxic(void)
     CHECK_EQ_ERR(cuzk_setup_zkey(&z3, r, &o3), CUZK_OK);
     if (!z || !z3)
         goto out;
-    CHECK(keys_equal(z, z3));   /* same toxic waste, any thread count: the same key */
+    CHECK(test_zkey_eq(z, z3));   /* same toxic waste, any thread count: the same key */
     size_t nc = r->n_constraints, np = r->n_public, nv = r->n_wires, n = z->domain_size;
     unsigned k = z->log2_domain;
     CHECK(n == 256);
@@ -481,7 +364,7 @@ static void test_synthetic(void)
     size_t ms[3] = {2, 1022, 1000 + 4 * test_iters(1)};
     for (int i = 0; i < 3; i++) {
         cuzk_fr *w = NULL;
-        cuzk_r1cs *r = synth_circuit(ms[i], &w);
+        cuzk_r1cs *r = test_chain_circuit(ms[i], &w);
         CHECK_EQ_ERR(cuzk_r1cs_check_witness(r, w, r->n_wires, NULL), CUZK_OK);
         char name[32];
         snprintf(name, sizeof name, "synth%zu", ms[i]);
@@ -503,8 +386,11 @@ static void test_params(void)
         cuzk_vk *vk = NULL;
         char path[256];
         snprintf(path, sizeof path, "/tmp/cuzk_test_setup_%d_%s.params", (int)getpid(), names[i]);
-        CHECK_EQ_ERR(cuzk_r1cs_load(&r, fixture(names[i], "circuit.r1cs")), CUZK_OK);
-        CHECK_EQ_ERR(cuzk_wtns_load(&wt, fixture(names[i], "witness.wtns")), CUZK_OK);
+        char fx[1024];
+        CHECK_EQ_ERR(cuzk_r1cs_load(&r, test_fixture_path(fx, sizeof fx, names[i], "circuit.r1cs")),
+                     CUZK_OK);
+        CHECK_EQ_ERR(cuzk_wtns_load(&wt, test_fixture_path(fx, sizeof fx, names[i], "witness.wtns")),
+                     CUZK_OK);
         if (!r || !wt)
             goto next;
         CHECK_EQ_ERR(cuzk_bellman_circuit_from_r1cs(&c, r), CUZK_OK);
