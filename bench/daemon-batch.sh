@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Throughput of cuzk-daemon under a batch from cuzk-bench: starts the daemon on a free
 # loopback port, registers a key, runs one warm-up batch, then RUNS timed batches, and prints
 # each run's throughput, latency percentiles and device busy fraction, then the medians.

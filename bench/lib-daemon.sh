@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs a cuzk-daemon for a script; sourced by scripts/demo.sh, bench/*.sh and tests/cuzk-bench/*.sh.
 #
 #   cuzk_daemon_start BIN_DIR LOG [daemon flags...]

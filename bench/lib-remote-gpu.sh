@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The common part of the one-call GPU rounds (bench/remote-gpu-round.sh, bench/remote-gpu-variants.sh);
 # sourced there with ROOT set and OUT's default given as $1:
 #   unpacks bench/remote-gpu-pack.sh's archive (D: the binaries in $D/bin, libraries in $D/lib),

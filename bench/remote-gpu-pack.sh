@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Packs the binaries of a CUDA build made here (BUILD, default build-cuda) and the shared
 # libraries they need, other than the C library and the CUDA driver, into .gpu-deps/ (ignored
 # by git), for bench/remote-gpu-round.sh on the GPU machine.

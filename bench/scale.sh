@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Real keys and proofs at scale, end to end, with the time and peak host memory of each step:
 #   cuzk gen (porep profile, domain 2^K, P partitions) -> cuzk setup (.zkey and/or .params)
 #   -> cuzk prove --batch of the P partitions with each key -> cuzk verify of every proof, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Soak: a cuzk-daemon proving round after round, good jobs and bad ones mixed, with its
 # resident memory, open descriptors and threads read after each round. A service that runs
 # for months must hold all three flat once warm.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job on a small built-in example: build cuzk, start cuzk-daemon on a free loopback
 # port with its built-in example key (--example: the proving key of the chain circuit,
 # tests/data/circuits/chain), prove a batch

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what cuzk needs to build and test on Debian: compilers and libraries with apt-get
 # (only the missing ones), and the npm packages the interoperability tests use (snarkjs).
 set -euo pipefail

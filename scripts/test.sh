@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test: installs dependencies, builds (CUDA when nvcc is present), runs CTest,
 # then builds again with AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit,
 # daemon and bench tests there (the daemon itself instrumented, leaks checked at its exit).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "cuzk/error.h"
 
 static const char *const err_msg[] = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Minimal test harness: seeded random numbers (the seed is printed; CUZK_TEST_SEED=N
  * repeats a run), CHECK macros that count, and the closing line "N passed, N failed".

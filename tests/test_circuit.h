@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Test helpers on circuits, keys and proofs (header-only, beside test.h): a synthetic chain
  * circuit with its witness, random toxic waste, and equality of matrices, proofs, .zkey and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The GPU tests' start (header-only, beside test.h): exit 77, which CTest reports as
  * skipped, saying why, unless the build has CUDA and a device is usable. */
 #ifndef CUZK_TEST_DEVICE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * File helpers for the tests (header-only): the paths of the fixtures (the circuits under
  * tests/data), a fresh temporary directory and its removal, and whole-file reads and writes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test helpers between GMP integers and the field's limbs (header-only, beside test.h). */
 #ifndef CUZK_TEST_GMP_H
 #define CUZK_TEST_GMP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Test helpers on curve points (header-only, beside test.h; C and C++), the same for both
  * groups, named test_g1_... and test_g2_...:

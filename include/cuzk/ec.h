@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * BLS12-381 groups. G1: y^2 = x^3 + 4 over Fp. G2: y^2 = x^3 + 4(1+u) over Fp2.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk engine: the resident-key proving service behind cuzk-daemon (DESIGN.md section 3),
  * usable in-process without HTTP (cuzk-bench's in-process mode, tests).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk error codes: one enum, generated with its names and messages from one table. */
 #ifndef CUZK_ERROR_H
 #define CUZK_ERROR_H

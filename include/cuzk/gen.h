@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Synthetic workloads: a satisfiable circom constraint system (.r1cs v1) and one witness
  * per partition (.wtns v2), written straight to disk at any size up to 2^27 constraints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Groth16 proving and verification (BLS12-381), CPU backend.
  *

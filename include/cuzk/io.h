@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Readers for circom's and snarkjs's files (BLS12-381 only) and snarkjs's JSON formats.
  *

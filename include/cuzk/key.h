@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A Groth16 proving key of either format behind one handle: a snarkjs .zkey (include/cuzk/
  * io.h), or a bellman/bellperson .params with the .r1cs of its circuit (include/cuzk/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Multi-scalar multiplication on the CPU: r = sum_i s_i * P_i for G1 and G2.
  *

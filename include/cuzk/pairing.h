@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Optimal ate pairing on BLS12-381 (verification side; variable time, public inputs). */
 #ifndef CUZK_PAIRING_H
 #define CUZK_PAIRING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bellman / bellperson (Filecoin) Groth16 parameters: the .params file, proving with it
  * from a circom .r1cs and .wtns, and Filecoin's 192-byte compressed proof.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Number-theoretic transforms over Fr and the Groth16 H step (CPU).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Groth16 setup with fresh random toxic waste (BLS12-381), for development and benchmarks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Point formulas for short Weierstrass curves y^2 = x^3 + b (a = 0), written once and
  * included by g1.c (over Fp) and g2.c (over Fp2). Before including, the includer defines:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal to src/ec: the endomorphisms behind the fast subgroup checks (exposed for tests). */
 #ifndef CUZK_EC_INTERNAL_H
 #define CUZK_EC_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Point encodings (see include/cuzk/ec.h): snarkjs (little-endian Montgomery, infinity all
  * zero), zcash/bellperson (big-endian, flag bits in byte 0, G2 as c1||c0), decimal text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* G1: y^2 = x^3 + 4 over Fp. Formulas from ec_impl.h; generator and subgroup check here. */
 #include "cuzk/ec.h"
 #include "ec/ec_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* G2: y^2 = x^3 + 4(1+u) over Fp2 (the M-type sextic twist). Formulas from ec_impl.h;
  * generator, the psi endomorphism and the subgroup check here. */
 #include "cuzk/ec.h"

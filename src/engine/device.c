@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's devices and their workers: each worker takes the first ready partition,
  * runs prove_start under its device's lock (on a GPU the prover holds the lock around its
  * device work only, with the key's resident copy on that device), accounts the device's

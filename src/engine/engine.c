@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's lifecycle (include/cuzk/engine.h, DESIGN.md section 3): the default
  * configuration, making the engine and its threads, shutdown, free, and the stats. The
  * other files of src/engine are listed in engine_internal.h. */

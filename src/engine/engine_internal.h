@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal state of the engine (include/cuzk/engine.h) and what its files share:
  *
  *   engine.c     lifecycle: configuration, new, shutdown, free, stats

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's finalisers: each takes the next partition the devices finished, runs
  * prove_finish (B_G2's join, the randomisation), self-verifies the proof when the engine
  * verifies, and stores it in its job (done when it was the job's last). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's jobs: admission (submit), cancel, queries, and the one final state of each. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's key registry: keys registered by id, loaded through cuzk_key (either kind),
  * evicted least-recently-used when the memory budget needs room, reloaded on demand, and
  * their resident GPU copies. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's witness loaders: each takes the next partition from the queue (at most
  * `lookahead` loaded partitions wait for a device), reserves its memory, reloads its key
  * when it was evicted, reads and checks the witness, copies the public inputs, and puts the

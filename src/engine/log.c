@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's clock and log, and the names of its priorities, job states and log levels. */
 #define _GNU_SOURCE
 #include <stdarg.h>

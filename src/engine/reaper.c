@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's reaper: fails jobs past job_timeout_s and forgets final jobs result_ttl_s
  * after their end, waking every 100 ms. */
 #include <stdio.h>

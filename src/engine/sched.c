@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's scheduler: the priority queue of jobs (priority, then age), the partitions it
  * hands out, their memory reservations against the budget, the ready list the device
  * workers take from (priority, job, partition), and a partition's retirement. Every

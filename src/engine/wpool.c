@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Witness buffers of finished partitions, kept for the next loads (cuzk_wtns_load_into): a
  * fresh buffer costs its page faults and zeroing each time. Idle buffers count in the
  * memory budget and are the first thing given back when a reservation does not fit. Every

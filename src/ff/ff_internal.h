@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal to src/ff: the run-time choice of multiplication back end. */
 #ifndef CUZK_FF_INTERNAL_H
 #define CUZK_FF_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * x86-64 MULX/ADX Montgomery multiplication for Fp (6 limbs) and Fr (4 limbs), and the
  * run-time choice of back end.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Prime-field template, included once per field by fp.c and fr.c. Before including, define:
  *   F        name infix (fp, fr)          T       element type (cuzk_fp, cuzk_fr)

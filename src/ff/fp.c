@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fp, the 381-bit base field of BLS12-381, in Montgomery form with R = 2^384. */
 #include "cuzk/ff.h"
 #include "ff/ff_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fp2 = Fp[u]/(u^2 + 1). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fr, the 255-bit scalar field of BLS12-381, in Montgomery form with R = 2^256. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Generic multi-precision primitives on little-endian 64-bit limbs, parameterised by the
  * modulus (blst-style): the per-field files wrap them with a constant limb count, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Generator driver: layout, files, the parallel pass over blocks, statistics. */
 #define _GNU_SOURCE
 #include <errno.h>

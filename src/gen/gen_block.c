@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The generator's blocks: constraint emission and witness computation for the porep and
  * dense profiles. Every constraint defines at most one new wire from earlier ones, so the
  * values follow the constraints in order and any prefix of a block is satisfiable. */

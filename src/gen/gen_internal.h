@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Generator internals: the circuit description shared by all blocks and one block's
  * working state. A block is generated into memory (its constraints as .r1cs bytes, its
  * wires' values as .wtns bytes for every partition) and then written at offsets that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The synthetic porep-k workload (see porep.h). */
 #include <stdlib.h>
 #include <string.h>

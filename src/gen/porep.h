@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internal: the synthetic `porep-k` workload of shared/WORKLOADS.md, for benchmarks and
  * backend-equality tests. A bellman-convention key of random valid points (the proofs do

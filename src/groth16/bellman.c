@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bellman/bellperson convention: the circuit rows and densities, the key view, proving. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal: the prover's key view of a bellman/bellperson key (include/cuzk/params.h). */
 #ifndef CUZK_GROTH16_BELLMAN_H
 #define CUZK_GROTH16_BELLMAN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Distinct coefficients of sparse matrices (groth16/csr_dedup.h). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal: a sparse matrix's coefficients as indices into a table of its distinct values.
  * Circuits like PoRep use few distinct coefficients (1, -1, powers of two, some constants),
  * so resident matrices shrink from 36 to 8 bytes a term (GPU synthesis at 2^27). */

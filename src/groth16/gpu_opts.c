@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk_gpu_opts: the defaults and the names the daemon's ini and the programs' --gpu use. */
 #include <stdint.h>
 #include <stdlib.h>

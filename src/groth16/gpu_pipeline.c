@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The GPU backend's batch pipeline (the contract with the prover: gpu_pipeline.h). Per
  * device, a worker whose helper thread prepares the next partition (synthesis or the given

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internal: the contract between the prover (src/groth16/prover.c) and the GPU pipeline
  * (src/groth16/gpu_pipeline.c) for one batch on the GPU backend.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The prover's GPU stages: H (NTT step) and the G1 MSMs on a resident key. */
 #include <pthread.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal: the GPU stages of the prover (src/groth16/gpu_prover.c, CUDA builds only). */
 #ifndef CUZK_GROTH16_GPU_PROVER_H
 #define CUZK_GROTH16_GPU_PROVER_H

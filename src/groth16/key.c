@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk_key: a proving key of either format behind one handle (include/cuzk/key.h), over the
  * prover's view of a key (groth16/pk.h). */
 #include <stdio.h>

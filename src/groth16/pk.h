@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internal: a proving key as the prover reads it, whatever file it came from. A snarkjs
  * .zkey and a bellman/bellperson .params differ in the H convention, in how c is formed,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Groth16 prover: the stages of DESIGN.md section 2 for a batch of witnesses. The batch, B_G2's
  * CPU thread, the CPU backend's stages and the epilogue are here; on the GPU backend the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Secret randomness for proofs: uniform elements of Fr from the operating system. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Synthesis on the CPU: a = A.w, b = B.w, c = C.w (or a o b) over the key's rows, zero beyond
  * them, on all threads (the CPU backend's prep, and the GPU backend's when the key's matrices
  * are not on the device). */

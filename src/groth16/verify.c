@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Groth16 verification with one multi-pairing. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* iden3 container: mapping, section table, prime checks, parallel validation. */
 #include "io/binfile.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* iden3 binary container (.r1cs, .wtns, .zkey): memory-mapped, sections indexed by id. */
 #ifndef CUZK_IO_BINFILE_H
 #define CUZK_IO_BINFILE_H

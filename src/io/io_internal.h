@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the io readers. */
 #ifndef CUZK_IO_INTERNAL_H
 #define CUZK_IO_INTERNAL_H

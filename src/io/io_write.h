@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Writers' internals: the byte layout of .r1cs v1 and .wtns v2 prefixes, for streaming
  * writers (the generator) that fill the big sections themselves with pwrite. */
 #ifndef CUZK_IO_WRITE_H

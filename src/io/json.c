@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snarkjs JSON: proof.json, public.json, verification_key.json (jansson). */
 #include <errno.h>
 #include <jansson.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bellman/bellperson .params reader and writer, Filecoin's compressed proof. */
 #include <errno.h>
 #include <fcntl.h>

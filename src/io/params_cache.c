@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The decoded cache of a .params file: PATH.cuzkcache holds the decoded points as the
  * prover uses them (Montgomery affine structures of this build), so a daemon start reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal: shared by the .params reader/writer (params.c) and its cache (params_cache.c). */
 #ifndef CUZK_IO_PARAMS_INTERNAL_H
 #define CUZK_IO_PARAMS_INTERNAL_H

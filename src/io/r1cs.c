@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* circom .r1cs v1 reader. */
 #include <stdio.h>
 #include <stdlib.h>

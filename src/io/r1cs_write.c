@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* circom .r1cs v1 writer (inverse of cuzk_r1cs_load) and the container helpers that the
  * streaming generator shares. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snarkjs .wtns v2 reader. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snarkjs .wtns v2 writer (inverse of cuzk_wtns_load). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snarkjs Groth16 .zkey v1 reader. */
 #include <stdio.h>
 #include <stdlib.h>

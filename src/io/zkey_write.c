@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snarkjs Groth16 .zkey writer (layout in ../shared/ANCHORS.md and include/cuzk/setup.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MSM pieces shared by G1 and G2: planning, scalar conversion, classification, bit
  * vectors and gathers. */
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pippenger MSM, batch addition and split MSM over G1 (template in msm_impl.h). */
 #include "cuzk/msm.h"
 

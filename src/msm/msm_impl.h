@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Pippenger MSM, batch addition and the split MSM, written once for G1 and G2.
  * Include after defining MSM_G (g1 or g2), MSM_AFF, MSM_JAC, MSM_XYZZ, the coordinate field

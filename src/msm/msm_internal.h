@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pieces of the MSM shared by G1 and G2 (msm_common.c) and the per-group template. */
 #ifndef CUZK_MSM_INTERNAL_H
 #define CUZK_MSM_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Optimal ate pairing on BLS12-381: e(P, Q) = f_{x,Q}(P)^((p^12 - 1)/r * 3), x = -0xd201000000010000.
  *

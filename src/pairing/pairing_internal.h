@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal to src/pairing (exposed for the unit tests): pieces of the optimal ate pairing. */
 #ifndef CUZK_PAIRING_INTERNAL_H
 #define CUZK_PAIRING_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NTT domains: roots of unity and twiddle tables. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Groth16 H step in the snarkjs and bellman conventions.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal to src/poly: the domain's layout and the pieces the H step shares with the NTT. */
 #ifndef CUZK_POLY_INTERNAL_H
 #define CUZK_POLY_INTERNAL_H

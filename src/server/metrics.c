@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GET /v1/status (JSON) and GET /metrics (Prometheus text format 0.0.4). */
 #define _GNU_SOURCE
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk-daemon's HTTP API (docs/API.md): libmicrohttpd, one thread per connection (so a
  * long poll blocks only its own connection), JSON with jansson. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk-daemon's HTTP API (docs/API.md) over libmicrohttpd, in front of a cuzk engine. */
 #ifndef CUZK_SERVER_H
 #define CUZK_SERVER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Groth16 setup in bellman's convention from given toxic waste (see bellman.h). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internal: a Groth16 setup in bellman's convention (include/cuzk/params.h) from given
  * toxic waste, following bellman's generator: with n = 2^log2_domain, omega from 7 and

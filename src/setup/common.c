@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Setup helpers: toxic waste, Lagrange basis at tau, weighted column sums, progress. */
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fixed-base scalar multiplication of the G1 and G2 generators with window tables,
  * parallel over many scalars: affine accumulators with batched slope inversions
  * (setup_*_mul_batch_var), and a plain Jacobian twin for one scalar (setup_*_mul_one_var). */

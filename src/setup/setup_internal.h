@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Setup internals: fixed-base tables, Lagrange evaluation, column sums. */
 #ifndef CUZK_SETUP_INTERNAL_H
 #define CUZK_SETUP_INTERNAL_H

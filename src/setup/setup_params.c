@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bellman/bellperson parameters from fresh toxic waste: draws it, runs the bellman-convention
  * setup of src/setup/bellman.c, wipes it. */
 #include "setup/bellman.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Groth16 setup in snarkjs's conventions: a cuzk_zkey in memory (see include/cuzk/setup.h). */
 #include <stdlib.h>
 #include <string.h>

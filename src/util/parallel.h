@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fork-join parallel loops over index ranges (pthreads; one team per call). */
 #ifndef CUZK_UTIL_PARALLEL_H
 #define CUZK_UTIL_PARALLEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Clock and order statistics for stage timings and benchmarks. */
 #ifndef CUZK_UTIL_TIMING_H
 #define CUZK_UTIL_TIMING_H

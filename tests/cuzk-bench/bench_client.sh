@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # cuzk-bench end to end on the chain fixture (tests/data/circuits/chain).
 #   bench_client.sh inprocess   the library in the client's process, no daemon: through the
 #                               engine (when src/engine exists) and directly (--direct)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # cuzk-bench prep (tools/cuzk-bench/prep.c): the CPU side of a GPU partition, which runs on any
 # machine; its prepared splits must equal the reference way's, at several thread counts and
 # sizes, and bad options must be refused.

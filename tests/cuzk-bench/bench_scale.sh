@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # cuzk-bench scale on a small generated circuit (3000 constraints, 2 partitions): the setup in
 # memory, one batch proof, verification, for both key formats. Checks: exit 0 and every proof
 # verified (JSON report), the files written with --out (checked with cuzk verify, and with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-daemon tests (label "daemon"): each scenario starts its own daemon on a free port
  * (--listen 127.0.0.1:0 --address-file), talks HTTP with libcurl, and kills the daemon at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verifies many Groth16 proofs with snarkjs's own verifier in one node process.
 // Usage: node verify_all.mjs MANIFEST, where each line is "VK<TAB>PUBLIC<TAB>PROOF" (JSON
 // files). Prints one line per failure and "snarkjs: N of M proofs valid"; exit 0 when all are.

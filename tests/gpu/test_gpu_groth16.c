@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whole proofs on the GPU backend equal the CPU backend's byte for byte (fixed r, s) and
  * verify, with a, b, c synthesised on the device (the default), on the CPU, or given: the
  * circom fixtures (snarkjs convention) and small porep-k workloads (bellman convention,

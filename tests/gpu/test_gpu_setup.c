@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Setup on the device: cuzk_gpu_fixed_base_g1/_g2 against the CPU (cuzk_g1_generator_mul and
  * the CPU's fixed-base batches) on random scalars and 0, 1, 2, r-1, for sizes 1 .. 2^20; then
  * whole setups (cuzk_setup_zkey and cuzk_setup_params, fixed toxic waste) with the GPU and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bellman/bellperson (Filecoin) parameters through the CLI: keys for the fixture circuits
 # (`cuzk setup ... key.params`, and the test tool's own in-test setup), proofs with
 # `cuzk prove --r1cs`, the verification key exported to snarkjs JSON, and both

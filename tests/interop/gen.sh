@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `cuzk gen` outputs read by snarkjs: `r1cs info` reports the counts we wrote, `wtns check`
 # accepts every witness of both profiles (and rejects a tampered one), and the domain rule
 # holds: `cuzk gen --domain 10` fits a 2^10 powers of tau for `snarkjs groth16 setup`, one

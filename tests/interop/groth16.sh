@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Interoperability with snarkjs: proofs made by cuzk pass `snarkjs groth16 verify`, snarkjs's
 # proofs pass `cuzk verify`, `cuzk export vk` writes snarkjs's exact bytes, fixed r and s give
 # reproducible proofs, tampering is caught, and bad inputs get clear errors naming the file.

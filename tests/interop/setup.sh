@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `cuzk setup` makes keys snarkjs accepts: a snarkjs proof with our .zkey passes snarkjs verify
 # with `snarkjs zkey export verificationkey` of it; a cuzk proof with it passes snarkjs and
 # cuzk verify; `cuzk export vk` is byte-identical to snarkjs's export; two setups differ;

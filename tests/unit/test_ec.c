@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tests of G1 and G2 (src/ec): group laws in every coordinate system against a textbook
  * affine reference, scalar multiplication, batch conversion, subgroup checks (fast against

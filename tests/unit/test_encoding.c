@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tests of the point encodings (src/ec/encoding.c): known answers for the generators,
  * round trips of every encoding, the snarkjs layout against GMP, and every rejection path.

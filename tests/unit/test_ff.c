@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fp, Fr and Fp2 against GMP, for every multiplication back end (portable C, and x86-64
  * MULX/ADX where the CPU has it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fp6 and Fp12: field laws, inverses, Frobenius maps against plain exponentiation. */
 #include <gmp.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Mutation fuzzing of every reader of user input: .wtns (as a file and as an image in
  * memory, which must agree), .r1cs, .zkey, bellman .params and its decoded cache, snarkjs's proof.json, public.json and verification_key.json, Filecoin's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk gen and the .r1cs/.wtns writers: round trips through the readers, generated circuits
  * of many sizes (block and iteration boundaries) that load and are satisfied by every
  * witness, statistics recounted from the loaded files, PoRep densities, determinism. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Groth16 prover and verifier on the circom/snarkjs fixtures: batches, the split API,
  * fixed r and s, and rejection of bad witnesses and tampered proofs. */
 #include "test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* io: .r1cs, .wtns, .zkey readers and snarkjs JSON, against circom/snarkjs fixtures
  * (tests/data/circuits, made by tests/data/make_fixtures.sh). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk_key (include/cuzk/key.h): both formats loaded from the fixtures (the snarkjs .zkey of
  * tests/data, a bellman .params made here by a setup for the same circuit), their counts,

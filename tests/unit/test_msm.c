@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* MSM tests: Pippenger (G1, G2), signed digits, the 0/1/significant split and its pieces,
  * all against a naive sum of scalar multiplications. */
 #include <gmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NTT over Fr: roots of unity, transforms against a naive DFT, inverses, cosets, threads. */
 #include "test.h"
 

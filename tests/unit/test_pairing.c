@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Optimal ate pairing: known answers from @noble/curves, bilinearity, non-degeneracy,
  * order r, multi-pairing, final exponentiation against a plain power. */
 #include <gmp.h>

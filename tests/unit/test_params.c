@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bellman/bellperson .params: an in-test setup from random toxic waste for the fixture
  * circuits, write/read round trips, proofs checked against the toxic waste directly and by

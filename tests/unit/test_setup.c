@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Groth16 setup (snarkjs convention): fixed-base multiplication, Lagrange basis at tau,
  * column sums, keys checked against naive formulas for known toxic waste, and keys for the
  * fixtures and a synthetic circuit written, read back, proved with and verified. */

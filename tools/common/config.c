@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The programs' shared configuration (config.h): the environment read once, checked and
  * applied; the --gpu flag. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the programs (cuzk, cuzk-bench, cuzk-daemon) share of their configuration: the
  * environment variables they honour and the --gpu NAME=VALUE flag.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-bench internals: jobs, the two back ends that run them (a cuzk-daemon over HTTP, or
  * the library in this process), and the report (per-proof lines, latency percentiles,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-bench's daemon client: HTTP/1.1 with JSON bodies over TCP or a Unix socket (libcurl),
  * following the shapes of docs/API.md: POST /v1/keys, POST /v1/proofs, GET /v1/proofs/JOB

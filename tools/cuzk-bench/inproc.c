@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-bench's in-process back ends: no daemon, no HTTP.
  *

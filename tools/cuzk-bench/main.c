@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-bench: benchmarks.
  *   cuzk-bench micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing ops

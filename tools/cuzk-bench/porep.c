@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-bench porep: whole batch proofs on the synthetic porep-k workload (WORKLOADS.md),
  * per stage, on the CPU and/or the GPU backend, and whether both give the same proofs.

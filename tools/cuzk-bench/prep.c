@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-bench prep: the CPU side of one GPU partition on the synthetic porep-k witness
  * (WORKLOADS.md), the work a GPU worker does on the host while the device proves the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk-bench's report: proof checks, per-job lines, percentiles, throughput, JSON. */
 #include <jansson.h>
 #include <stdlib.h>

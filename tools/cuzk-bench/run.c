@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-bench's commands other than micro: option parsing, the batch runner (COUNT jobs on
  * CONCURRENCY client threads, a progress line), and the daemon's status, metrics, preload

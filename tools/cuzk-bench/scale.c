@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-bench scale: a real Groth16 setup and real proofs of a circom circuit, in one process,
  * without ever writing the proving key to disk (at domain 2^27 a .params key is ~48 GB and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk-daemon: the resident-key Groth16 proving service (docs/API.md, DESIGN.md section 3).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Subcommands of the cuzk program in files of their own (argv without the program and
  * command names; exit status 0 on success, 1 for a failed check, 2 for an error). */
 #ifndef CUZK_CLI_H

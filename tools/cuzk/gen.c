@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk setup [-v] [--threads N] [--backend auto|cpu|gpu] [--device D] <circuit.r1cs> <out.zkey|out.params> */
 #include <stdio.h>
 #include <stdlib.h>

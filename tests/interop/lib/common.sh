@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the interop tests (tests/interop/*.sh): paths from CTest's environment, snarkjs
 # (skip with 77 when it is absent), a scratch folder, and the check helpers. Each test ends
 # with `finish`, which prints "N passed, N failed" and sets the exit status.
