@@ -513,61 +513,60 @@ static int print_json_body(const char *body, bool compact)
     return 0;
 }
 
-int bench_cmd_status(int argc, char **argv)
+/* The options of a command that takes no witnesses (0, or its exit status on a bad one). */
+static int parse_plain(const char *cmd, int argc, char **argv, bench_opts *o)
+{
+    const char **wit = NULL;
+    int rc = parse_opts(cmd, argc, argv, o, &wit);
+    free(wit);
+    return rc;
+}
+
+/* A GET of path, its body printed: as JSON (compact or indented) or as it came (raw). */
+typedef enum { SHOW_JSON, SHOW_JSON_COMPACT, SHOW_RAW, SHOW_NONE } show_mode;
+static int get_and_show(const char *cmd, int argc, char **argv, const char *path,
+                        show_mode (*mode)(const bench_opts *o))
 {
     bench_opts o;
-    const char **wit = NULL;
-    int rc = parse_opts("status", argc, argv, &o, &wit);
-    free(wit);
+    int rc = parse_plain(cmd, argc, argv, &o);
     if (rc)
         return rc;
     char *body = NULL;
-    if ((rc = simple_request("status", &o, "GET", "/v1/status", NULL, &body)) != 0)
+    if ((rc = simple_request(cmd, &o, "GET", path, NULL, &body)) != 0)
         return rc;
-    print_json_body(body, o.json);
+    switch (mode(&o)) {
+    case SHOW_JSON: print_json_body(body, false); break;
+    case SHOW_JSON_COMPACT: print_json_body(body, true); break;
+    case SHOW_RAW: fputs(body, stdout); break;
+    case SHOW_NONE: break;
+    }
     free(body);
     return 0;
+}
+
+static show_mode status_mode(const bench_opts *o) { return o->json ? SHOW_JSON_COMPACT : SHOW_JSON; }
+static show_mode health_mode(const bench_opts *o) { return o->quiet ? SHOW_NONE : SHOW_JSON_COMPACT; }
+static show_mode metrics_mode(const bench_opts *o) { (void)o; return SHOW_RAW; }
+
+int bench_cmd_status(int argc, char **argv)
+{
+    return get_and_show("status", argc, argv, "/v1/status", status_mode);
 }
 
 int bench_cmd_health(int argc, char **argv)
 {
-    bench_opts o;
-    const char **wit = NULL;
-    int rc = parse_opts("health", argc, argv, &o, &wit);
-    free(wit);
-    if (rc)
-        return rc;
-    char *body = NULL;
-    if ((rc = simple_request("health", &o, "GET", "/healthz", NULL, &body)) != 0)
-        return rc;
-    if (!o.quiet)
-        print_json_body(body, true);
-    free(body);
-    return 0;
+    return get_and_show("health", argc, argv, "/healthz", health_mode);
 }
 
 int bench_cmd_metrics(int argc, char **argv)
 {
-    bench_opts o;
-    const char **wit = NULL;
-    int rc = parse_opts("metrics", argc, argv, &o, &wit);
-    free(wit);
-    if (rc)
-        return rc;
-    char *body = NULL;
-    if ((rc = simple_request("metrics", &o, "GET", "/metrics", NULL, &body)) != 0)
-        return rc;
-    fputs(body, stdout);
-    free(body);
-    return 0;
+    return get_and_show("metrics", argc, argv, "/metrics", metrics_mode);
 }
 
 int bench_cmd_preload(int argc, char **argv)
 {
     bench_opts o;
-    const char **wit = NULL;
-    int rc = parse_opts("preload", argc, argv, &o, &wit);
-    free(wit);
+    int rc = parse_plain("preload", argc, argv, &o);
     if (rc)
         return rc;
     if (!o.zkey)
@@ -603,9 +602,7 @@ int bench_cmd_preload(int argc, char **argv)
 int bench_cmd_evict(int argc, char **argv)
 {
     bench_opts o;
-    const char **wit = NULL;
-    int rc = parse_opts("evict", argc, argv, &o, &wit);
-    free(wit);
+    int rc = parse_plain("evict", argc, argv, &o);
     if (rc)
         return rc;
     if (!o.key)
