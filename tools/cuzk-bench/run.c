@@ -14,7 +14,7 @@
 
 #include "bench.h"
 
-/* Default daemon address (issue 5: loopback, port 9820). */
+/* Default daemon address: loopback, the daemon's default port. */
 #define BENCH_DEFAULT_ADDR "127.0.0.1:9820"
 /* Default per-job limit in seconds before the client cancels the job. */
 #define BENCH_DEFAULT_TIMEOUT_S 600.0
