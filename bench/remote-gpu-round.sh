@@ -99,18 +99,13 @@ fi
 
 if [ -n "${ROUND_KERNELS:-}" ]; then
     kargs=(); for k in $ROUND_KERNELS; do kargs+=(-k "$k"); done
-    # ROUND_KERNELS_MINB="1 3 4": also each accumulation launch bound (CUZK_GPU_MSM_ACC_MINB)
-    for mb in ${ROUND_KERNELS_MINB:-default}; do
-        t0=$(date +%s)
-        [ "$mb" = default ] && unset CUZK_GPU_MSM_ACC_MINB || export CUZK_GPU_MSM_ACC_MINB=$mb
-        CUZK_GPU_MSM_PROFILE=1 timeout ${KERNELS_BENCH_TIMEOUT:-200} "$D/bin/cuzk-bench" kernels "${kargs[@]}" --backend ${ROUND_KERNELS_BACKEND:-gpu} \
-            --runs 3 --json >"$OUT/kernels-$mb.log" 2>"$OUT/kernels-$mb.err"; rc=$?
-        summary+=("cuzk-bench kernels (acc minb $mb) rc=$rc ($(( $(date +%s) - t0 )) s)")
-        echo "-- kernels, accumulation bound $mb"
-        grep -v '^\[' "$OUT/kernels-$mb.log" | grep -v '^{'
-        awk '/^gpu msm g1/ {last[$4] = $0} END {for (k in last) print last[k]}' "$OUT/kernels-$mb.err"
-    done
-    unset CUZK_GPU_MSM_ACC_MINB
+    t0=$(date +%s)
+    timeout ${KERNELS_BENCH_TIMEOUT:-200} "$D/bin/cuzk-bench" kernels "${kargs[@]}" --backend ${ROUND_KERNELS_BACKEND:-gpu} \
+        --runs 3 --json --profile >"$OUT/kernels.log" 2>"$OUT/kernels.err"; rc=$?
+    summary+=("cuzk-bench kernels rc=$rc ($(( $(date +%s) - t0 )) s)")
+    echo "-- kernels"
+    grep -v '^\[' "$OUT/kernels.log" | grep -v '^{'
+    grep '^gpu msm g1' "$OUT/kernels.err"
 fi
 
 # ROUND_PREP="22 27": the host side of a GPU partition (cuzk-bench prep) on this host's

@@ -84,7 +84,11 @@ cuzk_err cuzk_gpu_fp_op(int device, cuzk_gpu_field_op op, cuzk_fp *r, const cuzk
  * A domain of size n = 2^log2_n (1 <= log2_n <= CUZK_GPU_NTT_LOG2_MAX) and one root family,
  * with the same conventions as cuzk/poly.h: forward X_j = sum_i x_i omega^(ij), inverse
  * with the factor 1/n, natural order in and out. It holds its twiddle tables and three
- * device buffers of n elements ("slots" 0, 1, 2), allocated at creation. */
+ * device buffers of n elements ("slots" 0, 1, 2), allocated at first use.
+ * Transforms: passes of up to 10 radix-2 stages in shared memory (two stages a trip, in
+ * registers), twiddles from tables (one multiplication a butterfly); the H steps pair
+ * decimation-in-frequency with decimation-in-time passes (no bit reversal in snarkjs's, one
+ * in bellman's) with the coset scalings and the a b - c fused into the passes. */
 #define CUZK_GPU_NTT_LOG2_MAX 28
 typedef struct cuzk_gpu_domain cuzk_gpu_domain;
 cuzk_err cuzk_gpu_domain_new(cuzk_gpu_domain **out, int device, unsigned log2_n,
@@ -119,27 +123,14 @@ cuzk_err cuzk_gpu_domain_h_snarkjs(cuzk_gpu_domain *d) CUZK_WUR;
 cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d) CUZK_WUR;
 /* The H step of the domain's family (bellman or snarkjs) from host arrays a, b, c (n values
  * each, read until the call returns), result in slot 0 as above: the copies overlap the
- * transforms (slot i's work waits for slot i's copy only) with the new NTT path, fully when
- * the arrays are page-locked; the old path loads the three first. */
+ * transforms (slot i's work waits for slot i's copy only), fully when the arrays are
+ * page-locked. */
 cuzk_err cuzk_gpu_domain_h_host(cuzk_gpu_domain *d, const cuzk_fr *a, const cuzk_fr *b,
                                 const cuzk_fr *c) CUZK_WUR;
 /* The device address of a slot (n values, allocated on first use) and the domain size, for
  * the library's other kernels; the domain's pending work on it is finished first. */
 cuzk_err cuzk_gpu_domain_slot_dev(cuzk_gpu_domain *d, unsigned slot, void **ptr,
                                   size_t *n) CUZK_WUR;
-/* Which implementation a domain's transforms and H steps use; the results are the same.
- * OLD: radix-2 passes in shared memory with the twiddles squared from stage to stage, a
- * bit-reversal pass after every transform. NEW: twiddles from tables (one multiplication a
- * butterfly), up to 3 stages per trip through shared memory, DIF/DIT pairs in the H step
- * with the coset scalings and a b - c fused into the passes (no bit reversal in snarkjs's,
- * one in bellman's), tiled bit reversal. A domain starts in the mode named by the
- * environment variable CUZK_GPU_NTT_MODE ("old" or "new"), NEW when unset (measured
- * faster on the H200).
- * CUZK_EINVAL for a NULL domain or an unknown mode. */
-typedef enum { CUZK_GPU_NTT_OLD = 0, CUZK_GPU_NTT_NEW = 1 } cuzk_gpu_ntt_mode;
-cuzk_err cuzk_gpu_domain_set_mode(cuzk_gpu_domain *d, cuzk_gpu_ntt_mode mode) CUZK_WUR;
-cuzk_gpu_ntt_mode cuzk_gpu_domain_mode(const cuzk_gpu_domain *d); /* OLD for NULL */
-
 /* ---- synthesis on the device ----
  * A constraint system's matrices resident on a device (rows 0 .. n_rows-1 of A, B and C in
  * cuzk_csr form; c NULL: the snarkjs convention, c = a o b) and a witness buffer of n_vars
@@ -203,21 +194,46 @@ unsigned cuzk_gpu_msm_window(size_t n);
  *     while a bucket holds 2 or more points on average, then XYZZ over what is left. The
  *     buckets are taken in slices of at most 2^26 (window, point) pairs whose intermediate
  *     points take about 100 bytes a pair (7 GB), allocated at the first use and kept by the
- *     context; when they cannot be allocated the MSM uses XYZZ (and frees them). Tuning aids:
- *     CUZK_GPU_MSM_AFF_SLICE (pairs a slice), CUZK_GPU_MSM_AFF_STOP (the average points a
- *     bucket below which the rounds stop).
+ *     context; when they cannot be allocated the MSM uses XYZZ (and frees them).
  *   AFFINE_FULL: AFFINE with rounds until every bucket holds one point (for tests).
- * A context starts with the mode named by CUZK_GPU_MSM_ACC ("xyzz", "affine",
- * "affine_full"), XYZZ when unset. CUZK_EINVAL for a NULL context or an unknown mode.
- * cuzk_gpu_msm_accumulation_used: what the context's last MSM did (AFFINE when it ran
- * affine rounds, else XYZZ; XYZZ for NULL). */
+ *   AUTO (a new context's): AFFINE for MSMs (a split MSM: its significant terms) of more
+ *     than 2^25 terms, where it measured faster on the H200, else XYZZ; AUTO takes the
+ *     affine buffers only while they leave at least as much device memory free as they take
+ *     (else XYZZ), as the context keeps them.
+ * CUZK_EINVAL for a NULL context or an unknown mode. cuzk_gpu_msm_accumulation_used: what
+ * the context's last MSM did (AFFINE when it ran affine rounds, else XYZZ; XYZZ for NULL). */
 typedef enum {
-    CUZK_GPU_MSM_ACC_XYZZ = 0,
-    CUZK_GPU_MSM_ACC_AFFINE = 1,
-    CUZK_GPU_MSM_ACC_AFFINE_FULL = 2
+    CUZK_GPU_MSM_ACC_AUTO = 0,
+    CUZK_GPU_MSM_ACC_XYZZ = 1,
+    CUZK_GPU_MSM_ACC_AFFINE = 2,
+    CUZK_GPU_MSM_ACC_AFFINE_FULL = 3
 } cuzk_gpu_msm_acc;
 cuzk_err cuzk_gpu_msm_set_accumulation(cuzk_gpu_msm *m, cuzk_gpu_msm_acc mode) CUZK_WUR;
 cuzk_gpu_msm_acc cuzk_gpu_msm_accumulation_used(const cuzk_gpu_msm *m);
+
+/* Stage timings of a context's MSMs (device events; for benchmarks), off by default:
+ * cuzk_gpu_msm_set_profile(m, true) turns them on (CUZK_EINVAL for NULL). Then after each
+ * MSM, split MSM or batch add call, cuzk_gpu_msm_profile_get gives that call's times in
+ * milliseconds, summed over its Pippenger runs (a streamed context makes one a chunk; a
+ * batch add none), and the last run's size. All zero while profiling is off. */
+typedef struct {
+    unsigned runs;            /* Pippenger runs of the call */
+    size_t terms;             /* the last run's terms, */
+    unsigned window, windows; /* its window c and its W windows, */
+    bool affine;              /* and whether it accumulated with affine rounds */
+    double upload_ms;         /* the scalars copied to the device */
+    double digits_ms;         /* the signed digits: (bucket, base) pairs */
+    double sort_ms;           /* the pairs sorted by bucket */
+    double accumulate_ms;     /* the buckets filled (affine: plan, rounds, XYZZ pass) */
+    double partials_ms;       /* XYZZ: the buckets cut by the threads' segments joined */
+    double bucket_sums_ms;    /* the windows' running sums */
+    double window_reduce_ms;  /* a window's segments added */
+    double affine_plan_ms, affine_rounds_ms, affine_finish_ms; /* parts of accumulate_ms */
+    unsigned affine_slices;   /* bucket slices that ran rounds, */
+    unsigned affine_rounds;   /* the most rounds of one */
+} cuzk_gpu_msm_profile;
+cuzk_err cuzk_gpu_msm_set_profile(cuzk_gpu_msm *m, bool on) CUZK_WUR;
+cuzk_err cuzk_gpu_msm_profile_get(const cuzk_gpu_msm *m, cuzk_gpu_msm_profile *out) CUZK_WUR;
 
 /* ---- G2 MSM and batch add ----
  * The same context type holding G2 bases (cuzk_g2_affine, infinity (0, 0) allowed): the
@@ -239,12 +255,13 @@ cuzk_err cuzk_gpu_g2_batch_add(cuzk_gpu_msm *m, cuzk_g2_jac *r, const uint64_t *
  * stages. Every call above (MSM, batch add, split) then runs chunk by chunk: the next
  * chunk's bases are copied from host memory while the device works on the present one, and
  * the parts are added on the host. Results equal the resident context's. chunk 0 picks
- * CUZK_GPU_MSM_CHUNK or 2^22; it is rounded up to a multiple of 64. The host array is read
+ * CUZK_GPU_MSM_CHUNK_DEFAULT; it is rounded up to a multiple of 64. The host array is read
  * at every call: it must stay valid and unchanged until cuzk_gpu_msm_free. It is page-locked
  * in place (cudaHostRegister, read-only when allowed) for the life of the context, so that
  * the copies overlap the work; when that fails (or another context already page-locked it)
  * the copies are made from pageable memory, slower but the same. Device memory: about
  * 2 chunk (size of a base + 16) bytes plus the work buffers of a chunk-sized MSM. */
+#define CUZK_GPU_MSM_CHUNK_DEFAULT ((size_t)1 << 22)
 cuzk_err cuzk_gpu_msm_new_streamed(cuzk_gpu_msm **out, int device, int group, const void *bases,
                                    size_t n_max, size_t chunk) CUZK_WUR;
 bool cuzk_gpu_msm_streamed(const cuzk_gpu_msm *m); /* false for NULL */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # GPU backend on a CUDA machine, in one go: build (unless a prebuilt test_gpu runs there),
-# correctness against the CPU (ctest label gpu / test_gpu), then the benchmarks
-# (test_gpu --bench), ending with a short table. Logs go to $OUT (default build dir/out).
+# correctness against the CPU (test_gpu), then the benchmarks (test_gpu --bench, with the
+# MSMs' stage times), ending with a short table. Logs go to $OUT (default build dir/out).
 #   PREBUILT=path/to/test_gpu  use that binary when it starts there (saves the build)
 #   SKIP_TEST=1 / SKIP_BENCH=1 leave a part out
 set -u
@@ -41,7 +41,7 @@ if [ -z "${SKIP_TEST:-}" ]; then
     grep -v "^{" "$OUT/test.log" | tail -25
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then
-    CUZK_GPU_MSM_PROFILE=1 timeout ${BENCH_TIMEOUT:-300} "$BIN" --bench >"$OUT/bench.log" 2>&1
+    timeout ${BENCH_TIMEOUT:-300} "$BIN" --bench >"$OUT/bench.log" 2>&1
     echo "bench: rc=$?"
     grep -E "gpu msm (g1 )?n=1677" "$OUT/bench.log" | tail -6
     grep -E "gpu msm g2 n=" "$OUT/bench.log" | tail -3

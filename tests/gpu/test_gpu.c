@@ -7,21 +7,19 @@
  *                     bellman H (2^1..2^20, against cuzk_h_bellman), the split MSM
  *                     (batch add of ones + Pippenger over significant positions) for G1
  *                     and G2 against cuzk_gN_msm_auto_fr, G2 MSM and batch add (sizes 1,
- *                     2, 3, 2^k-1, 2^k, 2^k+1 up to 2^18; the same edge cases); then the G1
- *                     MSM and split checks again with the batch-affine accumulation
- *                     (AFFINE and AFFINE_FULL in turn, slices of 2^20 pairs) and inputs
- *                     aimed at its special cases (equal bases: doublings; P, -P in one
- *                     bucket; all scalars equal: one run a window).
- *   test_gpu --bench  timings (MSM 2^20, 2^22, 2^24 with bases resident; NTT 2^20, 2^24,
- *                     2^27 with data resident; medians of 3 after a warm-up), a table and
- *                     JSON lines, plus a CPU check of the 2^24 MSM; also the split
- *                     MSM at 2^24 (Filecoin-like scalars), bellman H 2^20/2^24/2^27,
- *                     G2 MSM 2^18/2^20 and G2 batch add 2^20; G1 MSM rows *_affine with
- *                     the batch-affine accumulation.
+ *                     2, 3, 2^k-1, 2^k, 2^k+1 up to 2^18; the same edge cases). The G1
+ *                     MSMs run with the default accumulation (AUTO: XYZZ at these sizes,
+ *                     checked), then the G1 MSM and split checks again with the batch-affine
+ *                     accumulation (AFFINE and AFFINE_FULL in turn) and inputs aimed at its
+ *                     special cases (equal bases: doublings; P, -P in one bucket; all
+ *                     scalars equal: one run a window; small windows: several bucket slices).
+ *   test_gpu --bench  timings (MSM 2^20, 2^22, 2^24 with bases resident, XYZZ and
+ *                     batch-affine (rows *_affine); NTT 2^20, 2^24, 2^27 with data resident;
+ *                     medians of 3 after a warm-up), a table and JSON lines, the MSMs' stage
+ *                     times (cuzk_gpu_msm_profile_get), plus a CPU check of the 2^24 MSM;
+ *                     also the split MSM at 2^24 (Filecoin-like scalars), bellman H
+ *                     2^20/2^24/2^27, G2 MSM 2^18/2^20 and G2 batch add 2^20.
  *   test_gpu --large  see run_large.
- * The NTT, H and their benchmarks run for each NTT variant: the old path, and the new one
- * (cuzk_gpu_domain_set_mode) with radix-4 and radix-8 rounds; the benchmarks also compare
- * each variant's results with the old path's (names end _old, _new4, _new8).
  * Without a usable GPU it says why and exits 77 (CTest SKIP_RETURN_CODE).
  */
 #include <stdbool.h>
@@ -135,48 +133,27 @@ static void test_field(void)
     free(a); free(b); free(r); free(pa); free(pb); free(pr);
 }
 
-/* The NTT variants under test: the old path, and the new one with radix-4 and radix-8
- * rounds (CUZK_GPU_NTT_RADIX, read when a domain is made). */
-typedef struct {
-    cuzk_gpu_ntt_mode mode;
-    const char *radix, *name;
-} ntt_variant;
-static const ntt_variant ntt_variants[3] = {
-    {CUZK_GPU_NTT_OLD, "4", "old"}, {CUZK_GPU_NTT_NEW, "4", "new4"}, {CUZK_GPU_NTT_NEW, "8", "new8"}};
-
-static cuzk_err gpu_domain_new_variant(cuzk_gpu_domain **d, unsigned k, cuzk_roots fam,
-                                       const ntt_variant *v)
-{
-    setenv("CUZK_GPU_NTT_RADIX", v->radix, 1);
-    cuzk_err e = cuzk_gpu_domain_new(d, 0, k, fam);
-    unsetenv("CUZK_GPU_NTT_RADIX");
-    if (e == CUZK_OK && (e = cuzk_gpu_domain_set_mode(*d, v->mode)) != CUZK_OK) {
-        cuzk_gpu_domain_free(*d);
-        *d = NULL;
-    }
-    return e;
-}
-
-static void test_ntt_variant(const ntt_variant *v)
+/* ---- NTT and H ---- */
+/* Forward and inverse against the CPU, 2^1..2^22 in both root families (at 2^10 a constant
+ * vector and a delta), and the inverse's result back. */
+static void test_ntt(void)
 {
     const size_t nmax = (size_t)1 << MAX_LOG;
     cuzk_fr *x = xmalloc(nmax * sizeof *x), *g = xmalloc(nmax * sizeof *g);
     cuzk_fr *c = xmalloc(nmax * sizeof *c);
     const cuzk_roots fams[2] = {CUZK_ROOTS_SNARKJS, CUZK_ROOTS_BELLMAN};
-    const char *mn = v->name;
     for (unsigned k = 1; k <= MAX_LOG; k++) {
         const size_t n = (size_t)1 << k;
         for (int f = 0; f < 2; f++) {
             cuzk_gpu_domain *gd = NULL;
             cuzk_domain *cd = NULL;
-            CHECK_OK(gpu_domain_new_variant(&gd, k, fams[f], v));
+            CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, fams[f]));
             CHECK_OK(cuzk_domain_new(&cd, k, fams[f]));
             if (!gd || !cd) {
                 cuzk_gpu_domain_free(gd);
                 cuzk_domain_free(cd);
                 continue;
             }
-            CHECK(cuzk_gpu_domain_mode(gd) == v->mode);
             test_rand_frs(x, n);
             if (k == 10) /* a constant vector and a delta */
                 for (size_t i = 0; i < n; i++) {
@@ -191,7 +168,7 @@ static void test_ntt_variant(const ntt_variant *v)
             cuzk_ntt_forward(cd, c, 0);
             size_t bad = test_fr_count_diff(g, c, n);
             if (bad)
-                fprintf(stderr, "ntt (%s) forward 2^%u family %d: %zu of %zu differ\n", mn, k,
+                fprintf(stderr, "ntt forward 2^%u family %d: %zu of %zu differ\n", k,
                         (int)fams[f], bad, n);
             CHECK(bad == 0);
             /* inverse of a fresh vector, then back */
@@ -202,7 +179,7 @@ static void test_ntt_variant(const ntt_variant *v)
             cuzk_ntt_inverse(cd, c, 0);
             bad = test_fr_count_diff(g, c, n);
             if (bad)
-                fprintf(stderr, "ntt (%s) inverse 2^%u family %d: %zu of %zu differ\n", mn, k,
+                fprintf(stderr, "ntt inverse 2^%u family %d: %zu of %zu differ\n", k,
                         (int)fams[f], bad, n);
             CHECK(bad == 0);
             CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
@@ -211,86 +188,13 @@ static void test_ntt_variant(const ntt_variant *v)
             cuzk_domain_free(cd);
         }
     }
-    printf("ntt (%s): ok so far (%lu failed)\n", mn, test_failed_);
+    printf("ntt: ok so far (%lu failed)\n", test_failed_);
     free(x); free(g); free(c);
 }
 
-/* The new path with blocks of 2^10 and 2^12 elements (CUZK_GPU_NTT_ELOG): other shared
- * memory sizes and thread counts. */
-static void test_ntt_elog(void)
-{
-    const unsigned ks[4] = {12, 17, 20, MAX_LOG};
-    const size_t nmax = (size_t)1 << MAX_LOG;
-    cuzk_fr *x = xmalloc(nmax * sizeof *x), *g = xmalloc(nmax * sizeof *g);
-    const char *elogs[2] = {"10", "12"};
-    for (int e = 0; e < 2; e++) {
-        setenv("CUZK_GPU_NTT_ELOG", elogs[e], 1);
-        for (int vi = 1; vi < 3; vi++) {
-            for (int i = 0; i < 4; i++) {
-                const size_t n = (size_t)1 << ks[i];
-                const cuzk_roots fam = i & 1 ? CUZK_ROOTS_BELLMAN : CUZK_ROOTS_SNARKJS;
-                cuzk_gpu_domain *gd = NULL;
-                cuzk_domain *cd = NULL;
-                CHECK_OK(gpu_domain_new_variant(&gd, ks[i], fam, &ntt_variants[vi]));
-                CHECK_OK(cuzk_domain_new(&cd, ks[i], fam));
-                if (gd && cd) {
-                    test_rand_frs(x, n);
-                    memcpy(g, x, n * sizeof *x);
-                    CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
-                    cuzk_ntt_forward(cd, x, 0);
-                    size_t bad = test_fr_count_diff(g, x, n);
-                    CHECK_OK(cuzk_gpu_ntt_inverse(gd, g));
-                    cuzk_ntt_inverse(cd, x, 0);
-                    bad += test_fr_count_diff(g, x, n);
-                    if (bad)
-                        fprintf(stderr, "ntt (%s, elog %s) 2^%u: %zu differ\n",
-                                ntt_variants[vi].name, elogs[e], ks[i], bad);
-                    CHECK(bad == 0);
-                }
-                cuzk_gpu_domain_free(gd);
-                cuzk_domain_free(cd);
-            }
-        }
-    }
-    unsetenv("CUZK_GPU_NTT_ELOG");
-    printf("ntt (new, elog 10 and 12): ok so far (%lu failed)\n", test_failed_);
-    free(x); free(g);
-}
-
-/* Every NTT variant, and the mode switch's errors. */
-static void test_ntt(void)
-{
-    for (int v = 0; v < 3; v++)
-        test_ntt_variant(&ntt_variants[v]);
-    test_ntt_elog();
-    cuzk_gpu_domain *gd = NULL;
-    CHECK_EQ_ERR(cuzk_gpu_domain_set_mode(NULL, CUZK_GPU_NTT_NEW), CUZK_EINVAL);
-    CHECK(cuzk_gpu_domain_mode(NULL) == CUZK_GPU_NTT_OLD);
-    CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 4, CUZK_ROOTS_BELLMAN));
-    if (gd)
-        CHECK_EQ_ERR(cuzk_gpu_domain_set_mode(gd, (cuzk_gpu_ntt_mode)7), CUZK_EINVAL);
-    /* the default is the new path; CUZK_GPU_NTT_MODE=old picks the old one */
-    const char *was = getenv("CUZK_GPU_NTT_MODE");
-    char *keep = was ? strdup(was) : NULL;
-    unsetenv("CUZK_GPU_NTT_MODE");
-    cuzk_gpu_domain *g2 = NULL;
-    CHECK_OK(cuzk_gpu_domain_new(&g2, 0, 4, CUZK_ROOTS_BELLMAN));
-    CHECK(g2 && cuzk_gpu_domain_mode(g2) == CUZK_GPU_NTT_NEW);
-    cuzk_gpu_domain_free(g2);
-    g2 = NULL;
-    setenv("CUZK_GPU_NTT_MODE", "old", 1);
-    CHECK_OK(cuzk_gpu_domain_new(&g2, 0, 4, CUZK_ROOTS_BELLMAN));
-    CHECK(g2 && cuzk_gpu_domain_mode(g2) == CUZK_GPU_NTT_OLD);
-    cuzk_gpu_domain_free(g2);
-    if (keep)
-        setenv("CUZK_GPU_NTT_MODE", keep, 1);
-    else
-        unsetenv("CUZK_GPU_NTT_MODE");
-    free(keep);
-    cuzk_gpu_domain_free(gd);
-}
-
-static void test_h_variant(const ntt_variant *v)
+/* The snarkjs H step against the CPU, 2^1..2^20 (b and c left as they were); a bellman
+ * domain is refused. */
+static void test_h(void)
 {
     const unsigned maxk = 20;
     const size_t nmax = (size_t)1 << maxk;
@@ -301,7 +205,7 @@ static void test_h_variant(const ntt_variant *v)
         const size_t n = (size_t)1 << k;
         cuzk_gpu_domain *gd = NULL;
         cuzk_domain *cd = NULL;
-        CHECK_OK(gpu_domain_new_variant(&gd, k, CUZK_ROOTS_SNARKJS, v));
+        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, CUZK_ROOTS_SNARKJS));
         CHECK_OK(cuzk_domain_new(&cd, k, CUZK_ROOTS_SNARKJS));
         if (!gd || !cd) {
             cuzk_gpu_domain_free(gd);
@@ -319,30 +223,27 @@ static void test_h_variant(const ntt_variant *v)
         CHECK_OK(cuzk_h_snarkjs(cd, a, b, c, 0));
         size_t bad = test_fr_count_diff(ga, a, n);
         if (bad)
-            fprintf(stderr, "h_snarkjs (%s) 2^%u: %zu of %zu differ\n", v->name, k, bad, n);
+            fprintf(stderr, "h_snarkjs 2^%u: %zu of %zu differ\n", k, bad, n);
         CHECK(bad == 0);
         cuzk_gpu_domain_free(gd);
         cuzk_domain_free(cd);
     }
     /* a bellman domain is refused */
     cuzk_gpu_domain *gd = NULL;
-    CHECK_OK(gpu_domain_new_variant(&gd, 4, CUZK_ROOTS_BELLMAN, v));
+    CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 4, CUZK_ROOTS_BELLMAN));
     if (gd)
         CHECK_EQ_ERR(cuzk_gpu_h_snarkjs(gd, a, b, c), CUZK_EINVAL);
     cuzk_gpu_domain_free(gd);
-    printf("h (%s): ok so far (%lu failed)\n", v->name, test_failed_);
+    printf("h: ok so far (%lu failed)\n", test_failed_);
     free(a); free(b); free(c); free(ga); free(b0); free(c0);
-}
-
-static void test_h(void)
-{
-    for (int v = 0; v < 3; v++)
-        test_h_variant(&ntt_variants[v]);
 }
 
 /* ---- MSM and batch add ---- */
 /* The affine pass (g_affine): every G1 MSM check sets the context's accumulation to AFFINE
- * and AFFINE_FULL in turn, and counts the MSMs that ran affine rounds. */
+ * and AFFINE_FULL in turn, and counts the MSMs that ran affine rounds. Otherwise the context
+ * has its default, AUTO: XYZZ up to 2^25 terms, affine rounds above (unless device memory is
+ * short, which is said). */
+#define AUTO_AFFINE_ABOVE ((size_t)1 << 25)
 static bool g_affine;
 static unsigned long g_aff_calls, g_aff_used;
 
@@ -353,10 +254,16 @@ static void acc_next(cuzk_gpu_msm *m)
                                                                         : CUZK_GPU_MSM_ACC_AFFINE));
 }
 
-static void acc_count(const cuzk_gpu_msm *m)
+/* After a G1 MSM of nt terms (a split: its significant ones). */
+static void acc_count(const cuzk_gpu_msm *m, size_t nt)
 {
-    if (g_affine && cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE)
-        g_aff_used++;
+    const bool aff = cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE;
+    if (g_affine)
+        g_aff_used += aff;
+    else if (nt <= AUTO_AFFINE_ABOVE)
+        CHECK(!aff);
+    else if (!aff)
+        printf("auto accumulation at n=%zu: XYZZ (device memory)\n", nt);
 }
 
 static bool msm_matches(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, const cuzk_fr *s,
@@ -365,7 +272,7 @@ static bool msm_matches(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, const cuzk
     cuzk_g1_jac rg, rc;
     acc_next(m);
     cuzk_err eg = cuzk_gpu_g1_msm_fr(m, &rg, s, n, window);
-    acc_count(m);
+    acc_count(m, n);
     if (eg != CUZK_OK)
         fprintf(stderr, "gpu msm (%s, n=%zu): %s: %s\n", what, n, cuzk_errname(eg),
                 cuzk_error_detail());
@@ -537,7 +444,9 @@ static bool aff_case(cuzk_gpu_msm *m, const cuzk_g1_affine *b, const cuzk_fr *s,
  * (every bucket holds several: doublings, then sums of multiples of P), equal on each
  * Q, -Q pair and zero elsewhere (P next to -P in every bucket: infinity; the MSM is
  * infinity), small values (a few huge buckets), and mixes. Then on the big context (bases
- * of test_msm): all scalars equal at 2^20 + 1. */
+ * of test_msm): all scalars equal at 2^20 + 1, and random scalars at nmax with small windows
+ * that make several bucket slices (aff_slices). */
+static void aff_slices(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, size_t nmax);
 static void test_affine_cases(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, size_t nmax)
 {
     const size_t g = 4096, n = 3 * g + 1;
@@ -595,10 +504,64 @@ static void test_affine_cases(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, si
     for (size_t i = 0; i < ns; i++)
         s[i] = v;
     CHECK(aff_case(big, bases, s, ns, "all equal, big"));
-    CHECK_OK(cuzk_gpu_msm_set_accumulation(big, CUZK_GPU_MSM_ACC_XYZZ));
-    printf("affine cases: ok so far (%lu failed)\n", test_failed_);
     free(s);
     free(b);
+    aff_slices(big, bases, nmax);
+    CHECK_OK(cuzk_gpu_msm_set_accumulation(big, CUZK_GPU_MSM_ACC_AUTO));
+    printf("affine cases: ok so far (%lu failed)\n", test_failed_);
+}
+
+/* Random scalars over all n of big's bases with windows that cut the buckets into several
+ * slices (MSM_AFF_SLICE = 2^26 pairs; n = 2^22 + 1): c = 10 (26 windows of 512 buckets, a
+ * slice ending inside a window) and c = 4 (64 windows of 8 buckets: chunks of one bucket),
+ * in both affine modes, against one CPU result; the profile says how many slices ran. Also
+ * the profile's bookkeeping: a call's times, zero when off. */
+static void aff_slices(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, size_t n)
+{
+    cuzk_fr *s = xmalloc(n * sizeof *s);
+    test_rand_frs(s, n);
+    cuzk_g1_jac rc, rg;
+    CHECK_OK(cuzk_g1_msm_fr(&rc, NULL, bases, s, n, NULL));
+    CHECK_OK(cuzk_gpu_msm_set_profile(big, true));
+    const unsigned wins[2] = {10, 4};
+    const bool full = n >= ((size_t)1 << 22);
+    const unsigned min_slices[2] = {full ? 2u : 1u, full ? 3u : 1u};
+    const cuzk_gpu_msm_acc modes[2] = {CUZK_GPU_MSM_ACC_AFFINE, CUZK_GPU_MSM_ACC_AFFINE_FULL};
+    for (int w = 0; w < 2; w++)
+        for (int md = 0; md < 2; md++) {
+            CHECK_OK(cuzk_gpu_msm_set_accumulation(big, modes[md]));
+            CHECK_OK(cuzk_gpu_g1_msm_fr(big, &rg, s, n, wins[w]));
+            cuzk_gpu_msm_profile p;
+            CHECK_OK(cuzk_gpu_msm_profile_get(big, &p));
+            const bool ok = cuzk_g1_jac_eq(&rg, &rc) &&
+                            cuzk_gpu_msm_accumulation_used(big) == CUZK_GPU_MSM_ACC_AFFINE &&
+                            p.runs == 1 && p.affine && p.terms == n && p.window == wins[w] &&
+                            p.windows == (256 + wins[w] - 1) / wins[w] &&
+                            p.affine_slices >= min_slices[w] && p.affine_rounds >= 1 &&
+                            p.accumulate_ms > 0 && p.accumulate_ms >= p.affine_plan_ms;
+            printf("affine slices n=%zu c=%u mode %d: %u slices, up to %u rounds, accumulate "
+                   "%.1f ms: %s\n", n, wins[w], (int)modes[md], p.affine_slices, p.affine_rounds,
+                   p.accumulate_ms, ok ? "ok" : "WRONG");
+            CHECK(ok);
+        }
+    /* XYZZ: the plain stages; profiling off: zeros; a batch add runs no Pippenger */
+    cuzk_gpu_msm_profile p;
+    CHECK_OK(cuzk_gpu_msm_set_accumulation(big, CUZK_GPU_MSM_ACC_XYZZ));
+    CHECK_OK(cuzk_gpu_g1_msm_fr(big, &rg, s, 5000, 0));
+    CHECK_OK(cuzk_gpu_msm_profile_get(big, &p));
+    CHECK(p.runs == 1 && !p.affine && p.terms == 5000 && p.window == cuzk_gpu_msm_window(5000) &&
+          p.accumulate_ms > 0 && p.sort_ms > 0 && p.bucket_sums_ms > 0 && p.affine_slices == 0);
+    uint64_t bits[2] = {~0ULL, ~0ULL};
+    CHECK_OK(cuzk_gpu_g1_batch_add(big, &rg, bits, 100));
+    CHECK_OK(cuzk_gpu_msm_profile_get(big, &p));
+    CHECK(p.runs == 0 && p.accumulate_ms == 0);
+    CHECK_OK(cuzk_gpu_msm_set_profile(big, false));
+    CHECK_OK(cuzk_gpu_g1_msm_fr(big, &rg, s, 5000, 0));
+    CHECK_OK(cuzk_gpu_msm_profile_get(big, &p));
+    CHECK(p.runs == 0 && p.accumulate_ms == 0 && p.terms == 0);
+    CHECK_EQ_ERR(cuzk_gpu_msm_set_profile(NULL, true), CUZK_EINVAL);
+    CHECK_EQ_ERR(cuzk_gpu_msm_profile_get(big, NULL), CUZK_EINVAL);
+    free(s);
 }
 
 static void test_errors(void)
@@ -789,7 +752,7 @@ static bool split_matches(const split_target *tg, const cuzk_fr *s, size_t n, in
         cuzk_g1_jac rg, rc;
         acc_next(tg->m);
         eg = cuzk_gpu_g1_msm_split(tg->m, &rg, sc, flags, one, sig, n, 0);
-        acc_count(tg->m);
+        acc_count(tg->m, cnt.n_sig);
         ec = cuzk_g1_msm_auto_fr(&rc, NULL, tg->bases, s, n, NULL);
         ok = eg == CUZK_OK && ec == CUZK_OK && cuzk_g1_jac_eq(&rg, &rc);
     } else {
@@ -926,19 +889,20 @@ static void test_split(const split_target *tg, size_t nmax, unsigned maxlog)
 }
 
 /* ---- bellman H ---- */
-static void test_h_bellman_variant(const ntt_variant *v)
+/* The bellman H step against the CPU, 2^1..2^20, with c = a b as well (Z divides A B - C:
+ * the top coefficient is 0); a snarkjs domain is refused. */
+static void test_h_bellman(void)
 {
     const unsigned maxk = 20;
     const size_t nmax = (size_t)1 << maxk;
     cuzk_fr *a = xmalloc(nmax * sizeof *a), *b = xmalloc(nmax * sizeof *b);
     cuzk_fr *c = xmalloc(nmax * sizeof *c), *ga = xmalloc(nmax * sizeof *ga);
     cuzk_fr *b0 = xmalloc(nmax * sizeof *b0), *c0 = xmalloc(nmax * sizeof *c0);
-    const char *mn = v->name;
     for (unsigned k = 1; k <= maxk; k++) {
         const size_t n = (size_t)1 << k;
         cuzk_gpu_domain *gd = NULL;
         cuzk_domain *cd = NULL;
-        CHECK_OK(gpu_domain_new_variant(&gd, k, CUZK_ROOTS_BELLMAN, v));
+        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, CUZK_ROOTS_BELLMAN));
         CHECK_OK(cuzk_domain_new(&cd, k, CUZK_ROOTS_BELLMAN));
         if (!gd || !cd) {
             cuzk_gpu_domain_free(gd);
@@ -961,8 +925,7 @@ static void test_h_bellman_variant(const ntt_variant *v)
             CHECK_OK(cuzk_h_bellman(cd, a, b, c, 0));
             size_t bad = test_fr_count_diff(ga, a, n);
             if (bad)
-                fprintf(stderr, "h_bellman (%s) 2^%u (sat %d): %zu of %zu differ\n", mn, k, sat,
-                        bad, n);
+                fprintf(stderr, "h_bellman 2^%u (sat %d): %zu of %zu differ\n", k, sat, bad, n);
             CHECK(bad == 0);
             if (sat)
                 CHECK(cuzk_fr_is_zero(&ga[n - 1]));
@@ -972,18 +935,12 @@ static void test_h_bellman_variant(const ntt_variant *v)
     }
     /* a snarkjs domain is refused, and a bellman domain by the snarkjs step */
     cuzk_gpu_domain *gd = NULL;
-    CHECK_OK(gpu_domain_new_variant(&gd, 4, CUZK_ROOTS_SNARKJS, v));
+    CHECK_OK(cuzk_gpu_domain_new(&gd, 0, 4, CUZK_ROOTS_SNARKJS));
     if (gd)
         CHECK_EQ_ERR(cuzk_gpu_h_bellman(gd, a, b, c), CUZK_EINVAL);
     cuzk_gpu_domain_free(gd);
-    printf("h bellman (%s): ok so far (%lu failed)\n", mn, test_failed_);
+    printf("h bellman: ok so far (%lu failed)\n", test_failed_);
     free(a); free(b); free(c); free(ga); free(b0); free(c0);
-}
-
-static void test_h_bellman(void)
-{
-    for (int v = 0; v < 3; v++)
-        test_h_bellman_variant(&ntt_variants[v]);
 }
 
 /* ---- benchmarks ---- */
@@ -1005,6 +962,23 @@ static void record(const char *name, double *t)
     fflush(stdout);
 }
 
+/* The stage times of m's last call (cuzk_gpu_msm_set_profile on), one line. */
+static void print_profile(cuzk_gpu_msm *m, int group)
+{
+    cuzk_gpu_msm_profile p;
+    if (cuzk_gpu_msm_profile_get(m, &p) != CUZK_OK || p.runs == 0)
+        return;
+    printf("gpu msm g%d n=%zu c=%u W=%u%s: upload %.3f digits %.3f sort %.3f accumulate %.3f "
+           "partials %.3f bucket_sums %.3f window_reduce %.3f ms", group, p.terms, p.window,
+           p.windows, p.affine ? " affine" : "", p.upload_ms, p.digits_ms, p.sort_ms,
+           p.accumulate_ms, p.partials_ms, p.bucket_sums_ms, p.window_reduce_ms);
+    if (p.affine)
+        printf(" (plan %.3f, %u slices, up to %u rounds: rounds %.3f, xyzz_finish %.3f ms)",
+               p.affine_plan_ms, p.affine_slices, p.affine_rounds, p.affine_rounds_ms,
+               p.affine_finish_ms);
+    printf("\n");
+}
+
 /* A deterministic, non-trivial 2^k input (cheap at 2^27). */
 static void bench_fill(cuzk_fr *x, size_t n)
 {
@@ -1013,29 +987,15 @@ static void bench_fill(cuzk_fr *x, size_t n)
         cuzk_fr_add(&x[i], &x[i - 4096], &x[i % 4096]);
 }
 
-/* Slot 0 of d against ref (the old path's result; taken into ref for variant 0): the 2^27
- * check, where a CPU reference would take minutes. */
-static void bench_same(cuzk_gpu_domain *d, int v, cuzk_fr *ref, cuzk_fr *out, size_t n,
-                       const char *what)
+/* The H step (snarkjs's or bellman's) on the three slots loaded from x: timed after a
+ * warm-up; then once more from the host arrays (cuzk_gpu_domain_h_host: the copies overlap
+ * the transforms), which must give the same result (the 2^27 check, where a CPU reference
+ * would take minutes; tmp, out: n values). */
+static void bench_h_step(cuzk_gpu_domain *d, unsigned k, const cuzk_fr *x, size_t n,
+                         bool bellman, cuzk_fr *tmp, cuzk_fr *out)
 {
-    if (!ref || !out)
-        return;
-    CHECK_OK(cuzk_gpu_domain_store(d, 0, v == 0 ? ref : out));
-    if (v == 0)
-        return;
-    size_t bad = test_fr_count_diff(out, ref, n);
-    if (bad)
-        fprintf(stderr, "bench %s (%s): %zu of %zu differ from the old path\n", what,
-                ntt_variants[v].name, bad, n);
-    CHECK(bad == 0);
-}
-
-/* The H step (snarkjs's or bellman's) of variant v on the three slots loaded from x: timed
- * after a warm-up, then once more from x and compared with the old path's result. */
-static void bench_h_step(cuzk_gpu_domain *d, int v, unsigned k, const cuzk_fr *x, size_t n,
-                         bool bellman, cuzk_fr *ref, cuzk_fr *out)
-{
-    cuzk_err (*h)(cuzk_gpu_domain *) = bellman ? cuzk_gpu_domain_h_bellman : cuzk_gpu_domain_h_snarkjs;
+    cuzk_err (*h)(cuzk_gpu_domain *) =
+        bellman ? cuzk_gpu_domain_h_bellman : cuzk_gpu_domain_h_snarkjs;
     const char *what = bellman ? "h_bellman" : "h_snarkjs";
     double t[REPS];
     char name[64];
@@ -1047,22 +1007,26 @@ static void bench_h_step(cuzk_gpu_domain *d, int v, unsigned k, const cuzk_fr *x
         CHECK_OK(h(d));
         t[r] = cuzk_now_ms() - t0;
     }
-    snprintf(name, sizeof name, "%s_2^%u_%s", what, k, ntt_variants[v].name);
+    snprintf(name, sizeof name, "%s_2^%u", what, k);
     record(name, t);
+    if (!tmp || !out)
+        return;
     for (unsigned s = 0; s < 3; s++)
         CHECK_OK(cuzk_gpu_domain_load(d, s, x));
     CHECK_OK(h(d));
-    bench_same(d, v, ref, out, n, what);
+    CHECK_OK(cuzk_gpu_domain_store(d, 0, out));
+    CHECK_OK(cuzk_gpu_domain_h_host(d, x, x, x));
+    CHECK_OK(cuzk_gpu_domain_store(d, 0, tmp));
+    const size_t bad = test_fr_count_diff(tmp, out, n);
+    if (bad)
+        fprintf(stderr, "bench %s 2^%u: from the host, %zu of %zu differ\n", what, k, bad, n);
+    CHECK(bad == 0);
 }
 
-/* The NTT and the snarkjs H step (elog NULL) on resident data, per variant (old, new radix 4,
- * new radix 8), and each variant's results against the old path's on the same input. */
-static void bench_ntt(unsigned k, const char *elog)
+/* The NTT and the snarkjs H step on resident data; the forward transform's result back
+ * through the inverse must be the input. */
+static void bench_ntt(unsigned k)
 {
-    if (elog)
-        setenv("CUZK_GPU_NTT_ELOG", elog, 1);
-    else
-        unsetenv("CUZK_GPU_NTT_ELOG");
     const size_t n = (size_t)1 << k;
     cuzk_fr *x = NULL;
     if (cuzk_gpu_host_alloc((void **)&x, n * sizeof *x) != CUZK_OK) {
@@ -1071,46 +1035,43 @@ static void bench_ntt(unsigned k, const char *elog)
         return;
     }
     bench_fill(x, n);
-    cuzk_fr *ref_f = malloc(n * sizeof *x), *ref_h = malloc(n * sizeof *x);
-    cuzk_fr *out = malloc(n * sizeof *x);
-    const char *tag = elog ? elog : "def";
-    for (int v = 0; v < 3; v++) {
-        const char *vn = ntt_variants[v].name;
-        cuzk_gpu_domain *d = NULL;
-        CHECK_OK(gpu_domain_new_variant(&d, k, CUZK_ROOTS_SNARKJS, &ntt_variants[v]));
-        if (!d)
-            continue;
-        for (unsigned s = 0; s < 3; s++)
-            CHECK_OK(cuzk_gpu_domain_load(d, s, x));
+    cuzk_fr *tmp = malloc(n * sizeof *x), *out = malloc(n * sizeof *x);
+    cuzk_gpu_domain *d = NULL;
+    CHECK_OK(cuzk_gpu_domain_new(&d, 0, k, CUZK_ROOTS_SNARKJS));
+    if (d) {
         double t[REPS];
         char name[64];
+        CHECK_OK(cuzk_gpu_domain_load(d, 0, x));
         CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
         for (int r = 0; r < REPS; r++) {
             double t0 = cuzk_now_ms();
             CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
             t[r] = cuzk_now_ms() - t0;
         }
-        snprintf(name, sizeof name, "ntt_fwd_2^%u_elog%s_%s", k, tag, vn);
+        snprintf(name, sizeof name, "ntt_fwd_2^%u", k);
         record(name, t);
         for (int r = 0; r < REPS; r++) {
             double t0 = cuzk_now_ms();
             CHECK_OK(cuzk_gpu_domain_ntt(d, 0, true));
             t[r] = cuzk_now_ms() - t0;
         }
-        snprintf(name, sizeof name, "ntt_inv_2^%u_elog%s_%s", k, tag, vn);
+        snprintf(name, sizeof name, "ntt_inv_2^%u", k);
         record(name, t);
-        CHECK_OK(cuzk_gpu_domain_load(d, 0, x));
-        CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
-        bench_same(d, v, ref_f, out, n, "ntt forward");
-        if (!elog)
-            bench_h_step(d, v, k, x, n, false, ref_h, out);
-        cuzk_gpu_domain_free(d);
+        if (out) {
+            CHECK_OK(cuzk_gpu_domain_load(d, 0, x));
+            CHECK_OK(cuzk_gpu_domain_ntt(d, 0, false));
+            CHECK_OK(cuzk_gpu_domain_ntt(d, 0, true));
+            CHECK_OK(cuzk_gpu_domain_store(d, 0, out));
+            CHECK(test_fr_count_diff(out, x, n) == 0);
+        }
+        bench_h_step(d, k, x, n, false, tmp, out);
     }
-    free(ref_f);
-    free(ref_h);
+    cuzk_gpu_domain_free(d);
+    free(tmp);
     free(out);
     cuzk_gpu_host_free(x);
 }
+
 
 /* Split MSM on the resident 2^24 G1 bases, Filecoin-like scalars (45% zero, 45% one, 10%
  * random): all n Montgomery scalars uploaded, or the gathered canonical ones. */
@@ -1162,10 +1123,9 @@ static void bench_split(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, size_t n)
     cuzk_gpu_host_free(cs);
 }
 
-/* The bellman H step on resident data per variant, each against the old path's result. */
+/* The bellman H step on resident data (bench_h_step). */
 static void bench_h_bellman(unsigned k)
 {
-    unsetenv("CUZK_GPU_NTT_ELOG");
     const size_t n = (size_t)1 << k;
     cuzk_fr *x = NULL;
     if (cuzk_gpu_host_alloc((void **)&x, n * sizeof *x) != CUZK_OK) {
@@ -1174,16 +1134,13 @@ static void bench_h_bellman(unsigned k)
         return;
     }
     bench_fill(x, n);
-    cuzk_fr *ref = malloc(n * sizeof *x), *out = malloc(n * sizeof *x);
-    for (int v = 0; v < 3; v++) {
-        cuzk_gpu_domain *d = NULL;
-        CHECK_OK(gpu_domain_new_variant(&d, k, CUZK_ROOTS_BELLMAN, &ntt_variants[v]));
-        if (!d)
-            continue;
-        bench_h_step(d, v, k, x, n, true, ref, out);
-        cuzk_gpu_domain_free(d);
-    }
-    free(ref);
+    cuzk_fr *tmp = malloc(n * sizeof *x), *out = malloc(n * sizeof *x);
+    cuzk_gpu_domain *d = NULL;
+    CHECK_OK(cuzk_gpu_domain_new(&d, 0, k, CUZK_ROOTS_BELLMAN));
+    if (d)
+        bench_h_step(d, k, x, n, true, tmp, out);
+    cuzk_gpu_domain_free(d);
+    free(tmp);
     free(out);
     cuzk_gpu_host_free(x);
 }
@@ -1207,6 +1164,7 @@ static void bench_g2(unsigned k)
     }
     test_rand_frs(s, n);
     CHECK(msm_matches_g2(m, bases, s, n, 0, "bench"));
+    CHECK_OK(cuzk_gpu_msm_set_profile(m, true));
     double t[REPS];
     char name[64];
     for (unsigned kk = k - 2; kk <= k; kk += 2) {
@@ -1218,6 +1176,7 @@ static void bench_g2(unsigned k)
         }
         snprintf(name, sizeof name, "msm_g2_2^%u_c%u", kk, cuzk_gpu_msm_window((size_t)1 << kk));
         record(name, t);
+        print_profile(m, 2);
     }
     uint64_t *bits = xmalloc(CUZK_MSM_BITVEC_WORDS(n) * sizeof *bits);
     for (size_t i = 0; i < CUZK_MSM_BITVEC_WORDS(n); i++)
@@ -1255,8 +1214,11 @@ static int run_bench(void)
     printf("upload of 2^%u bases: %.0f ms\n", kmsm, cuzk_now_ms() - t0);
     if (!m)
         return test_finish();
-    /* correctness at 2^24 */
+    /* correctness at 2^24; the timings with XYZZ, then with the batch-affine accumulation,
+     * each with its last call's stage times */
     CHECK(msm_matches(m, bases, s, n, 0, "bench 2^24"));
+    CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
+    CHECK_OK(cuzk_gpu_msm_set_profile(m, true));
     double t[REPS];
     char name[64];
     for (unsigned k = 20; k <= kmsm; k += 2) {
@@ -1269,6 +1231,7 @@ static int run_bench(void)
         }
         snprintf(name, sizeof name, "msm_g1_2^%u_c%u", k, cuzk_gpu_msm_window((size_t)1 << k));
         record(name, t);
+        print_profile(m, 1);
     }
     /* the batch-affine accumulation, same sizes (2^24 checked against the XYZZ result) */
     {
@@ -1290,6 +1253,7 @@ static int run_bench(void)
             snprintf(name, sizeof name, "msm_g1_2^%u_c%u_affine", k,
                      cuzk_gpu_msm_window((size_t)1 << k));
             record(name, t);
+            print_profile(m, 1);
         }
         CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
     }
@@ -1304,6 +1268,7 @@ static int run_bench(void)
         }
         snprintf(name, sizeof name, "msm_g1_2^%u_c%u", kmsm, wins[w]);
         record(name, t);
+        print_profile(m, 1);
     }
     {
         uint64_t *bits = xmalloc(CUZK_MSM_BITVEC_WORDS(n) * sizeof *bits);
@@ -1320,16 +1285,15 @@ static int run_bench(void)
         record(name, t);
         free(bits);
     }
+    CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AUTO));
     bench_split(m, bases, n);
     cuzk_gpu_msm_free(m);
     cuzk_gpu_host_free(s);
     free(bases);
 
-    bench_ntt(20, NULL);
-    bench_ntt(24, NULL);
-    bench_ntt(27, NULL);
-    bench_ntt(27, "10");
-    bench_ntt(27, "12");
+    bench_ntt(20);
+    bench_ntt(24);
+    bench_ntt(27);
     bench_h_bellman(20);
     bench_h_bellman(24);
     bench_h_bellman(27);
@@ -1343,7 +1307,8 @@ static int run_bench(void)
 
 /* The same G1 MSM on the device with XYZZ and with the affine accumulation (mode), which
  * must agree (the XYZZ one is checked against the CPU elsewhere); prints both times (the
- * first affine call includes its buffer allocation). *ran: affine rounds ran. */
+ * first affine call includes its buffer allocation). *ran: affine rounds ran. The context
+ * is left with AUTO. */
 static bool aff_vs_xyzz(cuzk_gpu_msm *m, const cuzk_fr *s, size_t n, cuzk_gpu_msm_acc mode,
                         const char *what, bool *ran)
 {
@@ -1356,7 +1321,7 @@ static bool aff_vs_xyzz(cuzk_gpu_msm *m, const cuzk_fr *s, size_t n, cuzk_gpu_ms
     const cuzk_err ea = cuzk_gpu_g1_msm_fr(m, &ra, s, n, 0);
     const double t2 = cuzk_now_ms();
     *ran = cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE;
-    CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
+    CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AUTO));
     const bool ok = ex == CUZK_OK && ea == CUZK_OK && cuzk_g1_jac_eq(&rx, &ra);
     printf("affine%s %s n=%zu: %s, xyzz %.1f ms, affine %.1f ms (%s)\n",
            mode == CUZK_GPU_MSM_ACC_AFFINE_FULL ? "_full" : "", what, n,
@@ -1364,9 +1329,8 @@ static bool aff_vs_xyzz(cuzk_gpu_msm *m, const cuzk_fr *s, size_t n, cuzk_gpu_ms
     return ok;
 }
 
-/* --large's NTT and H part: per size one CPU reference, then every variant against it
- * (forward at 2^24 snarkjs and 2^26 bellman and back; the H steps at 2^24). x, g, c hold
- * 2^26 values. */
+/* --large's NTT and H part against the CPU (forward at 2^24 snarkjs and 2^26 bellman and
+ * back; the H steps at 2^24). x, g, c hold 2^26 values. */
 static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c, double t0)
 {
     for (int i = 0; i < 2; i++) {
@@ -1379,19 +1343,17 @@ static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c
         test_rand_frs(x, n);
         memcpy(c, x, n * sizeof *x);
         cuzk_ntt_forward(cd, c, 0);
-        for (int v = 0; v < 3; v++) {
-            cuzk_gpu_domain *gd = NULL;
-            CHECK_OK(gpu_domain_new_variant(&gd, ks[i], fam, &ntt_variants[v]));
-            if (!gd)
-                continue;
+        cuzk_gpu_domain *gd = NULL;
+        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, ks[i], fam));
+        if (gd) {
             memcpy(g, x, n * sizeof *x);
             CHECK_OK(cuzk_gpu_ntt_forward(gd, g));
             CHECK(test_fr_count_diff(g, c, n) == 0);
             CHECK_OK(cuzk_gpu_ntt_inverse(gd, g));
             CHECK(test_fr_count_diff(g, x, n) == 0);
             cuzk_gpu_domain_free(gd);
-            printf("large ntt 2^%u (%s): ok so far (%lu failed) [%.0f ms]\n", ks[i],
-                   ntt_variants[v].name, test_failed_, cuzk_now_ms() - t0);
+            printf("large ntt 2^%u: ok so far (%lu failed) [%.0f ms]\n", ks[i], test_failed_,
+                   cuzk_now_ms() - t0);
         }
         cuzk_domain_free(cd);
     }
@@ -1409,34 +1371,31 @@ static void large_ntt_h(const unsigned ks[2], cuzk_fr *x, cuzk_fr *g, cuzk_fr *c
         CHECK_OK(f ? cuzk_h_bellman(cd, g, g + n, g + 2 * n, 0)
                    : cuzk_h_snarkjs(cd, g, g + n, g + 2 * n, 0));
         memcpy(c, g, n * sizeof *x);
-        for (int v = 0; v < 3; v++) {
-            cuzk_gpu_domain *gd = NULL;
-            CHECK_OK(gpu_domain_new_variant(&gd, kh, fam, &ntt_variants[v]));
-            if (!gd)
-                continue;
+        cuzk_gpu_domain *gd = NULL;
+        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, kh, fam));
+        if (gd) {
             memcpy(g, x, n * sizeof *x);
             CHECK_OK(f ? cuzk_gpu_h_bellman(gd, g, x + n, x + 2 * n)
                        : cuzk_gpu_h_snarkjs(gd, g, x + n, x + 2 * n));
             size_t bad = test_fr_count_diff(g, c, n);
             if (bad)
-                fprintf(stderr, "large h %s 2^%u (%s): %zu of %zu differ\n",
-                        f ? "bellman" : "snarkjs", kh, ntt_variants[v].name, bad, n);
+                fprintf(stderr, "large h %s 2^%u: %zu of %zu differ\n", f ? "bellman" : "snarkjs",
+                        kh, bad, n);
             CHECK(bad == 0);
             cuzk_gpu_domain_free(gd);
-            printf("large h %s 2^%u (%s): ok so far (%lu failed) [%.0f ms]\n",
-                   f ? "bellman" : "snarkjs", kh, ntt_variants[v].name, test_failed_,
-                   cuzk_now_ms() - t0);
+            printf("large h %s 2^%u: ok so far (%lu failed) [%.0f ms]\n",
+                   f ? "bellman" : "snarkjs", kh, test_failed_, cuzk_now_ms() - t0);
         }
         cuzk_domain_free(cd);
     }
 }
 
-/* --large: the kernels at 2^24 and 2^26 against the CPU (issue 4's large sizes; minutes of
- * CPU reference work, so not in the default run): NTT forward/inverse in both families,
- * G1 MSM of random scalars at 2^24 - 1, 2^24 + 1 and 2^26, scalars from the device, edge
- * scalars at 2^24, batch add of 2^26 points with half the bits set. The batch-affine
- * accumulation (default slices) on the same random scalars and at 2^24 on the edge sets,
- * against the device's XYZZ result. */
+/* --large: the kernels at 2^24 and 2^26 against the CPU (minutes of CPU reference work, so
+ * not in the default run): NTT forward/inverse in both families, G1 MSM of random scalars at
+ * 2^24 - 1, 2^24 + 1 and 2^26 with the default accumulation (AUTO: XYZZ at 2^24, affine
+ * rounds at 2^26), scalars from the device, edge scalars at 2^24, batch add of 2^26 points
+ * with half the bits set. The batch-affine accumulation on the same random scalars and at
+ * 2^24 on the edge sets, against the device's XYZZ result. */
 static int run_large(void)
 {
     double t0 = cuzk_now_ms();
@@ -1665,9 +1624,8 @@ int main(int argc, char **argv)
         printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     }
     /* the G1 MSM checks again with the batch-affine accumulation (AFFINE and AFFINE_FULL in
-     * turn), slices of 2^20 pairs unless CUZK_GPU_MSM_AFF_SLICE says otherwise */
+     * turn) */
     if (m) {
-        setenv("CUZK_GPU_MSM_AFF_SLICE", "1048576", 0);
         g_affine = true;
         test_msm(m, bases, nmax);
         split_target tg = {1, m, bases};
@@ -1677,7 +1635,7 @@ int main(int argc, char **argv)
         printf("affine pass: %lu of %lu MSMs ran affine rounds [%.0f ms]\n", g_aff_used,
                g_aff_calls, cuzk_now_ms() - t0);
         CHECK(g_aff_used > g_aff_calls / 3);
-        CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ));
+        CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AUTO));
     }
     cuzk_gpu_msm_free(m);
 

@@ -13,7 +13,7 @@
 
 #include "cuzk/gpu.h"
 
-#define CHUNK ((size_t)1 << 21) /* the kernel's streaming chunk (src/gpu/gpu_subgroup.cu) */
+#define CHUNK ((size_t)1 << 21) /* the kernel's streaming chunk (src/gpu/subgroup.cu) */
 
 /* n subgroup points: `distinct` made from random scalars, repeated to fill n */
 static void *subgroup_points(int group, size_t n, size_t distinct)

@@ -1,5 +1,5 @@
 /*
- * The host-testable half of the G1 MSM's batch-affine accumulation (src/gpu/gpu_msm_affine.cuh)
+ * The host-testable half of the G1 MSM's batch-affine accumulation (src/gpu/msm/affine.cuh)
  * compiled as host code against the CPU library; needs no GPU:
  *   fp_inv_var (the variable-time inversion) and aff_fp_halve against cuzk_fp_inv on random
  *   and edge values;
@@ -11,7 +11,7 @@
  *   P next to -P, infinity bases, negated values and thread ranges that cut pairs: after
  *   every round the points left in each bucket must add up to the CPU's bucket sum, and the
  *   run offsets must be the predicted ones;
- *   the whole per-MSM flow of gpu_msm.cu (bucket offsets, chunks, slices, rounds per slice,
+ *   the whole per-MSM flow of msm/affine.cu (bucket offsets, chunks, slices, rounds per slice,
  *   the kernel's launch geometry and buffer bounds, the sentinel tail) on random plans.
  * gpu_cc_lost_ must stay 0 (no carry dropped where the field code's bounds say none).
  */
@@ -24,7 +24,7 @@
 #include "test_points.h"
 
 #include "cuzk/ec.h"
-#include "gpu/gpu_msm_affine.cuh"
+#include "gpu/msm/affine.cuh"
 
 static fp_t to_dev(const cuzk_fp &a)
 {
@@ -432,7 +432,7 @@ static void test_rounds(unsigned reps)
     CHECK(bad == 0);
 }
 
-/* The whole per-MSM flow of gpu_msm.cu (msm_aff_plan, msm_aff_run) on the host: random
+/* The whole per-MSM flow of msm/affine.cu (msm_aff_plan, msm_aff_run) on the host: random
  * windows and buckets (many empty, some long), sentinel pairs at the end; off0 from
  * aff_bounds_at, the chunk offsets from aff_chunk_at, slices from msm_aff_cut with a random
  * cap, rounds from msm_aff_rounds (full or with a random stop), each round with the kernel's

@@ -1,7 +1,8 @@
 /*
- * The device field arithmetic of src/gpu/gpu_common.cuh, compiled as host code (its carry
- * chains then run with an explicit carry flag, the same instruction sequence as on the
- * device), against the CPU library: Fp (12 x 32-bit limbs) and Fr (8 limbs). Needs no GPU.
+ * The device field arithmetic of src/gpu/ff (the Montgomery template of mont.cuh over the
+ * fields of bls12_381.cuh), compiled as host code (its carry chains then run with an
+ * explicit carry flag, the same instruction sequence as on the device), against the CPU
+ * library: Fp (12 x 32-bit limbs) and Fr (8 limbs). Needs no GPU.
  *
  * Inputs: random reduced elements, random unreduced ones within each function's stated
  * bounds (f_mul: a + p <= 2^(32N) and a b < p 2^(32N); for Fp any a, b < 2p qualify, since
@@ -18,7 +19,7 @@
 
 #include "test.h"
 
-#include "gpu/gpu_common.cuh"
+#include "gpu/ff/bls12_381.cuh"
 
 /* Per field: the CPU type and functions, and the limb count in 64-bit words. */
 struct FpCpu {

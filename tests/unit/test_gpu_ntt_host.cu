@@ -1,15 +1,16 @@
 /*
- * The device NTT's second path (src/gpu/gpu_ntt.cuh: pass geometry, twiddle tables and
- * indices, radix-2^R rounds, fused scalings, tiled bit reversal, the H step's DIF/DIT
- * sequence) compiled as host code and run block by block (ntt2_host_exec: the kernels'
- * phases in their order) against the CPU library, without a GPU:
+ * The device NTT (src/gpu/ntt.cuh: pass geometry, twiddle tables and indices, radix-4
+ * rounds, fused scalings, tiled bit reversal, the H step's DIF/DIT sequence) compiled as
+ * host code and run block by block (ntt_host_exec: the kernels' phases in their order)
+ * against the CPU library, without a GPU:
  *   DIF and DIT in both directions against cuzk_ntt_dif / cuzk_ntt_dit, the natural-order
  *   transforms against cuzk_ntt_forward / cuzk_ntt_inverse, the bit reversal against
  *   cuzk_ntt_bitreverse, and the H step against cuzk_h_snarkjs / cuzk_h_bellman,
- * for 2^1..2^12, both root families, and several geometries: the device's (elog 11, at most
- * 10 stages a pass, tables up to 2^18) and small ones that give many passes, rounds of
- * every size and a first pass that forms its twiddles (tlog below k). gpu_cc_lost_ must
- * stay 0 (no carry dropped where the bounds say none can occur).
+ * for 2^1..2^12, both root families, and several geometries: the device's (NTT_ELOG,
+ * NTT_TMAX stages a pass at most, tables up to 2^NTT_TLOG) and small ones that give many
+ * passes and sub-problems, rounds of both sizes and a first pass that forms its twiddles
+ * (tlog below k). gpu_cc_lost_ must stay 0 (no carry dropped where the bounds say none can
+ * occur).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,10 +19,10 @@
 #include "test.h"
 
 #include "cuzk/poly.h"
-#include "gpu/gpu_ntt.cuh"
+#include "gpu/ntt.cuh"
 
 struct geom {
-    unsigned elog, tmax, rmax;
+    unsigned elog, tmax;
     int gen; /* 1: the first pass forms its twiddles (tlog just below k), 0: tables only */
 };
 
@@ -29,15 +30,15 @@ struct geom {
 static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
 {
     const size_t n = (size_t)1 << k;
-    ntt2_ctx c;
+    ntt_ctx c;
     cuzk_fr *tab = NULL;
-    ntt2_plan p0;
-    if (!ntt2_plan_make(&p0, k, gm.elog, gm.tmax, NTT2_TLOG, gm.rmax)) {
-        CHECK(p0.npass > NTT2_MAXPASS); /* only too many passes is refused here */
+    ntt_plan p0;
+    if (!ntt_plan_make(&p0, k, gm.elog, gm.tmax, NTT_TLOG)) {
+        CHECK(p0.npass > NTT_MAXPASS); /* only too many passes is refused here */
         return;
     }
-    const unsigned tlog = !gm.gen ? NTT2_TLOG : p0.npass > 1 ? k - p0.t[0] : k - 1;
-    cuzk_err e = ntt2_tables_make(&c, &tab, k, fam, gm.elog, gm.tmax, tlog, gm.rmax);
+    const unsigned tlog = !gm.gen ? NTT_TLOG : p0.npass > 1 ? k - p0.t[0] : k - 1;
+    cuzk_err e = ntt_tables_make(&c, &tab, k, fam, gm.elog, gm.tmax, tlog);
     CHECK(e == CUZK_OK);
     if (e != CUZK_OK)
         return;
@@ -52,17 +53,17 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
         goto out;
     }
     {
-        ntt2_host_exec ex;
+        ntt_host_exec ex;
         char what[96];
-        snprintf(what, sizeof what, "k %u fam %d elog %u tmax %u radix %u (passes %u, gen %d)",
-                 k, (int)fam, gm.elog, gm.tmax, 1u << gm.rmax, c.plan.npass, (int)c.plan.gen0);
+        snprintf(what, sizeof what, "k %u fam %d elog %u tmax %u (passes %u, gen %d)", k, (int)fam,
+                 gm.elog, gm.tmax, c.plan.npass, (int)c.plan.gen0);
         for (int inv = 0; inv < 2; inv++) {
             const cuzk_ntt_dir dir = inv ? CUZK_NTT_INVERSE : CUZK_NTT_FORWARD;
             /* DIF */
             test_rand_frs(x, n);
             memcpy(y, x, n * sizeof *x);
             cuzk_ntt_dif(d, y, dir, 1);
-            CHECK(ntt2_run_dif(ex, c, (fr_t *)x, inv != 0, NTT2_POST_NONE, NULL) == CUZK_OK);
+            CHECK(ntt_run_dif(ex, c, (fr_t *)x, inv != 0, NTT_POST_NONE, NULL) == CUZK_OK);
             size_t bad = test_fr_count_diff(x, y, n);
             if (bad)
                 fprintf(stderr, "dif inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
@@ -71,7 +72,7 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
             test_rand_frs(x, n);
             memcpy(y, x, n * sizeof *x);
             cuzk_ntt_dit(d, y, dir, 1);
-            CHECK(ntt2_run_dit(ex, c, (fr_t *)x, inv != 0, NULL, NULL) == CUZK_OK);
+            CHECK(ntt_run_dit(ex, c, (fr_t *)x, inv != 0, NULL, NULL) == CUZK_OK);
             bad = test_fr_count_diff(x, y, n);
             if (bad)
                 fprintf(stderr, "dit inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
@@ -83,7 +84,7 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
                 cuzk_ntt_inverse(d, y, 1);
             else
                 cuzk_ntt_forward(d, y, 1);
-            CHECK(ntt2_run_ntt(ex, c, (fr_t *)x, inv != 0) == CUZK_OK);
+            CHECK(ntt_run_ntt(ex, c, (fr_t *)x, inv != 0) == CUZK_OK);
             bad = test_fr_count_diff(x, y, n);
             if (bad)
                 fprintf(stderr, "ntt inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
@@ -102,7 +103,7 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
                 CHECK(cuzk_h_bellman(d, y, y + n, y + 2 * n, 1) == CUZK_OK);
             else
                 CHECK(cuzk_h_snarkjs(d, y, y + n, y + 2 * n, 1) == CUZK_OK);
-            CHECK(ntt2_run_h(ex, c, (fr_t *)x, (fr_t *)(x + n), (fr_t *)(x + 2 * n), bell) ==
+            CHECK(ntt_run_h(ex, c, (fr_t *)x, (fr_t *)(x + n), (fr_t *)(x + 2 * n), bell) ==
                   CUZK_OK);
             size_t bad = test_fr_count_diff(x, y, n);
             if (bad)
@@ -131,7 +132,7 @@ static void check_bitrev(void)
         free(y);
         return;
     }
-    ntt2_host_exec ex;
+    ntt_host_exec ex;
     for (unsigned k = 1; k <= 14; k++) {
         const size_t n = (size_t)1 << k;
         test_rand_frs(x, n);
@@ -148,19 +149,17 @@ static void check_bitrev(void)
 static void check_plans(void)
 {
     for (unsigned k = 1; k <= 28; k++) {
-        for (unsigned elog = 10; elog <= 12; elog++) {
-            ntt2_plan p;
-            CHECK(ntt2_plan_make(&p, k, elog, 10, NTT2_TLOG, 2 + (k & 1)));
-            CHECK(p.npass <= 3);
-            CHECK(p.L <= NTT2_TLOG);
-            CHECK(p.gen0 == (k > NTT2_TLOG));
-            unsigned s = 0;
-            for (unsigned i = 0; i < p.npass; i++) {
-                CHECK(p.s0[i] == s && p.t[i] >= 1 && p.t[i] <= 10);
-                s += p.t[i];
-            }
-            CHECK(s == k);
+        ntt_plan p;
+        CHECK(ntt_plan_make(&p, k, NTT_ELOG, NTT_TMAX, NTT_TLOG));
+        CHECK(p.npass <= 3);
+        CHECK(p.L <= NTT_TLOG);
+        CHECK(p.gen0 == (k > NTT_TLOG));
+        unsigned s = 0;
+        for (unsigned i = 0; i < p.npass; i++) {
+            CHECK(p.s0[i] == s && p.t[i] >= 1 && p.t[i] <= NTT_TMAX);
+            s += p.t[i];
         }
+        CHECK(s == k);
     }
 }
 
@@ -172,29 +171,24 @@ int main(void)
     check_bitrev();
     printf("plans, bit reversal: ok so far (%lu failed)\n", test_failed_);
     const geom gms[] = {
-        {11, 10, 2, 0}, /* the device's (radix 4) */
-        {11, 10, 3, 0}, /* the device's, radix 8 */
-        {11, 10, 2, 1}, /* the device's with the first pass generated (as from 2^19) */
-        {11, 10, 3, 1},
-        {12, 10, 2, 1}, /* CUZK_GPU_NTT_ELOG=12 */
-        {10, 10, 3, 1}, /* CUZK_GPU_NTT_ELOG=10 */
-        {4, 3, 3, 1},   /* many passes of one round of 3, 2 sub-problems a block */
-        {4, 3, 2, 1},   /* chunks 2 + 1 */
-        {5, 5, 3, 1},   /* chunks 3 + 2 */
-        {6, 4, 3, 1},   /* chunks 2 + 2, 4 sub-problems a block */
-        {7, 7, 3, 0},   /* chunks 3 + 2 + 2 */
-        {7, 7, 3, 1},
-        {7, 7, 2, 1},   /* chunks 2 + 2 + 2 + 1 */
-        {3, 1, 3, 0},   /* one stage a pass */
-        {6, 2, 3, 1},   /* two stages a pass */
+        {NTT_ELOG, NTT_TMAX, 0}, /* the device's */
+        {NTT_ELOG, NTT_TMAX, 1}, /* the device's with the first pass generated (as from 2^19) */
+        {4, 3, 0},               /* many passes of chunks 2 + 1, 2 sub-problems a block */
+        {4, 3, 1},
+        {5, 5, 1},               /* chunks 2 + 2 + 1 */
+        {6, 4, 1},               /* chunks 2 + 2, 4 sub-problems a block */
+        {7, 7, 0},               /* chunks 2 + 2 + 2 + 1 */
+        {7, 7, 1},
+        {3, 1, 0},               /* one stage a pass */
+        {6, 2, 1},               /* two stages a pass */
     };
     const cuzk_roots fams[2] = {CUZK_ROOTS_SNARKJS, CUZK_ROOTS_BELLMAN};
     for (size_t gi = 0; gi < sizeof gms / sizeof gms[0]; gi++) {
         for (unsigned k = 1; k <= 12; k++)
             for (int f = 0; f < 2; f++)
                 check_one(k, fams[f], gms[gi]);
-        printf("geometry elog %u tmax %u radix %u gen %d: ok so far (%lu failed)\n",
-               gms[gi].elog, gms[gi].tmax, 1u << gms[gi].rmax, gms[gi].gen, test_failed_);
+        printf("geometry elog %u tmax %u gen %d: ok so far (%lu failed)\n", gms[gi].elog,
+               gms[gi].tmax, gms[gi].gen, test_failed_);
     }
     CHECK(gpu_cc_lost_ == 0);
     return test_finish();

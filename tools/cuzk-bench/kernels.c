@@ -2,10 +2,10 @@
  * cuzk-bench kernels: the CPU's and (in a CUDA build with a device) the GPU's Fr NTT and G1
  * MSM side by side on the same data (WORKLOADS.md ntt-k / msm-k: uniform random scalars,
  * distinct random points; the GPU's NTT data and MSM bases resident on the device; the MSM
- * timed from scalars in page-locked host memory and from scalars already on the device, to
- * the result on the host; msm_aff: from the device, with the batch-affine accumulation,
- * whatever CUZK_GPU_MSM_ACC says for the other two). Median of --runs after a warm-up; the
- * results are compared.
+ * timed from scalars in page-locked host memory (the default accumulation, AUTO) and from
+ * scalars already on the device, to the result on the host, there with XYZZ (msm_dev) and
+ * with the batch-affine accumulation (msm_aff). Median of --runs after a warm-up; the results
+ * are compared. --profile: each GPU MSM's stage times (of its last run) on stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +51,26 @@ typedef struct {
     } while (0)
 
 static unsigned g_window; /* --window: the GPU MSMs' window (0: chosen from n) */
+static bool g_profile;    /* --profile */
+
+#ifdef CUZK_HAVE_CUDA
+/* --profile: the stage times of m's last MSM, one line on stderr. */
+static void print_profile(cuzk_gpu_msm *m, const char *what)
+{
+    cuzk_gpu_msm_profile p;
+    if (!g_profile || cuzk_gpu_msm_profile_get(m, &p) != CUZK_OK || p.runs == 0)
+        return;
+    fprintf(stderr, "gpu msm g1 n=%zu c=%u W=%u (%s%s): upload %.3f digits %.3f sort %.3f "
+            "accumulate %.3f partials %.3f bucket_sums %.3f window_reduce %.3f ms", p.terms,
+            p.window, p.windows, what, p.affine ? ", affine" : "", p.upload_ms, p.digits_ms,
+            p.sort_ms, p.accumulate_ms, p.partials_ms, p.bucket_sums_ms, p.window_reduce_ms);
+    if (p.affine)
+        fprintf(stderr, " (plan %.3f, %u slices, up to %u rounds: rounds %.3f, xyzz_finish %.3f)",
+                p.affine_plan_ms, p.affine_slices, p.affine_rounds, p.affine_rounds_ms,
+                p.affine_finish_ms);
+    fprintf(stderr, "\n");
+}
+#endif
 
 static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
 {
@@ -101,7 +121,8 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
         if (cpu && cuzk_gpu_domain_load(gd, 0, x) == CUZK_OK && cuzk_gpu_domain_ntt(gd, 0, false) == CUZK_OK &&
             cuzk_gpu_domain_store(gd, 0, y) == CUZK_OK)
             rw->ntt_same = memcmp(y, ref, sizeof(cuzk_fr) * n) == 0;
-        if (cuzk_gpu_msm_new(&m, 0, pts, n) != CUZK_OK) {
+        if (cuzk_gpu_msm_new(&m, 0, pts, n) != CUZK_OK ||
+            cuzk_gpu_msm_set_profile(m, g_profile) != CUZK_OK) {
             fprintf(stderr, "cuzk-bench kernels: gpu msm: %s\n", cuzk_error_detail());
             cuzk_gpu_domain_free(gd);
             return 1;
@@ -115,17 +136,22 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
             xs = xp;
         }
         TIMED(rw->msm_gpu, cuzk_gpu_g1_msm_fr(m, &r_gpu, xs, n, g_window));
+        print_profile(m, "msm_gpu");
         cuzk_gpu_host_free(xp);
         void *xd = NULL;
         cuzk_g1_jac r_dev;
         if (cuzk_gpu_domain_load(gd, 1, x) == CUZK_OK && cuzk_gpu_domain_slot_dev(gd, 1, &xd, NULL) == CUZK_OK) {
+            /* with XYZZ, then with the batch-affine accumulation */
+            if (cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ) != CUZK_OK)
+                return 1;
             TIMED(rw->msm_dev, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, g_window));
+            print_profile(m, "msm_dev");
             if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
                 rw->msm_same = 0; /* the two GPU entries disagree */
-            /* the same with the batch-affine accumulation (for this context from here on) */
             if (cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AFFINE) != CUZK_OK)
                 return 1;
             TIMED(rw->msm_aff, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, g_window));
+            print_profile(m, "msm_aff");
             if (cuzk_gpu_msm_accumulation_used(m) != CUZK_GPU_MSM_ACC_AFFINE)
                 fprintf(stderr, "cuzk-bench kernels: 2^%u: the affine accumulation fell back to xyzz\n", k);
             if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
@@ -176,9 +202,11 @@ int cuzk_bench_kernels(int argc, char **argv)
             json = 1;
         else if (!strcmp(argv[i], "--window") && i + 1 < argc)
             g_window = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--profile"))
+            g_profile = true;
         else {
             fprintf(stderr, "usage: cuzk-bench kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]"
-                            " [--window C (GPU MSMs, 1..22; default chosen from n)]\n");
+                            " [--window C (GPU MSMs, 1..22; default chosen from n)] [--profile]\n");
             return 2;
         }
     }
@@ -210,8 +238,9 @@ int cuzk_bench_kernels(int argc, char **argv)
     }
     printf("kernels: median of %d after a warm-up, %u CPU threads%s\n", runs, cuzk_parallel_threads(),
            gpu ? "; GPU: NTT data and MSM bases resident, msm_gpu with the scalars uploaded from "
-                 "page-locked memory, msm_dev with them on the device, msm_aff the same with the "
-                 "batch-affine accumulation, batch add of half the bases" : "");
+                 "page-locked memory (default accumulation), msm_dev with them on the device "
+                 "(XYZZ), msm_aff the same with the batch-affine accumulation, batch add of half "
+                 "the bases" : "");
     printf("%-6s %12s %12s %12s %12s %12s %12s %12s %8s %8s\n", "k", "ntt_cpu_ms", "ntt_gpu_ms", "msm_cpu_ms",
            "msm_gpu_ms", "msm_dev_ms", "msm_aff_ms", "badd_gpu_ms", "ntt_eq", "msm_eq");
     for (int i = 0; i < nk; i++) {

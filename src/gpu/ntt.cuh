@@ -1,10 +1,12 @@
 /*
- * Internal to src/gpu/gpu_ntt.cu: the second NTT path ("new" mode), written as __host__
- * __device__ pieces so that tests/unit/test_gpu_ntt_host.cu runs the very same index,
- * twiddle and butterfly code on the CPU (without a GPU) against the CPU library.
+ * Internal to src/gpu/ntt.cu: the Fr NTT's passes, plan and twiddle tables, written as
+ * __host__ __device__ pieces so that tests/unit/test_gpu_ntt_host.cu runs the very same
+ * index, twiddle and butterfly code on the CPU (without a GPU) against the CPU library.
  *
- * Pass geometry (as the first path): a pass does t stages of the radix-2 network starting at
- * global stage s0 on 2^(k-t) independent sub-problems of 2^t elements; with S = 2^sb,
+ * Pass geometry: the k stages of the radix-2 network are split into passes of at most tmax
+ * (NTT_TMAX on the device) stages, each done in shared memory by blocks of E = 2^elog
+ * (NTT_ELOG) elements. A pass does t stages starting at global stage s0 on 2^(k-t)
+ * independent sub-problems of 2^t elements; with S = 2^sb,
  * sb = k - s0 - t, element (q, m) of sub-problem q = hi S + lo sits at
  *   hi 2^(k-s0) + m S + lo,  m < 2^t,
  * and local stage r pairs m and m + 2^(t-1-r) (bit hb = t-1-r of m clear) with twiddle
@@ -15,9 +17,9 @@
  * bitrev(DFT_w x), so DIF followed by DIT needs no permutation.
  * A block holds E = 2^elog elements: G = E / 2^t sub-problems of consecutive q, in shared
  * memory at j = m G + g (16-byte halves in two arrays, swizzled against bank conflicts).
- * Each thread works on 2^R elements in registers per round of R stages (a radix-2^R step,
- * R <= rmax: 2 for radix 4, 3 for radix 8): one trip through shared memory and one barrier
- * per round instead of per stage.
+ * Each thread works on 2^R elements in registers per round of R <= 2 stages (a radix-4
+ * step, or radix 2 for a pass's last stage when t is odd): one trip through shared memory
+ * and one barrier per round instead of per stage.
  *
  * Twiddles, one multiplication per butterfly:
  *  - table passes (2^(k-s0) <= 2^tlog): one table W[j] = omega_(2^L)^j, j <= 2^(L-1),
@@ -50,16 +52,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu/gpu_common.cuh"
+#include "cuzk/error.h"
+#include "cuzk/ff.h"
+#include "gpu/error.cuh"
+#include "gpu/ff/bls12_381.cuh"
+#include "gpu/mem.cuh"
 
-#define NTT2_MAXPASS 8
-#define NTT2_TAB 1024        /* entries of each level of a power table (10 bits) */
-#define NTT2_TLOG 18         /* largest 2^(k-s0) of a pass read from W: W <= 4 MiB + 32 B */
-#define NTT2_THREADS 256
-#define NTT2_BRV_QMAX 4      /* bit-reversal tiles of 2^4 x 2^4 elements */
+#define NTT_ELOG 11          /* the device's blocks: 2^11 elements */
+#define NTT_TMAX 10          /* the device's passes: at most 10 stages */
+#define NTT_MAXPASS 8
+#define NTT_TAB 1024        /* entries of each level of a power table (10 bits) */
+#define NTT_TLOG 18         /* largest 2^(k-s0) of a pass read from W: W <= 4 MiB + 32 B */
+#define NTT_THREADS 256
+#define NTT_BRV_QMAX 4      /* bit-reversal tiles of 2^4 x 2^4 elements */
 
 /* ---- small helpers ---- */
-GPU_HD unsigned ntt2_brev(unsigned x, unsigned bits) /* the low `bits` bits of x, reversed */
+GPU_HD unsigned ntt_brev(unsigned x, unsigned bits) /* the low `bits` bits of x, reversed */
 {
     if (bits == 0)
         return 0;
@@ -77,72 +85,56 @@ GPU_HD unsigned ntt2_brev(unsigned x, unsigned bits) /* the low `bits` bits of x
 
 /* pre s^x from a three-level table (tab[j] = pre s^j, tab[1024 + j] = s^(1024 j),
  * tab[2048 + j] = s^(2^20 j)), x < 2^30: two multiplications. */
-GPU_HD fr_t ntt2_pow3(const fr_t *tab, size_t x)
+GPU_HD fr_t ntt_pow3(const fr_t *tab, size_t x)
 {
-    const fr_t f = f_mul<FrP>(hd_ld(tab + (x & (NTT2_TAB - 1))),
-                              hd_ld(tab + NTT2_TAB + ((x >> 10) & (NTT2_TAB - 1))));
-    return f_mul<FrP>(f, hd_ld(tab + 2 * NTT2_TAB + (x >> 20)));
+    const fr_t f = f_mul<FrP>(hd_ld(tab + (x & (NTT_TAB - 1))),
+                              hd_ld(tab + NTT_TAB + ((x >> 10) & (NTT_TAB - 1))));
+    return f_mul<FrP>(f, hd_ld(tab + 2 * NTT_TAB + (x >> 20)));
 }
 
-/* ---- rounds: stages of a pass in chunks of at most rmax (2 or 3; radix-2^R steps) ----
- * rmax 3, t = 3q + rem: rem 0: q chunks of 3; rem 2: q of 3 and one of 2; rem 1: q - 1 of 3
- * and two of 2 (t = 1: one of 1). rmax 2: chunks of 2, the last of 1 when t is odd.
- * Chunk 0 holds the first stages (r = 0..R0-1, the top bits of m). */
-GPU_HD unsigned ntt2_nchunks(unsigned t, unsigned rmax)
+/* ---- rounds: stages of a pass in chunks of 2 (radix-4 steps), the last of 1 when t is
+ * odd. Chunk 0 holds the first stages (r = 0..R0-1, the top bits of m). ---- */
+GPU_HD unsigned ntt_nchunks(unsigned t)
 {
-    return (t + rmax - 1) / rmax;
+    return (t + 1) / 2;
 }
-GPU_HD unsigned ntt2_chunk_size(unsigned t, unsigned ci, unsigned rmax)
+GPU_HD unsigned ntt_chunk_size(unsigned t, unsigned ci)
 {
-    if (rmax == 2)
-        return 2 * ci + 2 <= t ? 2 : 1;
-    const unsigned q = t / 3, rem = t % 3;
-    if (rem == 0)
-        return 3;
-    if (rem == 2)
-        return ci < q ? 3 : 2;
-    if (q == 0)
-        return 1;
-    return ci + 1 < q ? 3 : 2;
+    return 2 * ci + 2 <= t ? 2 : 1;
 }
 /* The first stage of chunk ci. */
-GPU_HD unsigned ntt2_chunk_r0(unsigned t, unsigned ci, unsigned rmax)
+GPU_HD unsigned ntt_chunk_r0(unsigned ci)
 {
-    unsigned r0 = 0;
-    for (unsigned i = 0; i < ci; i++)
-        r0 += ntt2_chunk_size(t, i, rmax);
-    return r0;
+    return 2 * ci;
 }
 
-/* Threads of a block: one per 2^rmax elements, at most 256 (radix 4: launch bounds of two
- * blocks a multiprocessor, about 118 registers) or 128 (radix 8: three blocks, about 166
- * registers; unbounded it would take about 200). */
-static inline unsigned ntt2_threads(unsigned elog, unsigned rmax)
+/* Threads of a block: one per 4 elements, from 32 to NTT_THREADS (launch bounds of two
+ * blocks a multiprocessor, about 118 registers). */
+static inline unsigned ntt_threads(unsigned elog)
 {
-    const unsigned cap = rmax == 3 ? 128 : 256;
-    const unsigned n = elog > rmax ? 1u << (elog - rmax) : 1;
-    return n < 32 ? 32 : n > cap ? cap : n;
+    const unsigned n = elog > 2 ? 1u << (elog - 2) : 1;
+    return n < 32 ? 32 : n > NTT_THREADS ? NTT_THREADS : n;
 }
 
 /* ---- plan and tables ---- */
-struct ntt2_plan {
+struct ntt_plan {
     unsigned k, elog, npass;
-    unsigned rmax;  /* stages a round: 2 (radix 4) or 3 (radix 8) */
     unsigned L;   /* W holds the powers of omega_(2^L) */
     bool gen0;    /* pass 0 forms its twiddles (2^k > 2^tlog) */
-    unsigned s0[NTT2_MAXPASS], t[NTT2_MAXPASS];
+    unsigned s0[NTT_MAXPASS], t[NTT_MAXPASS];
 };
 
-/* Passes as the first path splits them: elog clamped to k, at most tmax stages a pass, the
- * first passes one stage longer when k is not a multiple. False when the geometry is not
+/* The passes of 2^k: elog clamped to k, at most tmax stages a pass, the first passes one
+ * stage longer when k is not a multiple; the first pass forms its twiddles when 2^k > 2^tlog.
+ * The device plans with NTT_ELOG, NTT_TMAX and NTT_TLOG; the host test also with smaller
+ * geometries (more passes and sub-problems at small k). False when the geometry is not
  * supported (too many passes; tables out of range). */
-static inline bool ntt2_plan_make(ntt2_plan *p, unsigned k, unsigned elog, unsigned tmax,
-                                  unsigned tlog, unsigned rmax)
+static inline bool ntt_plan_make(ntt_plan *p, unsigned k, unsigned elog, unsigned tmax,
+                                 unsigned tlog)
 {
     memset(p, 0, sizeof *p);
-    if (k < 1 || k > 30 || tmax < 1 || rmax < 2 || rmax > 3)
+    if (k < 1 || k > 30 || tmax < 1)
         return false;
-    p->rmax = rmax;
     if (elog > k)
         elog = k;
     if (tmax > elog)
@@ -150,7 +142,7 @@ static inline bool ntt2_plan_make(ntt2_plan *p, unsigned k, unsigned elog, unsig
     p->k = k;
     p->elog = elog;
     p->npass = (k + tmax - 1) / tmax;
-    if (p->npass > NTT2_MAXPASS)
+    if (p->npass > NTT_MAXPASS)
         return false;
     unsigned s0 = 0, tm = 0;
     for (unsigned i = 0; i < p->npass; i++) {
@@ -176,8 +168,8 @@ static inline bool ntt2_plan_make(ntt2_plan *p, unsigned k, unsigned elog, unsig
 }
 
 /* The table layout of one domain (offsets in elements into one array). */
-struct ntt2_ctx {
-    ntt2_plan plan;
+struct ntt_ctx {
+    ntt_plan plan;
     const fr_t *tab;          /* the array (device or host memory) */
     size_t n_tab;
     size_t off_w;             /* W: 2^(L-1) + 1 entries */
@@ -187,8 +179,8 @@ struct ntt2_ctx {
     fr_t n_inv;               /* 1/n */
 };
 
-static inline void ntt2_host_powers(cuzk_fr *out, const cuzk_fr *start, const cuzk_fr *base,
-                                    size_t count)
+static inline void ntt_host_powers(cuzk_fr *out, const cuzk_fr *start, const cuzk_fr *base,
+                                   size_t count)
 {
     cuzk_fr acc = *start;
     for (size_t i = 0; i < count; i++) {
@@ -197,7 +189,7 @@ static inline void ntt2_host_powers(cuzk_fr *out, const cuzk_fr *start, const cu
     }
 }
 
-static inline void ntt2_host_pow2k(cuzk_fr *r, const cuzk_fr *a, unsigned k) /* a^(2^k) */
+static inline void ntt_host_pow2k(cuzk_fr *r, const cuzk_fr *a, unsigned k) /* a^(2^k) */
 {
     *r = *a;
     for (unsigned i = 0; i < k; i++)
@@ -205,47 +197,46 @@ static inline void ntt2_host_pow2k(cuzk_fr *r, const cuzk_fr *a, unsigned k) /* 
 }
 
 /* The coset scaling tables of pre s^i for the last pass (t = tl): Cs, P0, P1. */
-static inline void ntt2_scale_fill(cuzk_fr *tab, unsigned k, unsigned tl, const cuzk_fr *pre,
-                                   const cuzk_fr *s)
+static inline void ntt_scale_fill(cuzk_fr *tab, unsigned k, unsigned tl, const cuzk_fr *pre,
+                                  const cuzk_fr *s)
 {
     cuzk_fr one, st, s1024;
     cuzk_fr_set_one(&one);
-    ntt2_host_pow2k(&st, s, k - tl); /* s^(2^(k-t)) */
-    ntt2_host_powers(tab, &one, &st, (size_t)1 << tl);
-    ntt2_host_powers(tab + ((size_t)1 << tl), pre, s, NTT2_TAB);
-    ntt2_host_pow2k(&s1024, s, 10);
-    ntt2_host_powers(tab + ((size_t)1 << tl) + NTT2_TAB, &one, &s1024, NTT2_TAB);
+    ntt_host_pow2k(&st, s, k - tl); /* s^(2^(k-t)) */
+    ntt_host_powers(tab, &one, &st, (size_t)1 << tl);
+    ntt_host_powers(tab + ((size_t)1 << tl), pre, s, NTT_TAB);
+    ntt_host_pow2k(&s1024, s, 10);
+    ntt_host_powers(tab + ((size_t)1 << tl) + NTT_TAB, &one, &s1024, NTT_TAB);
 }
 
 /* Plans the domain and fills its tables in a new host array (*host, free() it). The coset
  * scalings: snarkjs (k < two-adicity): s = omega_2n; bellman: s = g (7), and back with
  * s = g^-1, pre = (g^n - 1)^-1 / n. */
-static inline cuzk_err ntt2_tables_make(ntt2_ctx *c, cuzk_fr **host, unsigned k, cuzk_roots fam,
-                                        unsigned elog, unsigned tmax, unsigned tlog,
-                                        unsigned rmax)
+static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, cuzk_roots fam,
+                                       unsigned elog, unsigned tmax, unsigned tlog)
 {
     memset(c, 0, sizeof *c);
     *host = NULL;
-    if (!ntt2_plan_make(&c->plan, k, elog, tmax, tlog, rmax))
+    if (!ntt_plan_make(&c->plan, k, elog, tmax, tlog))
         return cuzk_error_set(CUZK_EINVAL, "gpu ntt: no plan for 2^%u (elog %u, tmax %u)", k,
                               elog, tmax);
-    const ntt2_plan &p = c->plan;
+    const ntt_plan &p = c->plan;
     const unsigned tl = p.t[p.npass - 1];
     size_t n = 0;
     c->off_w = n;
     n += ((size_t)1 << (p.L - 1)) + 1;
     if (p.gen0) {
         c->off_gen[0] = n;
-        n += 3 * NTT2_TAB;
+        n += 3 * NTT_TAB;
         c->off_gen[1] = n;
-        n += 3 * NTT2_TAB;
+        n += 3 * NTT_TAB;
     }
     c->has_sc[0] = fam == CUZK_ROOTS_BELLMAN || k < CUZK_FR_TWO_ADICITY;
     c->has_sc[1] = fam == CUZK_ROOTS_BELLMAN;
     for (int i = 0; i < 2; i++)
         if (c->has_sc[i]) {
             c->off_sc[i] = n;
-            n += ((size_t)1 << tl) + 2 * NTT2_TAB;
+            n += ((size_t)1 << tl) + 2 * NTT_TAB;
         }
     c->n_tab = n;
     cuzk_fr *tab = (cuzk_fr *)calloc(n, sizeof(cuzk_fr));
@@ -258,7 +249,7 @@ static inline cuzk_err ntt2_tables_make(ntt2_ctx *c, cuzk_fr **host, unsigned k,
         free(tab);
         return e;
     }
-    ntt2_host_powers(tab + c->off_w, &one, &w, ((size_t)1 << (p.L - 1)) + 1);
+    ntt_host_powers(tab + c->off_w, &one, &w, ((size_t)1 << (p.L - 1)) + 1);
     if (p.gen0) {
         cuzk_fr wn, wd, b;
         e = cuzk_fr_root_of_unity(&wn, k, fam);
@@ -271,11 +262,11 @@ static inline cuzk_err ntt2_tables_make(ntt2_ctx *c, cuzk_fr **host, unsigned k,
             if (dir)
                 cuzk_fr_inv(&wd, &wn);
             cuzk_fr *t3 = tab + c->off_gen[dir];
-            ntt2_host_powers(t3, &one, &wd, NTT2_TAB);
-            ntt2_host_pow2k(&b, &wd, 10);
-            ntt2_host_powers(t3 + NTT2_TAB, &one, &b, NTT2_TAB);
-            ntt2_host_pow2k(&b, &wd, 20);
-            ntt2_host_powers(t3 + 2 * NTT2_TAB, &one, &b, NTT2_TAB);
+            ntt_host_powers(t3, &one, &wd, NTT_TAB);
+            ntt_host_pow2k(&b, &wd, 10);
+            ntt_host_powers(t3 + NTT_TAB, &one, &b, NTT_TAB);
+            ntt_host_pow2k(&b, &wd, 20);
+            ntt_host_powers(t3 + 2 * NTT_TAB, &one, &b, NTT_TAB);
         }
     }
     cuzk_fr_set_u64(&nn, (uint64_t)1 << k);
@@ -288,27 +279,27 @@ static inline cuzk_err ntt2_tables_make(ntt2_ctx *c, cuzk_fr **host, unsigned k,
             free(tab);
             return e;
         }
-        ntt2_scale_fill(tab + c->off_sc[0], k, tl, &n_inv, &s);
+        ntt_scale_fill(tab + c->off_sc[0], k, tl, &n_inv, &s);
     }
     if (fam == CUZK_ROOTS_BELLMAN) {
         cuzk_fr g, ginv, zinv, pre;
         cuzk_fr_generator(&g, fam);
         cuzk_fr_inv(&ginv, &g);
-        ntt2_host_pow2k(&zinv, &g, k); /* Z(g omega^j) = g^n - 1 */
+        ntt_host_pow2k(&zinv, &g, k); /* Z(g omega^j) = g^n - 1 */
         cuzk_fr_sub(&zinv, &zinv, &one);
         cuzk_fr_inv(&zinv, &zinv);
         cuzk_fr_mul(&pre, &zinv, &n_inv);
-        ntt2_scale_fill(tab + c->off_sc[0], k, tl, &n_inv, &g);
-        ntt2_scale_fill(tab + c->off_sc[1], k, tl, &pre, &ginv);
+        ntt_scale_fill(tab + c->off_sc[0], k, tl, &n_inv, &g);
+        ntt_scale_fill(tab + c->off_sc[1], k, tl, &pre, &ginv);
     }
     *host = tab;
     return CUZK_OK;
 }
 
 /* ---- one pass: arguments and the per-block phases ---- */
-enum { NTT2_POST_NONE = 0, NTT2_POST_CONST = 1, NTT2_POST_COSET = 2 };
+enum { NTT_POST_NONE = 0, NTT_POST_CONST = 1, NTT_POST_COSET = 2 };
 
-struct ntt2_args {
+struct ntt_args {
     fr_t *x;            /* the data, loaded */
     fr_t *out;          /* where the results go: x, or with hfinal slot a */
     const fr_t *hb;     /* hfinal: out[p] = out[p] hb[p] - X[p] */
@@ -316,16 +307,16 @@ struct ntt2_args {
     const fr_t *gen_tab; /* generated pass: the three-level table of omega_n^(+-1) */
     const fr_t *sc;     /* post COSET: Cs, P0, P1 */
     fr_t cst;           /* post CONST: the factor */
-    unsigned k, s0, t, elog, L, rmax;
+    unsigned k, s0, t, elog, L;
     unsigned gen;       /* 1: twiddles formed per block (pass 0 of a large transform) */
-    unsigned post;      /* NTT2_POST_*: last DIF pass only (sb = 0) */
+    unsigned post;      /* NTT_POST_*: last DIF pass only (sb = 0) */
     unsigned hfinal;    /* last DIT pass only (s0 = 0) */
 };
 
-static inline ntt2_args ntt2_args_make(const ntt2_ctx &c, unsigned pass, fr_t *x, bool inv)
+static inline ntt_args ntt_args_make(const ntt_ctx &c, unsigned pass, fr_t *x, bool inv)
 {
-    const ntt2_plan &p = c.plan;
-    ntt2_args a;
+    const ntt_plan &p = c.plan;
+    ntt_args a;
     memset(&a, 0, sizeof a);
     a.x = x;
     a.out = x;
@@ -335,11 +326,10 @@ static inline ntt2_args ntt2_args_make(const ntt2_ctx &c, unsigned pass, fr_t *x
     a.t = p.t[pass];
     a.elog = p.elog;
     a.L = p.L;
-    a.rmax = p.rmax;
     a.gen = pass == 0 && p.gen0 ? 1u : 0u;
     if (a.gen)
         a.gen_tab = c.tab + c.off_gen[inv ? 1 : 0];
-    a.post = NTT2_POST_NONE;
+    a.post = NTT_POST_NONE;
     a.cst = c.n_inv;
     return a;
 }
@@ -347,32 +337,32 @@ static inline ntt2_args ntt2_args_make(const ntt2_ctx &c, unsigned pass, fr_t *x
 /* Shared memory of a block: the E elements as two arrays of 16-byte halves (a warp's 16-byte
  * accesses to consecutive elements then hit distinct banks), index swizzled; then the
  * generated pass's A_r(g) (t G) and later-round twiddles (G (2^(t-R0) - 1)); then D (G). */
-struct ntt2_sm {
+struct ntt_sm {
     uint4 *d;
     fr_t *A, *T, *D;
     unsigned E;
 };
 
-GPU_HD unsigned ntt2_ntw(unsigned t, unsigned rmax) /* later-round twiddles a sub-problem */
+GPU_HD unsigned ntt_ntw(unsigned t) /* later-round twiddles a sub-problem */
 {
-    return (1u << (t - ntt2_chunk_size(t, 0, rmax))) - 1;
+    return (1u << (t - ntt_chunk_size(t, 0))) - 1;
 }
 
-static inline size_t ntt2_smem_bytes(const ntt2_args &a)
+static inline size_t ntt_smem_bytes(const ntt_args &a)
 {
     const size_t E = (size_t)1 << a.elog, G = E >> a.t;
     size_t n = E;
     if (a.gen)
-        n += G * a.t + G * ntt2_ntw(a.t, a.rmax);
-    if (a.post == NTT2_POST_COSET)
+        n += G * a.t + G * ntt_ntw(a.t);
+    if (a.post == NTT_POST_COSET)
         n += G;
     return n * sizeof(fr_t);
 }
 
-GPU_HD ntt2_sm ntt2_sm_at(void *base, const ntt2_args &a)
+GPU_HD ntt_sm ntt_sm_at(void *base, const ntt_args &a)
 {
     const unsigned E = 1u << a.elog, G = E >> a.t;
-    ntt2_sm s;
+    ntt_sm s;
     s.E = E;
     s.d = (uint4 *)base;
     fr_t *f = (fr_t *)base + E;
@@ -381,18 +371,18 @@ GPU_HD ntt2_sm ntt2_sm_at(void *base, const ntt2_args &a)
         f += G * a.t;
     s.T = f;
     if (a.gen)
-        f += G * ntt2_ntw(a.t, a.rmax);
+        f += G * ntt_ntw(a.t);
     s.D = f;
     return s;
 }
 
-GPU_HD unsigned ntt2_swz(unsigned j)
+GPU_HD unsigned ntt_swz(unsigned j)
 {
     return j ^ ((j >> 3) & 7);
 }
-GPU_HD fr_t ntt2_sm_get(const ntt2_sm &s, unsigned j)
+GPU_HD fr_t ntt_sm_get(const ntt_sm &s, unsigned j)
 {
-    const unsigned p = ntt2_swz(j);
+    const unsigned p = ntt_swz(j);
     fr_t v;
 #ifdef __CUDA_ARCH__
     uint4 *h = reinterpret_cast<uint4 *>(&v);
@@ -404,9 +394,9 @@ GPU_HD fr_t ntt2_sm_get(const ntt2_sm &s, unsigned j)
 #endif
     return v;
 }
-GPU_HD void ntt2_sm_put(const ntt2_sm &s, unsigned j, const fr_t &v)
+GPU_HD void ntt_sm_put(const ntt_sm &s, unsigned j, const fr_t &v)
 {
-    const unsigned p = ntt2_swz(j);
+    const unsigned p = ntt_swz(j);
 #ifdef __CUDA_ARCH__
     const uint4 *h = reinterpret_cast<const uint4 *>(&v);
     s.d[p] = h[0];
@@ -419,8 +409,8 @@ GPU_HD void ntt2_sm_put(const ntt2_sm &s, unsigned j, const fr_t &v)
 
 /* Element e (0..E-1, the order of the global accesses) of block blk: its (g, m) and global
  * position. Runs of G consecutive elements (S >= G), or one contiguous range (S < G). */
-GPU_HD size_t ntt2_addr(const ntt2_args &a, size_t blk, unsigned e, unsigned *g_out,
-                        unsigned *m_out)
+GPU_HD size_t ntt_addr(const ntt_args &a, size_t blk, unsigned e, unsigned *g_out,
+                       unsigned *m_out)
 {
     const unsigned t = a.t, gl = a.elog - t, sb = a.k - a.s0 - t;
     const size_t q0 = blk << gl;
@@ -441,21 +431,21 @@ GPU_HD size_t ntt2_addr(const ntt2_args &a, size_t blk, unsigned e, unsigned *g_
 }
 
 /* Phase 1: the block's elements into shared memory. */
-GPU_HD void ntt2_phase_load(const ntt2_args &a, const ntt2_sm &s, size_t blk, unsigned tid,
-                            unsigned nth)
+GPU_HD void ntt_phase_load(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned tid,
+                           unsigned nth)
 {
     const unsigned gl = a.elog - a.t;
     for (unsigned e = tid; e < s.E; e += nth) {
         unsigned g, m;
-        const size_t p = ntt2_addr(a, blk, e, &g, &m);
-        ntt2_sm_put(s, (m << gl) | g, hd_ld_rw(a.x + p));
+        const size_t p = ntt_addr(a, blk, e, &g, &m);
+        ntt_sm_put(s, (m << gl) | g, hd_ld_rw(a.x + p));
     }
 }
 
 /* Phase 2 (with phase 1): A_r(g) = omega_(N_r)^(+-lo) = omega_n^(+-lo 2^r) of a generated
  * pass (s0 = 0), and D(g) = pre s^bitrev_(k-t)(hi) of a coset scaling. */
-GPU_HD void ntt2_phase_prep(const ntt2_args &a, const ntt2_sm &s, size_t blk, unsigned tid,
-                            unsigned nth)
+GPU_HD void ntt_phase_prep(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned tid,
+                           unsigned nth)
 {
     const unsigned t = a.t, gl = a.elog - t, G = 1u << gl, sb = a.k - a.s0 - t;
     if (a.gen) {
@@ -463,20 +453,20 @@ GPU_HD void ntt2_phase_prep(const ntt2_args &a, const ntt2_sm &s, size_t blk, un
         for (unsigned i = tid; i < G * t; i += nth) {
             const unsigned r = i >> gl, g = i & (G - 1);
             const size_t lo = ((blk << gl) + g) & (((size_t)1 << sb) - 1);
-            s.A[i] = ntt2_pow3(a.gen_tab, (lo << r) & nmask);
+            s.A[i] = ntt_pow3(a.gen_tab, (lo << r) & nmask);
         }
     }
-    if (a.post == NTT2_POST_COSET) {
-        const fr_t *p0 = a.sc + ((size_t)1 << t), *p1 = p0 + NTT2_TAB;
+    if (a.post == NTT_POST_COSET) {
+        const fr_t *p0 = a.sc + ((size_t)1 << t), *p1 = p0 + NTT_TAB;
         for (unsigned g = tid; g < G; g += nth) {
-            const unsigned x = ntt2_brev((unsigned)((blk << gl) + g), a.k - t);
-            s.D[g] = f_mul<FrP>(hd_ld(p0 + (x & (NTT2_TAB - 1))), hd_ld(p1 + (x >> 10)));
+            const unsigned x = ntt_brev((unsigned)((blk << gl) + g), a.k - t);
+            s.D[g] = f_mul<FrP>(hd_ld(p0 + (x & (NTT_TAB - 1))), hd_ld(p1 + (x >> 10)));
         }
     }
 }
 
 /* The index into W of B_r(m') = omega_(2^(t-r))^m' (forward) or of -B_r(m')^-1 (inverse). */
-template <bool INV> GPU_HD size_t ntt2_widx_b(const ntt2_args &a, unsigned r, unsigned mp)
+template <bool INV> GPU_HD size_t ntt_widx_b(const ntt_args &a, unsigned r, unsigned mp)
 {
     const size_t j = (size_t)mp << (a.L - a.t + r);
     return INV ? ((size_t)1 << (a.L - 1)) - j : j;
@@ -485,27 +475,27 @@ template <bool INV> GPU_HD size_t ntt2_widx_b(const ntt2_args &a, unsigned r, un
 /* Phase 3 (after phase 2): a generated pass's twiddles of the stages after chunk 0, at
  * T[(base_r + m') G + g], base_r = 2^(t-R0) - 2^(t-r). */
 template <bool INV>
-GPU_HD void ntt2_phase_tw(const ntt2_args &a, const ntt2_sm &s, unsigned tid, unsigned nth)
+GPU_HD void ntt_phase_tw(const ntt_args &a, const ntt_sm &s, unsigned tid, unsigned nth)
 {
     if (!a.gen)
         return;
-    const unsigned t = a.t, gl = a.elog - t, G = 1u << gl, R0 = ntt2_chunk_size(t, 0, a.rmax);
-    const unsigned cnt = G * ntt2_ntw(t, a.rmax);
+    const unsigned t = a.t, gl = a.elog - t, G = 1u << gl, R0 = ntt_chunk_size(t, 0);
+    const unsigned cnt = G * ntt_ntw(t);
     for (unsigned i = tid; i < cnt; i += nth) {
         const unsigned g = i & (G - 1), e = i >> gl;
         unsigned r = R0;
         while (e >= (1u << (t - R0)) - (1u << (t - r - 1)))
             r++;
         const unsigned mp = e - ((1u << (t - R0)) - (1u << (t - r)));
-        s.T[i] = f_mul<FrP>(s.A[r * G + g], hd_ld(a.w + ntt2_widx_b<INV>(a, r, mp)));
+        s.T[i] = f_mul<FrP>(s.A[r * G + g], hd_ld(a.w + ntt_widx_b<INV>(a, r, mp)));
     }
 }
 
 /* The twiddle of local stage r for sub-problem g (lo) and m' (chunk: the round's chunk),
  * in the sign convention of the butterflies (inverse: minus the inverse twiddle). */
 template <bool INV>
-GPU_HD fr_t ntt2_twiddle(const ntt2_args &a, const ntt2_sm &s, unsigned ci, unsigned r,
-                         unsigned g, size_t lo, unsigned mp)
+GPU_HD fr_t ntt_twiddle(const ntt_args &a, const ntt_sm &s, unsigned ci, unsigned r,
+                        unsigned g, size_t lo, unsigned mp)
 {
     const unsigned t = a.t, sb = a.k - a.s0 - t;
     if (!a.gen) {
@@ -516,13 +506,13 @@ GPU_HD fr_t ntt2_twiddle(const ntt2_args &a, const ntt2_sm &s, unsigned ci, unsi
     }
     const unsigned gl = a.elog - t, G = 1u << gl;
     if (ci == 0)
-        return f_mul<FrP>(s.A[r * G + g], hd_ld(a.w + ntt2_widx_b<INV>(a, r, mp)));
-    const unsigned R0 = ntt2_chunk_size(t, 0, a.rmax);
+        return f_mul<FrP>(s.A[r * G + g], hd_ld(a.w + ntt_widx_b<INV>(a, r, mp)));
+    const unsigned R0 = ntt_chunk_size(t, 0);
     const unsigned base = (1u << (t - R0)) - (1u << (t - r));
     return s.T[((base + mp) << gl) + g];
 }
 
-template <bool DIT, bool INV> GPU_HD void ntt2_bfly(fr_t &u, fr_t &v, const fr_t &w)
+template <bool DIT, bool INV> GPU_HD void ntt_bfly(fr_t &u, fr_t &v, const fr_t &w)
 {
     if (!DIT) {
         const fr_t d = INV ? f_sub<FrP>(v, u) : f_sub<FrP>(u, v);
@@ -534,7 +524,7 @@ template <bool DIT, bool INV> GPU_HD void ntt2_bfly(fr_t &u, fr_t &v, const fr_t
         u = INV ? f_sub<FrP>(u, p) : f_add<FrP>(u, p);
     }
 }
-GPU_HD void ntt2_bfly1(fr_t &u, fr_t &v) /* twiddle 1, both kinds and directions */
+GPU_HD void ntt_bfly1(fr_t &u, fr_t &v) /* twiddle 1, both kinds and directions */
 {
     const fr_t d = f_sub<FrP>(u, v);
     u = f_add<FrP>(u, v);
@@ -543,11 +533,11 @@ GPU_HD void ntt2_bfly1(fr_t &u, fr_t &v) /* twiddle 1, both kinds and directions
 
 /* Phase 4: one round, the R stages of chunk ci in registers (2^R elements per item). */
 template <unsigned R, bool DIT, bool INV>
-GPU_HD void ntt2_phase_round(const ntt2_args &a, const ntt2_sm &s, size_t blk, unsigned ci,
-                             unsigned tid, unsigned nth)
+GPU_HD void ntt_phase_round(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned ci,
+                            unsigned tid, unsigned nth)
 {
     const unsigned t = a.t, gl = a.elog - t, G = 1u << gl, sb = a.k - a.s0 - t;
-    const unsigned r0 = ntt2_chunk_r0(t, ci, a.rmax);
+    const unsigned r0 = ntt_chunk_r0(ci);
     const unsigned hb0 = t - 1 - r0, bl = hb0 + 1 - R; /* the round's bits of m: bl..hb0 */
     const unsigned items = 1u << (a.elog - R);
     const size_t smask = ((size_t)1 << sb) - 1;
@@ -559,7 +549,7 @@ GPU_HD void ntt2_phase_round(const ntt2_args &a, const ntt2_sm &s, size_t blk, u
         fr_t x[1u << R];
 #pragma unroll
         for (unsigned c = 0; c < (1u << R); c++)
-            x[c] = ntt2_sm_get(s, ((mbase | (c << bl)) << gl) | g);
+            x[c] = ntt_sm_get(s, ((mbase | (c << bl)) << gl) | g);
 #pragma unroll
         for (unsigned ii = 0; ii < R; ii++) {
             const unsigned i = DIT ? R - 1 - ii : ii; /* stage r0 + i, bit R-1-i of c */
@@ -569,52 +559,45 @@ GPU_HD void ntt2_phase_round(const ntt2_args &a, const ntt2_sm &s, size_t blk, u
             for (unsigned dd = 0; dd < half; dd++) {
                 fr_t w;
                 if (!one)
-                    w = ntt2_twiddle<INV>(a, s, ci, r, g, lo, mlow + (dd << bl));
+                    w = ntt_twiddle<INV>(a, s, ci, r, g, lo, mlow + (dd << bl));
 #pragma unroll
                 for (unsigned h = 0; h < (1u << R); h += 2 * half) {
                     if (one)
-                        ntt2_bfly1(x[h + dd], x[h + dd + half]);
+                        ntt_bfly1(x[h + dd], x[h + dd + half]);
                     else
-                        ntt2_bfly<DIT, INV>(x[h + dd], x[h + dd + half], w);
+                        ntt_bfly<DIT, INV>(x[h + dd], x[h + dd + half], w);
                 }
             }
         }
 #pragma unroll
         for (unsigned c = 0; c < (1u << R); c++)
-            ntt2_sm_put(s, ((mbase | (c << bl)) << gl) | g, x[c]);
+            ntt_sm_put(s, ((mbase | (c << bl)) << gl) | g, x[c]);
     }
 }
 
-template <bool DIT, bool INV, unsigned RMAX>
-GPU_HD void ntt2_phase_round_any(const ntt2_args &a, const ntt2_sm &s, size_t blk, unsigned ci,
-                                 unsigned tid, unsigned nth)
+template <bool DIT, bool INV>
+GPU_HD void ntt_phase_round_any(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned ci,
+                                unsigned tid, unsigned nth)
 {
-    switch (ntt2_chunk_size(a.t, ci, RMAX)) {
-    case 3:
-        ntt2_phase_round<RMAX == 3 ? 3 : 2, DIT, INV>(a, s, blk, ci, tid, nth);
-        break;
-    case 2:
-        ntt2_phase_round<2, DIT, INV>(a, s, blk, ci, tid, nth);
-        break;
-    default:
-        ntt2_phase_round<1, DIT, INV>(a, s, blk, ci, tid, nth);
-        break;
-    }
+    if (ntt_chunk_size(a.t, ci) == 2)
+        ntt_phase_round<2, DIT, INV>(a, s, blk, ci, tid, nth);
+    else
+        ntt_phase_round<1, DIT, INV>(a, s, blk, ci, tid, nth);
 }
 
 /* Phase 5: the block's elements back to memory, with the fused scaling or H end. */
-GPU_HD void ntt2_phase_store(const ntt2_args &a, const ntt2_sm &s, size_t blk, unsigned tid,
-                             unsigned nth)
+GPU_HD void ntt_phase_store(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned tid,
+                            unsigned nth)
 {
     const unsigned gl = a.elog - a.t;
     for (unsigned e = tid; e < s.E; e += nth) {
         unsigned g, m;
-        const size_t p = ntt2_addr(a, blk, e, &g, &m);
-        fr_t v = ntt2_sm_get(s, (m << gl) | g);
-        if (a.post == NTT2_POST_CONST)
+        const size_t p = ntt_addr(a, blk, e, &g, &m);
+        fr_t v = ntt_sm_get(s, (m << gl) | g);
+        if (a.post == NTT_POST_CONST)
             v = f_mul<FrP>(v, a.cst);
-        else if (a.post == NTT2_POST_COSET)
-            v = f_mul<FrP>(v, f_mul<FrP>(hd_ld(a.sc + ntt2_brev(m, a.t)), s.D[g]));
+        else if (a.post == NTT_POST_COSET)
+            v = f_mul<FrP>(v, f_mul<FrP>(hd_ld(a.sc + ntt_brev(m, a.t)), s.D[g]));
         if (a.hfinal)
             v = f_sub<FrP>(f_mul<FrP>(hd_ld_rw(a.out + p), hd_ld(a.hb + p)), v);
         hd_st(a.out + p, v);
@@ -622,23 +605,23 @@ GPU_HD void ntt2_phase_store(const ntt2_args &a, const ntt2_sm &s, size_t blk, u
 }
 
 /* ---- bit reversal by tiles ---- */
-GPU_HD unsigned ntt2_brv_q(unsigned k)
+GPU_HD unsigned ntt_brv_q(unsigned k)
 {
-    return k / 2 < NTT2_BRV_QMAX ? k / 2 : NTT2_BRV_QMAX;
+    return k / 2 < NTT_BRV_QMAX ? k / 2 : NTT_BRV_QMAX;
 }
 /* Shared index of (tile, a, c): rows of 2^q, the low bits of c swizzled by the row. */
-GPU_HD unsigned ntt2_brv_sidx(unsigned q, unsigned tile, unsigned a, unsigned c)
+GPU_HD unsigned ntt_brv_sidx(unsigned q, unsigned tile, unsigned a, unsigned c)
 {
     const unsigned f = (a ^ (a >> 3)) & 7 & ((1u << q) - 1);
     return (tile << (2 * q)) | (a << q) | (c ^ f);
 }
 /* Load (st = 0) or store (st = 1) the tiles of block blk; sh holds 2^(2q+1) elements.
  * Block blk is middle value b; nothing to do when rev b < b (the block of rev b does it). */
-GPU_HD void ntt2_brv_phase(fr_t *x, unsigned k, size_t blk, int st, fr_t *sh, unsigned tid,
-                           unsigned nth)
+GPU_HD void ntt_brv_phase(fr_t *x, unsigned k, size_t blk, int st, fr_t *sh, unsigned tid,
+                          unsigned nth)
 {
-    const unsigned q = ntt2_brv_q(k), mbits = k - 2 * q;
-    const unsigned b = (unsigned)blk, rb = ntt2_brev(b, mbits);
+    const unsigned q = ntt_brv_q(k), mbits = k - 2 * q;
+    const unsigned b = (unsigned)blk, rb = ntt_brev(b, mbits);
     if (rb < b)
         return;
     const unsigned T = 1u << (2 * q), ntile = rb == b ? 1 : 2;
@@ -647,89 +630,84 @@ GPU_HD void ntt2_brv_phase(fr_t *x, unsigned k, size_t blk, int st, fr_t *sh, un
         const unsigned a_ = e >> q, c = e & ((1u << q) - 1);
         const size_t p = ((size_t)a_ << (k - q)) | ((size_t)(tile ? rb : b) << q) | c;
         if (!st) {
-            sh[ntt2_brv_sidx(q, tile, a_, c)] = hd_ld_rw(x + p);
+            sh[ntt_brv_sidx(q, tile, a_, c)] = hd_ld_rw(x + p);
         } else {
             /* (a, tile's b, c) <- (rev c, other b, rev a) */
             const unsigned src = ntile == 1 ? 0 : 1 - tile;
-            hd_st(x + p, sh[ntt2_brv_sidx(q, src, ntt2_brev(c, q), ntt2_brev(a_, q))]);
+            hd_st(x + p, sh[ntt_brv_sidx(q, src, ntt_brev(c, q), ntt_brev(a_, q))]);
         }
     }
 }
-GPU_HD size_t ntt2_brv_blocks(unsigned k)
+GPU_HD size_t ntt_brv_blocks(unsigned k)
 {
-    return (size_t)1 << (k - 2 * ntt2_brv_q(k));
+    return (size_t)1 << (k - 2 * ntt_brv_q(k));
 }
 
 /* ---- the host executor: the kernels' phase sequence block by block (tests) ----
- * ntt2_pass_kernel runs, per block: load and prep, [barrier, tw,] barrier, then per chunk
+ * ntt_pass_kernel runs, per block: load and prep, [barrier, tw,] barrier, then per chunk
  * (DIF: 0, 1, ..; DIT: the reverse) one round and a barrier, then store. Here the block's
  * threads are one loop (tid 0 of 1), the barriers the order of the calls. */
-struct ntt2_host_exec {
+struct ntt_host_exec {
     static cuzk_err slot_ready(int) { return CUZK_OK; }
-    template <unsigned RMAX>
-    static void round(const ntt2_args &a, const ntt2_sm &s, size_t blk, unsigned ci, bool dit,
+    static void round(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned ci, bool dit,
                       bool inv)
     {
         if (dit && inv)
-            ntt2_phase_round_any<true, true, RMAX>(a, s, blk, ci, 0, 1);
+            ntt_phase_round_any<true, true>(a, s, blk, ci, 0, 1);
         else if (dit)
-            ntt2_phase_round_any<true, false, RMAX>(a, s, blk, ci, 0, 1);
+            ntt_phase_round_any<true, false>(a, s, blk, ci, 0, 1);
         else if (inv)
-            ntt2_phase_round_any<false, true, RMAX>(a, s, blk, ci, 0, 1);
+            ntt_phase_round_any<false, true>(a, s, blk, ci, 0, 1);
         else
-            ntt2_phase_round_any<false, false, RMAX>(a, s, blk, ci, 0, 1);
+            ntt_phase_round_any<false, false>(a, s, blk, ci, 0, 1);
     }
-    cuzk_err pass(const ntt2_args &a, bool dit, bool inv)
+    cuzk_err pass(const ntt_args &a, bool dit, bool inv)
     {
-        void *mem = malloc(ntt2_smem_bytes(a));
+        void *mem = malloc(ntt_smem_bytes(a));
         if (!mem)
-            return cuzk_error_set(CUZK_ENOMEM, "ntt2_host_exec");
-        const ntt2_sm s = ntt2_sm_at(mem, a);
+            return cuzk_error_set(CUZK_ENOMEM, "ntt_host_exec");
+        const ntt_sm s = ntt_sm_at(mem, a);
         const size_t nblk = (size_t)1 << (a.k - a.elog);
-        const unsigned nc = ntt2_nchunks(a.t, a.rmax);
+        const unsigned nc = ntt_nchunks(a.t);
         for (size_t blk = 0; blk < nblk; blk++) {
-            ntt2_phase_load(a, s, blk, 0, 1);
-            ntt2_phase_prep(a, s, blk, 0, 1);
+            ntt_phase_load(a, s, blk, 0, 1);
+            ntt_phase_prep(a, s, blk, 0, 1);
             if (inv)
-                ntt2_phase_tw<true>(a, s, 0, 1);
+                ntt_phase_tw<true>(a, s, 0, 1);
             else
-                ntt2_phase_tw<false>(a, s, 0, 1);
+                ntt_phase_tw<false>(a, s, 0, 1);
             for (unsigned i = 0; i < nc; i++) {
-                const unsigned ci = dit ? nc - 1 - i : i;
-                if (a.rmax == 3)
-                    round<3>(a, s, blk, ci, dit, inv);
-                else
-                    round<2>(a, s, blk, ci, dit, inv);
+                round(a, s, blk, dit ? nc - 1 - i : i, dit, inv);
             }
-            ntt2_phase_store(a, s, blk, 0, 1);
+            ntt_phase_store(a, s, blk, 0, 1);
         }
         free(mem);
         return CUZK_OK;
     }
     cuzk_err bitrev(fr_t *x, unsigned k)
     {
-        fr_t sh[2u << (2 * NTT2_BRV_QMAX)];
-        const size_t nblk = ntt2_brv_blocks(k);
+        fr_t sh[2u << (2 * NTT_BRV_QMAX)];
+        const size_t nblk = ntt_brv_blocks(k);
         for (size_t blk = 0; blk < nblk; blk++) {
-            ntt2_brv_phase(x, k, blk, 0, sh, 0, 1);
-            ntt2_brv_phase(x, k, blk, 1, sh, 0, 1);
+            ntt_brv_phase(x, k, blk, 0, sh, 0, 1);
+            ntt_brv_phase(x, k, blk, 1, sh, 0, 1);
         }
         return CUZK_OK;
     }
 };
 
 /* ---- the sequences of passes, for any executor X with
- *   cuzk_err X::pass(const ntt2_args &, bool dit, bool inv) and
+ *   cuzk_err X::pass(const ntt_args &, bool dit, bool inv) and
  *   cuzk_err X::bitrev(fr_t *x, unsigned k) ---- */
 
 /* DIF (natural in, bit-reversed out) in direction inv; the last pass scaled (post, with
  * the coset table sc). */
 template <class X>
-static cuzk_err ntt2_run_dif(X &ex, const ntt2_ctx &c, fr_t *x, bool inv, unsigned post,
-                             const fr_t *sc)
+static cuzk_err ntt_run_dif(X &ex, const ntt_ctx &c, fr_t *x, bool inv, unsigned post,
+                            const fr_t *sc)
 {
     for (unsigned p = 0; p < c.plan.npass; p++) {
-        ntt2_args a = ntt2_args_make(c, p, x, inv);
+        ntt_args a = ntt_args_make(c, p, x, inv);
         if (p + 1 == c.plan.npass) {
             a.post = post;
             a.sc = sc;
@@ -742,11 +720,11 @@ static cuzk_err ntt2_run_dif(X &ex, const ntt2_ctx &c, fr_t *x, bool inv, unsign
 /* DIT (bit-reversed in, natural out); with hf_out the last pass stores
  * hf_out[p] = hf_out[p] hf_b[p] - X[p] instead of X. */
 template <class X>
-static cuzk_err ntt2_run_dit(X &ex, const ntt2_ctx &c, fr_t *x, bool inv, fr_t *hf_out,
-                             const fr_t *hf_b)
+static cuzk_err ntt_run_dit(X &ex, const ntt_ctx &c, fr_t *x, bool inv, fr_t *hf_out,
+                            const fr_t *hf_b)
 {
     for (unsigned p = c.plan.npass; p-- > 0;) {
-        ntt2_args a = ntt2_args_make(c, p, x, inv);
+        ntt_args a = ntt_args_make(c, p, x, inv);
         if (p == 0 && hf_out) {
             a.out = hf_out;
             a.hb = hf_b;
@@ -758,9 +736,9 @@ static cuzk_err ntt2_run_dit(X &ex, const ntt2_ctx &c, fr_t *x, bool inv, fr_t *
 }
 
 /* Natural order in and out (the public NTT); the inverse with 1/n. */
-template <class X> static cuzk_err ntt2_run_ntt(X &ex, const ntt2_ctx &c, fr_t *x, bool inv)
+template <class X> static cuzk_err ntt_run_ntt(X &ex, const ntt_ctx &c, fr_t *x, bool inv)
 {
-    GPU_TRY(ntt2_run_dif(ex, c, x, inv, inv ? NTT2_POST_CONST : NTT2_POST_NONE, NULL));
+    GPU_TRY(ntt_run_dif(ex, c, x, inv, inv ? NTT_POST_CONST : NTT_POST_NONE, NULL));
     return ex.bitrev(x, c.plan.k);
 }
 
@@ -770,18 +748,18 @@ template <class X> static cuzk_err ntt2_run_ntt(X &ex, const ntt2_ctx &c, fr_t *
  * snarkjs (s = omega_2n): the result. bellman (s = g): then inverse DIF of a, coefficient i
  * times (g^n - 1)^-1 (1/n) g^-i (fused), and the bit reversal to natural order. */
 template <class X>
-static cuzk_err ntt2_run_h(X &ex, const ntt2_ctx &c, fr_t *sa, fr_t *sb_, fr_t *sc_,
-                           bool bellman)
+static cuzk_err ntt_run_h(X &ex, const ntt_ctx &c, fr_t *sa, fr_t *sb_, fr_t *sc_,
+                          bool bellman)
 {
     fr_t *sl[3] = {sa, sb_, sc_};
     for (int i = 0; i < 3; i++) {
         GPU_TRY(ex.slot_ready(i)); /* slot i's input is there (it may still be arriving) */
-        GPU_TRY(ntt2_run_dif(ex, c, sl[i], true, NTT2_POST_COSET, c.tab + c.off_sc[0]));
-        GPU_TRY(ntt2_run_dit(ex, c, sl[i], false, i == 2 ? sa : NULL, i == 2 ? sb_ : NULL));
+        GPU_TRY(ntt_run_dif(ex, c, sl[i], true, NTT_POST_COSET, c.tab + c.off_sc[0]));
+        GPU_TRY(ntt_run_dit(ex, c, sl[i], false, i == 2 ? sa : NULL, i == 2 ? sb_ : NULL));
     }
     if (!bellman)
         return CUZK_OK;
-    GPU_TRY(ntt2_run_dif(ex, c, sa, true, NTT2_POST_COSET, c.tab + c.off_sc[1]));
+    GPU_TRY(ntt_run_dif(ex, c, sa, true, NTT_POST_COSET, c.tab + c.off_sc[1]));
     return ex.bitrev(sa, c.plan.k);
 }
 

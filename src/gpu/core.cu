@@ -2,7 +2,10 @@
 #include <string.h>
 
 #include "cuzk/gpu.h"
-#include "gpu/gpu_common.cuh"
+#include "gpu/device.cuh"
+#include "gpu/error.cuh"
+#include "gpu/ff/bls12_381.cuh"
+#include "gpu/mem.cuh"
 
 extern "C" int cuzk_gpu_device_count(void)
 {

@@ -14,7 +14,10 @@
 #include <string.h>
 
 #include "cuzk/gpu.h"
-#include "gpu/gpu_common.cuh"
+#include "gpu/device.cuh"
+#include "gpu/error.cuh"
+#include "gpu/ff/bls12_381.cuh"
+#include "gpu/mem.cuh"
 
 #define SYNTH_THREADS 256
 
@@ -36,7 +39,8 @@ struct cuzk_gpu_r1cs {
     cudaStream_t stream;
 };
 
-__device__ __forceinline__ fr_t synth_row(const gpu_csr_dev &m, size_t i, const fr_t *__restrict__ w)
+__device__ __forceinline__ fr_t synth_row(const gpu_csr_dev &m, size_t i,
+                                          const fr_t *__restrict__ w)
 {
     fr_t acc = f_zero<FrP>();
     const fr_t one = f_one<FrP>();
@@ -233,7 +237,8 @@ extern "C" cuzk_err cuzk_gpu_synthesize(cuzk_gpu_r1cs *s, cuzk_gpu_domain *d, co
         return cuzk_error_set(CUZK_ESIZE, "cuzk_gpu_synthesize: %zu rows for a domain of %zu",
                               s->n_rows, n);
     GPU_TRY(gpu_use_device(s->device));
-    GPU_CHECK(cudaMemcpyAsync(s->w, w, s->n_vars * sizeof(fr_t), cudaMemcpyHostToDevice, s->stream));
+    GPU_CHECK(cudaMemcpyAsync(s->w, w, s->n_vars * sizeof(fr_t), cudaMemcpyHostToDevice,
+                              s->stream));
     synth_kernel<<<gpu_blocks(n, SYNTH_THREADS), SYNTH_THREADS, 0, s->stream>>>(
         (fr_t *)slot[0], (fr_t *)slot[1], (fr_t *)slot[2], s->m[0], s->m[1], s->m[2],
         s->has_c ? 1 : 0, s->w, s->n_rows, n);

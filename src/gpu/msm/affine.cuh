@@ -1,5 +1,5 @@
 /*
- * Internal to src/gpu: the pieces of the G1 MSM's batch-affine accumulation (gpu_msm.cu)
+ * Internal to src/gpu/msm: the pieces of the G1 MSM's batch-affine accumulation (affine.cu)
  * that do not need a device, written __host__ __device__ so that
  * tests/unit/test_gpu_affine.cu runs them on the CPU against the CPU library: a variable-time
  * Fp inversion, the affine sum of two points with its denominator split off, the two halves
@@ -7,7 +7,7 @@
  * the kernel uses), the block's product tree, and the plan around the rounds (bucket
  * offsets, chunks and slices, round counts, buffer bounds, launch geometry).
  *
- * A round (gpu_msm.cu runs them): the input is a list of elements sorted by bucket key
+ * A round (affine.cu runs them): the input is a list of elements sorted by bucket key
  * (round 0: the sorted (key, base index | sign) pairs of one slice of buckets; later rounds:
  * (key, affine point)). Inside each run of equal keys, element 2i is added to element 2i + 1;
  * an odd run's last element passes through. The output, in the same order (so still sorted),
@@ -25,9 +25,15 @@
 #ifndef CUZK_GPU_MSM_AFFINE_CUH
 #define CUZK_GPU_MSM_AFFINE_CUH
 
-#include "gpu/gpu_common.cuh"
+#include <stddef.h>
+#include <stdint.h>
 
-#define MSM_AFF_SIGN 0x80000000u /* round 0 value bit: the negated base (gpu_msm.cu's MSM_SIGN) */
+#include "cuzk/ff.h"
+#include "gpu/ec/xyzz.cuh"
+#include "gpu/ff/bls12_381.cuh"
+#include "gpu/mem.cuh"
+
+#define MSM_AFF_SIGN 0x80000000u /* round 0 value bit: the negated base (msm.cuh's MSM_SIGN) */
 
 /* ---- 12-limb integers (plain C; the inversion is off the hot path) ---- */
 GPU_HD unsigned aff_ctz32(uint32_t x) /* x != 0 */
@@ -267,7 +273,7 @@ GPU_HD g1_aff_t aff_pair_sum(int c, const g1_aff_t &p, const g1_aff_t &q, const 
     return r;
 }
 
-/* ---- memory of a round (hd_ld / hd_ld_rw / hd_st of gpu_common.cuh: the read-only cache
+/* ---- memory of a round (hd_ld / hd_ld_rw / hd_st of mem.cuh: the read-only cache
  * for data that no thread of the kernel writes, plain accesses for its own scratch) ----
  * What a round reads and writes. FIRST: round 0, whose element e is the base
  * pts[vals[e] & ~MSM_AFF_SIGN], negated when the sign bit is set; later rounds read pts[e].
@@ -395,7 +401,7 @@ GPU_HD void aff_tree_down(fp_t *nd, unsigned i)
     nd[2 * i + 1] = f_mul<FpP>(z, a);
 }
 
-/* ---- the plan (gpu_msm.cu's msm_aff_plan / msm_aff_run), per element or on the host ---- */
+/* ---- the plan (affine.cu's msm_aff_plan / msm_aff_run), per element or on the host ---- */
 /* For the sorted keys (npairs of them, each <= nbk = W B, the sentinel): element e (0 ..
  * npairs) writes off0[k] = e for k in (key[e-1], key[e]] (key[-1] = -1, key[npairs] = nbk),
  * so that off0[k] = the first position with key >= k, each k <= nbk written once. */

@@ -25,7 +25,10 @@
 #include <string.h>
 
 #include "cuzk/gpu.h"
-#include "gpu/gpu_common.cuh"
+#include "gpu/device.cuh"
+#include "gpu/ec/xyzz.cuh"
+#include "gpu/error.cuh"
+#include "gpu/mem.cuh"
 
 #define FB_THREADS 128
 #define FB_AFF_K 16                   /* points per inversion */

@@ -24,7 +24,10 @@
 extern "C" {
 #include "ec/ec_internal.h"
 }
-#include "gpu/gpu_common.cuh"
+#include "gpu/device.cuh"
+#include "gpu/ec/xyzz.cuh"
+#include "gpu/error.cuh"
+#include "gpu/mem.cuh"
 
 #define SG_THREADS 128
 #define SG_CHUNK ((size_t)1 << 21) /* points per chunk */
@@ -45,7 +48,8 @@ __device__ __forceinline__ void sg_mul_abs_x(xyzz_t<F> &r, const F &x, const F &
 }
 
 /* r = |x| a for a in XYZZ coordinates (full additions). */
-template <class F> __device__ __forceinline__ void sg_mul_abs_x_xyzz(xyzz_t<F> &r, const xyzz_t<F> &a)
+template <class F>
+__device__ __forceinline__ void sg_mul_abs_x_xyzz(xyzz_t<F> &r, const xyzz_t<F> &a)
 {
     r = a;
     for (int b = 62; b >= 0; b--) {

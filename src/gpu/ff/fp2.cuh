@@ -1,0 +1,85 @@
+/*
+ * Internal to src/gpu: Fp2 = Fp[u]/(u^2 + 1) on the device, and the field operations of the
+ * point code (ec/xyzz.cuh) as one set of overloads on fp_t (G1) and fp2_t (G2).
+ */
+#ifndef CUZK_GPU_FF_FP2_CUH
+#define CUZK_GPU_FF_FP2_CUH
+
+#include "gpu/ff/bls12_381.cuh"
+
+/* ---- Fp2 = Fp[u]/(u^2 + 1), the same layout as cuzk_fp2 (c0 + c1 u) ---- */
+struct __align__(16) fp2_t {
+    fp_t c0, c1;
+};
+
+/* ---- one set of field operations for the point code: overloads on fp_t and fp2_t ---- */
+__device__ __forceinline__ fp_t fe_add(const fp_t &a, const fp_t &b) { return f_add<FpP>(a, b); }
+__device__ __forceinline__ fp_t fe_sub(const fp_t &a, const fp_t &b) { return f_sub<FpP>(a, b); }
+__device__ __forceinline__ fp_t fe_dbl(const fp_t &a) { return f_dbl<FpP>(a); }
+__device__ __forceinline__ fp_t fe_neg(const fp_t &a) { return f_neg<FpP>(a); }
+__device__ __forceinline__ fp_t fe_mul(const fp_t &a, const fp_t &b) { return f_mul<FpP>(a, b); }
+__device__ __forceinline__ fp_t fe_sqr(const fp_t &a) { return f_sqr<FpP>(a); }
+__device__ __forceinline__ bool fe_is_zero(const fp_t &a) { return f_is_zero<FpP>(a); }
+__device__ __forceinline__ void fe_set_zero(fp_t &r) { r = f_zero<FpP>(); }
+__device__ __forceinline__ void fe_set_one(fp_t &r) { r = f_one<FpP>(); }
+
+__device__ __forceinline__ fp2_t fe_add(const fp2_t &a, const fp2_t &b)
+{
+    fp2_t r;
+    r.c0 = f_add<FpP>(a.c0, b.c0);
+    r.c1 = f_add<FpP>(a.c1, b.c1);
+    return r;
+}
+__device__ __forceinline__ fp2_t fe_sub(const fp2_t &a, const fp2_t &b)
+{
+    fp2_t r;
+    r.c0 = f_sub<FpP>(a.c0, b.c0);
+    r.c1 = f_sub<FpP>(a.c1, b.c1);
+    return r;
+}
+__device__ __forceinline__ fp2_t fe_dbl(const fp2_t &a) { return fe_add(a, a); }
+__device__ __forceinline__ fp2_t fe_neg(const fp2_t &a)
+{
+    fp2_t r;
+    r.c0 = f_neg<FpP>(a.c0);
+    r.c1 = f_neg<FpP>(a.c1);
+    return r;
+}
+/* (a0 + a1 u)(b0 + b1 u) with u^2 = -1 (Karatsuba): t0 = a0 b0, t1 = a1 b1,
+ * c0 = t0 - t1, c1 = (a0 + a1)(b0 + b1) - t0 - t1. The Fp2 product and square are calls,
+ * not inlined: the G2 point code then compiles in reasonable time and registers (three Fp
+ * products dwarf the cost of a call). */
+static __device__ __noinline__ fp2_t fe_mul(const fp2_t &a, const fp2_t &b)
+{
+    const fp_t t0 = f_mul<FpP>(a.c0, b.c0);
+    const fp_t t1 = f_mul<FpP>(a.c1, b.c1);
+    const fp_t t2 = f_mul<FpP>(f_add<FpP>(a.c0, a.c1), f_add<FpP>(b.c0, b.c1));
+    fp2_t r;
+    r.c0 = f_sub<FpP>(t0, t1);
+    r.c1 = f_sub<FpP>(f_sub<FpP>(t2, t0), t1);
+    return r;
+}
+/* (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u. */
+static __device__ __noinline__ fp2_t fe_sqr(const fp2_t &a)
+{
+    fp2_t r;
+    r.c0 = f_mul<FpP>(f_add<FpP>(a.c0, a.c1), f_sub<FpP>(a.c0, a.c1));
+    r.c1 = f_dbl<FpP>(f_mul<FpP>(a.c0, a.c1));
+    return r;
+}
+__device__ __forceinline__ bool fe_is_zero(const fp2_t &a)
+{
+    return f_is_zero<FpP>(a.c0) && f_is_zero<FpP>(a.c1);
+}
+__device__ __forceinline__ void fe_set_zero(fp2_t &r)
+{
+    r.c0 = f_zero<FpP>();
+    r.c1 = f_zero<FpP>();
+}
+__device__ __forceinline__ void fe_set_one(fp2_t &r)
+{
+    r.c0 = f_one<FpP>();
+    r.c1 = f_zero<FpP>();
+}
+
+#endif
