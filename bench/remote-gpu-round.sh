@@ -10,9 +10,9 @@
 #   ROUND_KERNELS="20 24 26"  also cuzk-bench kernels (NTT and MSM, CPU and GPU) at those sizes
 #   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out (SANITIZER_TIMEOUT=180 s)
 #   ROUND_LARGE=1     test_gpu --large (NTT, MSM, batch add at 2^24 and 2^26 against the CPU)
-#   ROUND_D10_K=22    issue 5's daemon benchmark (10-partition jobs; ROUND_D10_WORKERS="1 2",
+#   ROUND_D10_K=22    the daemon benchmark of 10-partition jobs (ROUND_D10_WORKERS="1 2",
 #                     ROUND_D10_GPUS="1 2" on the first g GPUs)
-#   ROUND_MGPU_K=24   issue 7: one porep batch (ROUND_MGPU_P=8 partitions) on 1, 2, 4, 8 GPUs
+#   ROUND_MGPU_K=24   one porep batch (ROUND_MGPU_P=8 partitions) on 1, 2, 4, 8 GPUs
 #   ROUND_SUBGROUP=1  test_gpu_subgroup, and test_params (its decode benchmark)
 #   ROUND_PREP="22"   cuzk-bench prep (a GPU partition's host side) at those sizes
 #   ROUND_SETUP=1     test_gpu_setup;  ROUND_SCALE_K="24"  bench/scale.sh (MEM=1: in memory)
@@ -41,7 +41,7 @@ if [ -n "${ROUND_DAEMON:-}" ]; then
 fi
 
 if [ -n "${ROUND_D10_K:-}" ]; then
-    # issue 5's benchmark: jobs of 10 partitions of a real circuit (cuzk gen porep profile,
+    # jobs of 10 partitions of a real circuit (cuzk gen porep profile,
     # cuzk setup), through cuzk-daemon on the GPU with 1 and then 2 workers per device
     W10=${ROUND_D10_DIR:-/tmp/d10}
     t0=$(date +%s)
@@ -82,7 +82,7 @@ for spec in ${ROUND_K-24 26}; do
 done
 
 if [ -n "${ROUND_MGPU_K:-}" ]; then
-    # issue 7: one batch of porep-K partitions over 1, 2, 4, 8 GPUs (as many as are visible),
+    # one batch of porep-K partitions over 1, 2, 4, 8 GPUs (as many as are visible),
     # the library spreading the partitions (cuzk-bench porep --devices N)
     ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     for nd in 1 2 4 8; do
@@ -123,7 +123,7 @@ if [ -n "${ROUND_PREP:-}" ]; then
 fi
 
 [ -z "${SKIP_KERNELS:-}" ] && device_step test_gpu ${KERNEL_TIMEOUT:-240} "fail" "$D/bin/test_gpu"
-# issue 4's large sizes: kernels at 2^24 and 2^26 against the CPU
+# the large sizes: kernels at 2^24 and 2^26 against the CPU
 [ -n "${ROUND_LARGE:-}" ] && device_step test_gpu_large ${LARGE_TIMEOUT:-420} "large|fail|differ" "$D/bin/test_gpu" --large
 if command -v compute-sanitizer >/dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     device_step sanitizer ${SANITIZER_TIMEOUT:-180} "" compute-sanitizer --tool memcheck --leak-check full "$D/bin/test_gpu_groth16"
@@ -143,7 +143,7 @@ fi
 [ -n "${ROUND_SETUP:-}" ] && device_step test_gpu_setup ${SETUP_TIMEOUT:-240} "fail|ms" "$D/bin/test_gpu_setup"
 
 if [ -n "${ROUND_SCALE_K:-}" ]; then
-    # issue 6: real setup + proofs at scale (bench/scale.sh), proofs kept for snarkjs here
+    # real setup + proofs at scale (bench/scale.sh), proofs kept for snarkjs here
     for k in $ROUND_SCALE_K; do
         t0=$(date +%s)
         K=$k P=${ROUND_SCALE_P:-1} FORMATS="${ROUND_SCALE_FORMATS:-zkey}" BUILD=$D/bin WORK=/tmp/scale-$k \
