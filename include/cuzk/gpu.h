@@ -229,7 +229,7 @@ typedef struct {
     double bucket_sums_ms;    /* the windows' running sums */
     double window_reduce_ms;  /* a window's segments added */
     double affine_plan_ms, affine_rounds_ms, affine_finish_ms; /* parts of accumulate_ms */
-    unsigned affine_slices;   /* bucket slices that ran rounds, */
+    unsigned affine_slices;   /* the affine plan's bucket slices, */
     unsigned affine_rounds;   /* the most rounds of one */
 } cuzk_gpu_msm_profile;
 cuzk_err cuzk_gpu_msm_set_profile(cuzk_gpu_msm *m, bool on) CUZK_WUR;

@@ -43,7 +43,9 @@ extern "C" cuzk_err cuzk_gpu_device_query(cuzk_gpu_device_info *info, int device
     cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, device));
     memset(info, 0, sizeof *info);
-    strncpy(info->name, prop.name, sizeof info->name - 1);
+    static_assert(sizeof(cudaDeviceProp::name) >= sizeof info->name - 1, "device name");
+    memcpy(info->name, prop.name, sizeof info->name - 1);
+    info->name[sizeof info->name - 1] = '\0';
     info->cc_major = prop.major;
     info->cc_minor = prop.minor;
     info->sm_count = prop.multiProcessorCount;
@@ -132,7 +134,7 @@ static cuzk_err field_op(int device, cuzk_gpu_field_op op, void *r, const void *
     if (need_b)
         FIELD_OP_STEP(cudaMemcpy(d + n, b, bytes, cudaMemcpyHostToDevice));
     if (err == CUZK_OK)
-        field_op_kernel<P><<<gpu_blocks(n, 256), 256>>>(d + 2 * n, d, d + n, n, (int)op);
+        field_op_kernel<P><<<gpu_blocks(n, 256), 256, 0, 0>>>(d + 2 * n, d, d + n, n, (int)op);
     FIELD_OP_STEP(cudaGetLastError());
     FIELD_OP_STEP(cudaMemcpy(r, d + 2 * n, bytes, cudaMemcpyDeviceToHost));
 #undef FIELD_OP_STEP

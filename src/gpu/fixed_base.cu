@@ -211,11 +211,12 @@ static cuzk_err fb_run(int device, aff_t<F> *out, const cuzk_fr *s, size_t n, un
                                      nwin * sizeof(aff_t<F>)));
     aff_t<F> *d_bases = (aff_t<F> *)((char *)r.tmp + ntab * sizeof(xyzz_t<F>));
     GPU_CHECK(cudaMemcpy(d_bases, bases, nwin * sizeof(aff_t<F>), cudaMemcpyHostToDevice));
-    fb_table_kernel<F><<<gpu_blocks(ntab, FB_THREADS), FB_THREADS>>>((xyzz_t<F> *)r.tmp, d_bases,
-                                                                      c, ntab);
+    /* on the legacy default stream (0), ordered with the synchronous copies */
+    fb_table_kernel<F><<<gpu_blocks(ntab, FB_THREADS), FB_THREADS, 0, 0>>>(
+        (xyzz_t<F> *)r.tmp, d_bases, c, ntab);
     GPU_CHECK_LAUNCH(fb_table_kernel);
     size_t nthr = (ntab + FB_AFF_K - 1) / FB_AFF_K;
-    fb_affine_kernel<F><<<gpu_blocks(nthr, FB_THREADS), FB_THREADS>>>(
+    fb_affine_kernel<F><<<gpu_blocks(nthr, FB_THREADS), FB_THREADS, 0, 0>>>(
         (aff_t<F> *)r.tab, (const xyzz_t<F> *)r.tmp, ntab);
     GPU_CHECK_LAUNCH(fb_affine_kernel);
     GPU_CHECK(cudaDeviceSynchronize());

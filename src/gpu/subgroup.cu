@@ -120,15 +120,15 @@ extern "C" cuzk_err cuzk_gpu_subgroup_check(const void *pts, size_t n, int group
     cudaStream_t st[2] = {NULL, NULL};
     cuzk_err e = CUZK_OK;
     cudaError_t ce = cudaSuccess;
-    sg_consts k;
+    sg_consts kc;
     {
         cuzk_fp b;
         cuzk_g1_beta_(&b);
-        memcpy(&k.beta, &b, sizeof k.beta);
+        memcpy(&kc.beta, &b, sizeof kc.beta);
         cuzk_fp2 hx, hy;
         cuzk_g2_psi_consts_(&hx, &hy);
-        memcpy(&k.cx, &hx, sizeof k.cx);
-        memcpy(&k.cy, &hy, sizeof k.cy);
+        memcpy(&kc.cx, &hx, sizeof kc.cx);
+        memcpy(&kc.cy, &hy, sizeof kc.cy);
     }
     const unsigned long long none = ~0ULL;
     for (int k = 0; k < 2 && ce == cudaSuccess; k++) {
@@ -151,10 +151,10 @@ extern "C" cuzk_err cuzk_gpu_subgroup_check(const void *pts, size_t n, int group
             break;
         if (group == 1)
             sg_kernel<<<gpu_blocks(m, SG_THREADS), SG_THREADS, 0, st[s]>>>(
-                (const g1_aff_t *)buf[s], m, off, k, dbad);
+                (const g1_aff_t *)buf[s], m, off, kc, dbad);
         else
             sg_kernel<<<gpu_blocks(m, SG_THREADS), SG_THREADS, 0, st[s]>>>(
-                (const g2_aff_t *)buf[s], m, off, k, dbad);
+                (const g2_aff_t *)buf[s], m, off, kc, dbad);
         ce = cudaGetLastError();
     }
     for (int k = 0; k < 2; k++)

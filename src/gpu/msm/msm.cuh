@@ -160,7 +160,8 @@ template <class T> static cuzk_err msm_grow(T **p, size_t *cap, size_t need, siz
         GPU_CHECK(cudaFree(*p));
     *p = NULL;
     *cap = 0;
-    GPU_CHECK(cudaMalloc((void **)p, need * elem ? need * elem : elem));
+    const size_t bytes = need * elem;
+    GPU_CHECK(cudaMalloc((void **)p, bytes ? bytes : elem));
     *cap = need;
     return CUZK_OK;
 }
