@@ -211,6 +211,19 @@ static inline void test_hex_to_bytes(uint8_t *out, const char *hex, size_t n)
     }
 }
 
+/* got == want and cuzk_error_detail() holds each given substring (NULL: none) */
+static inline void test_check_err(cuzk_err got, cuzk_err want, const char *s1, const char *s2,
+                                  int line)
+{
+    const char *d = cuzk_error_detail();
+    bool ok = got == want && (!s1 || strstr(d, s1)) && (!s2 || strstr(d, s2));
+    CHECK(ok);
+    if (!ok)
+        fprintf(stderr, "  line %d: got %s (%s), wanted %s with '%s' '%s'\n", line,
+                cuzk_errname(got), d, cuzk_errname(want), s1 ? s1 : "", s2 ? s2 : "");
+}
+#define CHECK_ERR(got, want, s1, s2) test_check_err((got), (want), (s1), (s2), __LINE__)
+
 static inline int test_finish(void)
 {
     printf("%lu passed, %lu failed\n", test_passed_, test_failed_);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_circuit.h"
 #include "test_files.h"
 
 #include "cuzk/groth16.h"
@@ -22,31 +23,6 @@
 #include "cuzk/setup.h"
 
 static char tmpdir[256];
-
-static const char *data_path(char *buf, size_t n, const char *circuit, const char *file)
-{
-    const char *d = getenv("CUZK_TEST_DATA");
-    snprintf(buf, n, "%s/circuits/%s/%s", d ? d : "tests/data", circuit, file);
-    return buf;
-}
-
-/* err == want and the detail holds every given substring */
-static void check_err(cuzk_err got, cuzk_err want, const char *s1, const char *s2, int line)
-{
-    const char *d = cuzk_error_detail();
-    bool ok = got == want && (!s1 || strstr(d, s1)) && (!s2 || strstr(d, s2));
-    CHECK(ok);
-    if (!ok)
-        fprintf(stderr, "  line %d: got %s (%s), wanted %s with '%s' '%s'\n", line,
-                cuzk_errname(got), d, cuzk_errname(want), s1 ? s1 : "", s2 ? s2 : "");
-}
-#define CHECK_ERR(got, want, s1, s2) check_err((got), (want), (s1), (s2), __LINE__)
-
-static bool proof_eq(const cuzk_proof *a, const cuzk_proof *b)
-{
-    return cuzk_g1_affine_eq(&a->a, &b->a) && cuzk_g2_affine_eq(&a->b, &b->b) &&
-           cuzk_g1_affine_eq(&a->c, &b->c);
-}
 
 static bool vk_eq(const cuzk_vk *a, const cuzk_vk *b)
 {
@@ -91,7 +67,7 @@ static void check_proving(const cuzk_key *k, const cuzk_wtns *wt, const cuzk_fr 
     cuzk_prove_opts o = {.backend = CUZK_BACKEND_CPU, .test_r = rr, .test_s = ss};
     cuzk_proof pr;
     CHECK_EQ_ERR(cuzk_key_prove(&pr, NULL, k, &w, 1, wt->n, &o), CUZK_OK);
-    CHECK(proof_eq(&pr, want));
+    CHECK(test_proof_eq(&pr, want));
     const cuzk_vk *vk = cuzk_key_vk(k);
     CHECK(vk && vk->n_public == np);
     CHECK_EQ_ERR(cuzk_groth16_verify(vk, w + 1, np, &pr), CUZK_OK);
@@ -132,7 +108,7 @@ static void check_proving(const cuzk_key *k, const cuzk_wtns *wt, const cuzk_fr 
                               .test_s = ss};
         cuzk_proof pg;
         CHECK_EQ_ERR(cuzk_key_prove(&pg, NULL, k, &w, 1, wt->n, &og), CUZK_OK);
-        CHECK(proof_eq(&pg, want));
+        CHECK(test_proof_eq(&pg, want));
         cuzk_groth16_gpu_key_free(gk);
         /* synthesis forced to the CPU: the key says so */
         cuzk_gpu_opts off = go;
@@ -152,9 +128,9 @@ static void test_zkey(void)
 {
     printf("zkey\n");
     char zp[300], wp[300], vp[300];
-    data_path(zp, sizeof zp, "chain", "circuit.zkey");
-    data_path(wp, sizeof wp, "chain", "witness.wtns");
-    data_path(vp, sizeof vp, "chain", "verification_key.json");
+    test_fixture_path(zp, sizeof zp, "chain", "circuit.zkey");
+    test_fixture_path(wp, sizeof wp, "chain", "witness.wtns");
+    test_fixture_path(vp, sizeof vp, "chain", "verification_key.json");
     cuzk_key *k = NULL;
     cuzk_zkey *z = NULL;
     cuzk_wtns *wt = NULL;
@@ -201,7 +177,7 @@ out:
 static bool make_params(char *kp, size_t n, const char *name)
 {
     char rp[300];
-    data_path(rp, sizeof rp, name, "circuit.r1cs");
+    test_fixture_path(rp, sizeof rp, name, "circuit.r1cs");
     snprintf(kp, n, "%s/%s.params", tmpdir, name);
     cuzk_bellman_circuit *c = NULL;
     cuzk_params *p = NULL;
@@ -221,8 +197,8 @@ static void test_params(void)
 {
     printf("params\n");
     char kp[300], rp[300], wp[300], cache[320];
-    data_path(rp, sizeof rp, "chain", "circuit.r1cs");
-    data_path(wp, sizeof wp, "chain", "witness.wtns");
+    test_fixture_path(rp, sizeof rp, "chain", "circuit.r1cs");
+    test_fixture_path(wp, sizeof wp, "chain", "witness.wtns");
     if (!make_params(kp, sizeof kp, "chain"))
         return;
     cuzk_key *k = NULL;
@@ -270,7 +246,7 @@ static void test_params(void)
         CHECK(k2 && vk_eq(cuzk_key_vk(k2), vkp) && cuzk_key_bytes(k2) == cuzk_key_bytes(k));
         cuzk_proof pr;
         CHECK(k2 && cuzk_key_prove(&pr, NULL, k2, &w, 1, wt->n, &o) == CUZK_OK &&
-              proof_eq(&pr, &want));
+              test_proof_eq(&pr, &want));
         cuzk_key_free(k2);
         if (flags[i] == CUZK_PARAMS_CACHE)
             CHECK(access(cache, R_OK) == 0);
@@ -288,9 +264,9 @@ static void test_refusals(void)
 {
     printf("refusals\n");
     char zp[300], rp[300], mrp[300], kp[300], p[400];
-    data_path(zp, sizeof zp, "chain", "circuit.zkey");
-    data_path(rp, sizeof rp, "chain", "circuit.r1cs");
-    data_path(mrp, sizeof mrp, "multiplier", "circuit.r1cs");
+    test_fixture_path(zp, sizeof zp, "chain", "circuit.zkey");
+    test_fixture_path(rp, sizeof rp, "chain", "circuit.r1cs");
+    test_fixture_path(mrp, sizeof mrp, "multiplier", "circuit.r1cs");
     snprintf(kp, sizeof kp, "%s/chain.params", tmpdir);   /* test_params made it */
     cuzk_key *k = (cuzk_key *)1;
     cuzk_key_opts ko = {.r1cs = rp};
@@ -337,7 +313,7 @@ static void test_refusals(void)
     CHECK(r != CUZK_OK && strstr(cuzk_error_detail(), p) && !k);
     /* not a key at all: a witness file, as a .zkey */
     char wp[300];
-    data_path(wp, sizeof wp, "chain", "witness.wtns");
+    test_fixture_path(wp, sizeof wp, "chain", "witness.wtns");
     r = cuzk_key_load(&k, wp, NULL);
     CHECK(r == CUZK_EFORMAT && strstr(cuzk_error_detail(), wp) && !k);
 

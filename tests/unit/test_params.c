@@ -37,18 +37,6 @@ static const char *tmp_path(char *buf, size_t n, const char *name)
     return buf;
 }
 
-/* err == want and the detail holds every given substring */
-static void check_err(cuzk_err got, cuzk_err want, const char *s1, const char *s2, int line)
-{
-    const char *d = cuzk_error_detail();
-    bool ok = got == want && (!s1 || strstr(d, s1)) && (!s2 || strstr(d, s2));
-    CHECK(ok);
-    if (!ok)
-        fprintf(stderr, "  line %d: got %s (%s), wanted %s with '%s' '%s'\n", line,
-                cuzk_errname(got), d, cuzk_errname(want), s1 ? s1 : "", s2 ? s2 : "");
-}
-#define CHECK_ERR(got, want, s1, s2) check_err((got), (want), (s1), (s2), __LINE__)
-
 static bool bit(const uint64_t *b, size_t i) { return (b[i / 64] >> (i % 64)) & 1; }
 
 /*
