@@ -58,19 +58,24 @@ Z=$SRC/tests/data/circuits/multiplier
 # shared, through pkg-config
 cc -std=gnu11 -Wall -Wextra -Werror "$SRC/tests/package/consumer.c" $(pkg-config --cflags cuzk) \
     $(pkg-config --libs cuzk) -Wl,-rpath,"$libdir" -o "$T/consumer"
-ldd "$T/consumer" | grep -q "$soname => $libdir/" || fail "consumer is not linked to the installed $soname"
+# (ldd's output is read whole: grep -q stopping early would fail the pipe under pipefail)
+deps=$(ldd "$T/consumer")
+grep -q "$soname => $libdir/" <<<"$deps" || fail "consumer is not linked to the installed $soname"
 "$T/consumer" "$Z/circuit.zkey" "$Z/witness.wtns" | tee "$T/out"
 grep -q '^ok ' "$T/out" || fail "pkg-config consumer"
 # static, through pkg-config --static
 cc -std=gnu11 "$SRC/tests/package/consumer.c" $(pkg-config --cflags cuzk) -static-libgcc \
     "$libdir/libcuzk.a" $(pkg-config --static --libs cuzk | sed 's/-lcuzk//') -o "$T/consumer-static"
-if ldd "$T/consumer-static" | grep -q libcuzk; then fail "the static consumer needs libcuzk.so"; fi
-"$T/consumer-static" "$Z/circuit.zkey" "$Z/witness.wtns" | grep -q '^ok ' || fail "static consumer"
+deps=$(ldd "$T/consumer-static" 2>&1 || true)
+if grep -q libcuzk <<<"$deps"; then fail "the static consumer needs libcuzk.so"; fi
+out=$("$T/consumer-static" "$Z/circuit.zkey" "$Z/witness.wtns") || fail "static consumer"
+grep -q '^ok ' <<<"$out" || fail "static consumer"
 # CMake's find_package
 cmake -S "$SRC/tests/package/cmake" -B "$T/cmake" -DCMAKE_PREFIX_PATH="$P" >"$T/cmake.log" ||
     { cat "$T/cmake.log"; fail "find_package(cuzk)"; }
 cmake --build "$T/cmake" >"$T/cmake-build.log" || { cat "$T/cmake-build.log"; fail "CMake consumer build"; }
-LD_LIBRARY_PATH=$libdir "$T/cmake/consumer" "$Z/circuit.zkey" "$Z/witness.wtns" | grep -q '^ok ' ||
+out=$(LD_LIBRARY_PATH=$libdir "$T/cmake/consumer" "$Z/circuit.zkey" "$Z/witness.wtns") || out=
+grep -q '^ok ' <<<"$out" ||
     fail "CMake consumer"
 echo "consumers: pkg-config shared and static, CMake: proofs verify"
 
