@@ -25,11 +25,22 @@ cuzk_free_port() {
     return 1
 }
 
+# cuzk_daemon_start BIN LOG [FLAGS...]: without --state-dir among the flags the daemon gets a
+# fresh state directory of its own (CUZK_STATE_DIR), removed by cuzk_daemon_stop.
 cuzk_daemon_start() {
-    local bin=$1 log=$2 af i
+    local bin=$1 log=$2 af i a state=()
     shift 2
+    CUZK_STATE_TMP=""
+    for a in "$@"; do [ "$a" = --state-dir ] && CUZK_STATE_TMP=given; done
+    if [ -z "$CUZK_STATE_TMP" ]; then
+        CUZK_STATE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cuzk-state.XXXXXX")
+        CUZK_STATE_DIR=$CUZK_STATE_TMP
+        state=(--state-dir "$CUZK_STATE_DIR")
+    else
+        CUZK_STATE_TMP=""
+    fi
     af=$(mktemp -u "${TMPDIR:-/tmp}/cuzk-daemon-addr.XXXXXX")
-    "$bin/cuzk-daemon" --listen 127.0.0.1:0 --address-file "$af" "$@" >>"$log" 2>&1 &
+    "$bin/cuzk-daemon" --listen 127.0.0.1:0 --address-file "$af" "${state[@]}" "$@" >>"$log" 2>&1 &
     CUZK_DAEMON_PID=$!
     CUZK_ADDR=""
     # up to 60 s to come up (it loads the keys it is given first)
@@ -71,5 +82,9 @@ cuzk_daemon_stop() {
         kill -KILL "$pid" 2>/dev/null
     fi
     wait "$pid" 2>/dev/null || rc=$?
+    if [ -n "${CUZK_STATE_TMP:-}" ]; then
+        rm -rf "$CUZK_STATE_TMP"
+        CUZK_STATE_TMP=""
+    fi
     return $rc
 }

@@ -13,6 +13,7 @@
 typedef struct {
     const char *listen[SERVER_MAX_LISTEN];   /* "HOST:PORT", "[V6]:PORT" or "unix:PATH" */
     unsigned n_listen;
+    const char *state_dir;                   /* the daemon's state directory */
     const char *token;                       /* bearer token, NULL or "": none */
     const char *allow_dirs[SERVER_MAX_ALLOW];
     unsigned n_allow;

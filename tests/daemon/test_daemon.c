@@ -66,6 +66,7 @@ typedef struct {
     char addr[256];      /* first listener */
     char addr2[256];     /* second listener (e.g. unix:PATH) */
     char log[300];
+    char state[300];   /* its --state-dir, unless the test gives one */
 } daemon_proc;
 
 static pid_t live_pids[8];
@@ -110,16 +111,23 @@ static bool daemon_start(daemon_proc *d, const char *tag, ...)
     argv[n++] = exe;
     va_list ap;
     va_start(ap, tag);
-    bool listen_given = false;
+    bool listen_given = false, state_given = false;
+    snprintf(d->state, sizeof d->state, "%s/%s.state", tmp_dir, tag);
     for (const char *a; (a = va_arg(ap, const char *)) && n < 56;) {
         if (!strcmp(a, "--listen"))
             listen_given = true;
+        if (!strcmp(a, "--state-dir"))
+            state_given = true;
         argv[n++] = a;
     }
     va_end(ap);
     if (!listen_given) {
         argv[n++] = "--listen";
         argv[n++] = "127.0.0.1:0";
+    }
+    if (!state_given) {   /* a state directory of this daemon's own */
+        argv[n++] = "--state-dir";
+        argv[n++] = d->state;
     }
     argv[n++] = "--address-file";
     argv[n++] = addrf;
@@ -1472,6 +1480,53 @@ static void expect_start(const char *tag, const char *f1, const char *f2, const 
     CHECK(daemon_stop(&d, 20) == 0);
 }
 
+/* Runs cuzk-daemon --state-dir dir (and a free port): it must exit with status 1 and both
+ * needles on stderr. */
+static void expect_state_refusal(const char *tag, const char *dir, const char *n1, const char *n2)
+{
+    char err[400], cmd[1400];
+    snprintf(err, sizeof err, "%s/%s.err", tmp_dir, tag);
+    snprintf(cmd, sizeof cmd,
+             "timeout 30 %s/cuzk-daemon --example --listen 127.0.0.1:0 --state-dir '%s' > %s 2>&1 "
+             "< /dev/null",
+             bin_dir, dir, err);
+    int rc = system(cmd);
+    size_t n;
+    char *t = read_file(err, &n);
+    bool ok = rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 1 && t && strstr(t, n1) &&
+              (!n2 || strstr(t, n2));
+    CHECK(ok);
+    if (!ok)
+        fprintf(stderr, "%s: status %d, stderr: %s\n", tag, rc, t ? t : "(none)");
+    free(t);
+}
+
+/* The state directory: made 0700 (parents too), one daemon at a time, refused when others
+ * may write it or when it is a symbolic link. */
+static void test_state_dir(void)
+{
+    char dir[400], link[400], pid[32];
+    snprintf(dir, sizeof dir, "%s/state-one/deeper", tmp_dir);
+    daemon_proc d;
+    if (!daemon_start(&d, "state-one", "--example", "--state-dir", dir, NULL)) {
+        CHECK(0);
+        return;
+    }
+    struct stat st;
+    CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+    snprintf(pid, sizeof pid, "(pid %ld)", (long)d.pid);
+    expect_state_refusal("state-twice", dir, "is in use by another cuzk-daemon", pid);
+    CHECK(daemon_stop(&d, 20) == 0);
+    CHECK(chmod(dir, 0770) == 0);
+    expect_state_refusal("state-mode", dir, "not writable by group or others", "mode 0770");
+    CHECK(chmod(dir, 0700) == 0);
+    snprintf(link, sizeof link, "%s/state-link", tmp_dir);
+    CHECK(symlink(dir, link) == 0);
+    expect_state_refusal("state-link", link, "state-link: not a directory", NULL);
+    /* the directory back in order: a daemon starts on it again */
+    expect_start("state-again", "--state-dir", dir, NULL, NULL);
+}
+
 static int test_config(void)
 {
     /* the documented example file, as it is */
@@ -1507,6 +1562,7 @@ static int test_config(void)
     expect_refusal("gpu-flag", "", "--gpu witness=sometimes", 0, "--gpu witness=sometimes",
                    "auto, copy or register");
     expect_refusal("gpu-flag-form", "", "--gpu synth", 0, "--gpu synth", "NAME=VALUE");
+    test_state_dir();
     return test_finish();
 }
 

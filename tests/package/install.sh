@@ -86,7 +86,7 @@ for p in cuzk cuzk-daemon cuzk-bench; do
     [ "$out" = "$p $v" ] || fail "$p --version said '$out'"
 done
 # the installed daemon serves the installed example key (not the source tree's)
-"$P/bin/cuzk-daemon" --example --listen 127.0.0.1:0 --address-file "$T/addr" >"$T/daemon.log" 2>&1 &
+"$P/bin/cuzk-daemon" --example --listen 127.0.0.1:0 --state-dir "$T/state" --address-file "$T/addr" >"$T/daemon.log" 2>&1 &
 dpid=$!
 for _ in $(seq 100); do [ -s "$T/addr" ] && break; sleep 0.1; done
 [ -s "$T/addr" ] || { cat "$T/daemon.log"; fail "the installed daemon did not start"; }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The programs' shared configuration (config.h): the environment read once, checked and
  * applied; the --gpu flag. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuzk/ff.h"
 #include "config.h"
@@ -35,6 +37,12 @@ static int env_parse(tool_env *env, const char *prog)
 {
     env->backend = CUZK_BACKEND_AUTO;
     env->threads = 0;
+    env->state_home[0] = 0;
+    const char *sh = env_get("XDG_STATE_HOME"), *home = env_get("HOME");
+    if (sh && sh[0] == '/')   /* a relative value is ignored, as the XDG spec says */
+        snprintf(env->state_home, sizeof env->state_home, "%s", sh);
+    else if (home)
+        snprintf(env->state_home, sizeof env->state_home, "%s/.local/state", home);
     const char *v = env_get("CUZK_THREADS");
     if (v) {
         char *end;
@@ -75,6 +83,15 @@ int tool_env_init(tool_env *env, const char *prog)
     if (rc == 0)
         env_read = *env;
     return rc;
+}
+
+bool tool_default_state_dir(const tool_env *env, char *out, size_t n)
+{
+    const char *d = geteuid() == 0 ? "/var/lib" : env->state_home;
+    if (!d[0])
+        return false;
+    int w = snprintf(out, n, "%s/cuzk", d);
+    return w > 0 && (size_t)w < n;
 }
 
 void tool_env_gpu_opts(const tool_env *env, cuzk_gpu_opts *o)

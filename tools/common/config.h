@@ -12,6 +12,8 @@
  *   CUZK_BACKEND=cpu|gpu       where proofs and setups run (cuzk_prove_opts.backend,
  *                              cuzk_setup_opts.backend; by default the GPU when one answers),
  *                              and with cpu the .params subgroup checks stay on the CPU
+ *   XDG_STATE_HOME, HOME       where cuzk-daemon keeps its state when not root and not told
+ *                              (tool_default_state_dir)
  * An empty variable counts as unset.
  */
 #ifndef CUZK_TOOLS_CONFIG_H
@@ -22,6 +24,7 @@
 typedef struct {
     cuzk_backend backend; /* CUZK_BACKEND, or CUZK_BACKEND_AUTO */
     unsigned threads;     /* CUZK_THREADS, or 0 */
+    char state_home[4096];  /* $XDG_STATE_HOME, else $HOME/.local/state, else "" */
 } tool_env;
 
 /* Reads the variables above into *env and applies the process-wide ones (the thread count
@@ -35,6 +38,10 @@ const tool_env *tool_env_get(void);
 /* The GPU options the environment implies: the defaults, with the .params subgroup checks
  * kept on the CPU under CUZK_BACKEND=cpu (params_check_min SIZE_MAX). */
 void tool_env_gpu_opts(const tool_env *env, cuzk_gpu_opts *o);
+
+/* cuzk-daemon's default state directory into out: /var/lib/cuzk as root, else
+ * STATE_HOME/cuzk; false when neither applies (no XDG_STATE_HOME nor HOME). */
+bool tool_default_state_dir(const tool_env *env, char *out, size_t n);
 
 /* The paragraph on these variables for the programs' --help. */
 extern const char tool_env_help[];

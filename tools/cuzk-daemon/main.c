@@ -24,6 +24,7 @@
 #include "cuzk/engine.h"
 #include "io/binfile.h"
 #include "server/server.h"
+#include "state.h"
 
 #ifndef CUZK_EXAMPLE_REL
 #define CUZK_EXAMPLE_REL "../share/cuzk/example"
@@ -64,6 +65,7 @@ typedef struct {
     double shutdown_grace_s;
     const char *address_file;
     const char *log_file;
+    const char *state_dir;
     /* keys to load at start; r1cs set for a bellman .params key */
     struct {
         char *id, *path, *r1cs;
@@ -83,6 +85,9 @@ static void usage(FILE *f)
         "  --listen ADDR             HOST:PORT, [V6]:PORT or unix:PATH (repeatable;\n"
         "                            default 127.0.0.1:9820; port 0 picks a free port)\n"
         "  --address-file FILE       write the bound addresses there, one per line\n"
+        "  --state-dir DIR           the daemon's own state (default /var/lib/cuzk as root,\n"
+        "                            else $XDG_STATE_HOME/cuzk or ~/.local/state/cuzk);\n"
+        "                            created 0700; one daemon per directory\n"
         "  --token TOKEN             require 'Authorization: Bearer TOKEN'\n"
         "  --token-file FILE         the same, the token read from FILE\n"
         "  --allow-dir DIR           only read keys and witnesses under DIR (repeatable)\n"
@@ -299,6 +304,8 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         s->allow_dirs[s->n_allow++] = keep(v);
         return true;
     }
+    if (!strcmp(name, "state_dir"))
+        return v[0] && (c->state_dir = s->state_dir = keep(v)) != NULL;
     if (!strcmp(name, "address_file"))
         return (c->address_file = keep(v)) != NULL;
     if (!strcmp(name, "log_file"))
@@ -492,6 +499,21 @@ int main(int argc, char **argv)
         if (!add_key(&c, "example", example_key))
             return 2;
     }
+    char state_default[4200];
+    if (!c.state_dir) {
+        if (!tool_default_state_dir(&env, state_default, sizeof state_default)) {
+            fprintf(stderr, "cuzk-daemon: no state directory: set --state-dir (neither "
+                            "XDG_STATE_HOME nor HOME is set)\n");
+            return 2;
+        }
+        c.state_dir = c.srv.state_dir = state_default;
+    }
+    char why[4600];
+    int state_lock = daemon_state_open(c.state_dir, why, sizeof why);
+    if (state_lock < 0) {
+        fprintf(stderr, "cuzk-daemon: %s\n", why);
+        return 1;
+    }
     if (c.log_file) {
         c.eng.log = fopen(c.log_file, "a");
         if (!c.eng.log) {
@@ -562,5 +584,6 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n_owned; i++)
         free(owned[i]);
     free(c.token_buf);
+    close(state_lock);
     return 0;
 }
