@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the daemon test programs share: starting and stopping cuzk-daemon, HTTP with
+ * libcurl, the fixtures, and a main that runs one named scenario. */
+#ifndef CUZK_TEST_DAEMON_LIB_H
+#define CUZK_TEST_DAEMON_LIB_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SKIP 77   /* CTest's skip code for this test */
+
+extern const char *bin_dir, *src_dir;   /* CUZK_BIN, CUZK_SRC */
+extern char tmp_dir[256];               /* this run's directory (kept when it fails) */
+/* Sent with every request when set (a bearer token header), unless extra_header is an
+ * Authorization header of its own ("Authorization:" alone sends none). */
+extern const char *http_auth;
+extern long http_timeout_s;
+
+typedef struct {
+    pid_t pid;
+    char addr[256];      /* first listener */
+    char addr2[256];     /* second listener (e.g. unix:PATH) */
+    char log[300];
+    char state[300];   /* its --state-dir, unless the test gives one */
+} daemon_proc;
+
+typedef struct {
+    long status;
+    char *body;
+    size_t len;
+    char retry_after[32];
+    json_t *json;    /* body parsed when it is JSON */
+} resp;
+
+void kill_all(void);
+
+void track(pid_t p, bool add);
+
+/* Starts cuzk-daemon with the given flags (NULL-terminated) plus a free loopback port, an
+ * address file and a log file. Returns false when it does not come up within 20 s. */
+bool daemon_start(daemon_proc *d, const char *tag, ...);
+
+/* SIGTERM and wait up to timeout_s; returns the exit status, or -1 after a SIGKILL. */
+int daemon_stop(daemon_proc *d, double timeout_s);
+
+void resp_free(resp *r);
+
+/* One request. addr is HOST:PORT or unix:PATH. extra_header may be NULL. The path is sent
+ * as given (dot segments too). */
+bool http_ex(resp *r, const char *addr, const char *method, const char *path,
+             const char *ctype, const void *body, size_t len, const char *extra_header);
+
+bool http(resp *r, const char *addr, const char *method, const char *path, const char *json);
+
+const char *jstr(json_t *o, const char *k);
+
+bool add_key(const char *addr, const char *id, const char *circuit);
+
+/* Submits a job of n copies of the circuit's fixture witness. Returns the job id (a
+ * malloc'd string) or NULL; *status gets the HTTP status. */
+char *submit(const char *addr, const char *key, const char *circuit, const char *prio,
+             int n, long *status);
+
+/* Long-polls a job until it is final (up to timeout_s); returns its JSON (owned) or NULL. */
+json_t *wait_final(const char *addr, const char *id, double timeout_s);
+
+/* The file's bytes, 0-terminated (the test reads JSON as text too); NULL when unreadable. */
+char *read_file(const char *path, size_t *len);
+
+char *b64(const unsigned char *p, size_t n);
+
+int count_in_file(const char *path, const char *needle);
+
+bool snarkjs_present(void);
+
+/* One scenario of a test program: its name on the command line and its function (0: pass). */
+typedef struct {
+    const char *name;
+    int (*run)(void);
+} daemon_scenario;
+
+/* main of a daemon test program: `PROG SCENARIO`, with CUZK_BIN and CUZK_SRC set; makes
+ * tmp_dir, kills every daemon at exit or on a fatal signal, removes tmp_dir when it passes. */
+int daemon_test_main(int argc, char **argv, const char *prog, const daemon_scenario *sc,
+                     size_t n);
+
+#endif
