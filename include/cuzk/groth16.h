@@ -173,9 +173,18 @@ const cuzk_fr *cuzk_groth16_public(const cuzk_zkey *pk, const cuzk_fr *witness);
 /* Checks a proof: e(A, B) = e(alpha1, beta2) e(vk_x, gamma2) e(C, delta2) with
  * vk_x = IC_0 + sum pub_i IC_i. CUZK_OK when valid; CUZK_EVERIFY when the equation fails;
  * CUZK_ESIZE when n_pub != vk->n_public; CUZK_ENOT_ON_CURVE / CUZK_ENOT_IN_SUBGROUP for
- * proof points outside G1/G2. */
+ * proof points outside G1/G2; CUZK_EFORMAT for a key with a point at infinity
+ * (cuzk_vk_check). */
 cuzk_err cuzk_groth16_verify(const cuzk_vk *vk, const cuzk_fr *pub, size_t n_pub,
                              const cuzk_proof *proof) CUZK_WUR;
+
+/* A verification key fit to verify with: CUZK_EFORMAT when alpha1, beta2, gamma2, delta2 or
+ * an IC point is the point at infinity (such a key accepts forged proofs: with all of them
+ * at infinity, any proof whose points are at infinity verifies), or when vk->has_alphabeta
+ * and vk->alphabeta is not e(alpha1, beta2) (one pairing). The detail names `name` (the
+ * key's file) and the field, as "vk.json: vk_gamma_2: the point at infinity".
+ * cuzk_groth16_verify refuses the points at infinity too (not the vk_alphabeta_12 check). */
+cuzk_err cuzk_vk_check(const cuzk_vk *vk, const char *name) CUZK_WUR;
 
 /* Uniform random element of Fr from getrandom (rejection sampling). CUZK_ERANDOM. */
 cuzk_err cuzk_random_fr(cuzk_fr *out) CUZK_WUR;
