@@ -124,6 +124,9 @@ expect_err 2 "j192.json: .*pi_a" "${V[@]}" "$T/kvk.json" "$T/kq.json" "$T/j192.j
 expect_err 2 "p193.bin: longer than the 192 bytes of a Filecoin proof" "${V[@]}" "$T/kvk.json" "$T/kq.json" "$T/p193.bin"
 : > "$T/empty.bin"
 expect_err 2 "empty.bin: empty" "${V[@]}" "$T/kvk.json" "$T/kq.json" "$T/empty.bin"
+expect_ok "$BIN/cuzk" info "$T/p.bin"; grep -q "Filecoin's 192-byte form" "$T/out" && ok || bad "info p.bin: $(cat "$T/out")"
+expect_ok "$BIN/cuzk" info "$T/vk_one.json"; grep -q "REFUSED by cuzk verify: .*IC\[3\]: the point at infinity" "$T/out" && ok \
+    || bad "info of a key with a point at infinity: $(cat "$T/out")"
 # exit status: 1 for an invalid proof, 2 for unreadable or malformed input
 sed 's/"\([0-9]\)/"1\1/' "$d/public.json" > "$T/pub_bad.json"
 expect_err 1 "INVALID" "${V[@]}" "$T/kvk.json" "$T/pub_bad.json" "$T/p.bin"

@@ -505,15 +505,25 @@ static int cmd_info(int argc, char **argv)
         } else if (cuzk_proof_read_json(&proof, path) == CUZK_OK) {
             printf("%s: Groth16 proof, curve bls12381, points valid\n", path);
         } else if ((e = cuzk_vk_read_json(&vk, path)) == CUZK_OK) {
-            printf("%s: Groth16 verification key, curve bls12381, %u public inputs\n", path, vk->n_public);
+            e = cuzk_vk_check(vk, path);
+            printf("%s: Groth16 verification key, curve bls12381, %u public inputs%s%s\n", path,
+                   vk->n_public, e == CUZK_OK ? "" : "; REFUSED by cuzk verify: ",
+                   e == CUZK_OK ? "" : cuzk_error_detail());
             cuzk_vk_free(vk);
         } else {
             fprintf(stderr, "cuzk info: %s: neither a valid proof nor a verification key (%s)\n", path,
                     cuzk_error_detail());
             return 2;
         }
+    } else if (got && ((unsigned char)magic[0] & 0x80)) { /* compressed: Filecoin's proof */
+        cuzk_proof proof;
+        if ((e = cuzk_proof_read_filecoin(&proof, path)) != CUZK_OK)
+            return fail("info", e);
+        printf("%s: Groth16 proof in Filecoin's %d-byte form, curve bls12381, points valid\n",
+               path, CUZK_FILECOIN_PROOF_BYTES);
     } else {
-        fprintf(stderr, "cuzk info: %s: unknown file type (not .zkey, .r1cs, .wtns or JSON)\n", path);
+        fprintf(stderr, "cuzk info: %s: unknown file type (not .zkey, .r1cs, .wtns, JSON or a "
+                        "Filecoin proof)\n", path);
         return 2;
     }
     return 0;
