@@ -12,7 +12,8 @@
  * in constant-time code; they are never logged, and wiped (explicit_bzero) when the pending
  * proof is freed. cuzk_prove_opts.test_r/test_s fix them for reproducible proofs: for tests
  * only, never in production (with known r and s a proof is not zero-knowledge: a guess of
- * the witness can be checked against it). The cuzk program takes them only in its test build (tests/cuzk-test).
+ * the witness can be checked against it). The cuzk program takes them only in its test
+ * build (tests/cuzk-test).
  *
  * Split API: cuzk_groth16_prove_start() runs everything but B_G2 and the epilogue and
  * returns a pending proof; cuzk_groth16_prove_finish() joins B_G2 and runs the epilogue;
