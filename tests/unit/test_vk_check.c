@@ -52,15 +52,18 @@ static void test_circuit(const char *name)
     for (unsigned f = 0; f < 4 + vk->n_public + 1; f++) {
         cuzk_vk *v = vk_dup(vk);
         char field[32];
-        switch (f) {
-        case 0: cuzk_g1_affine_set_inf(&v->alpha1); snprintf(field, sizeof field, "vk_alpha_1"); break;
-        case 1: cuzk_g2_affine_set_inf(&v->beta2); snprintf(field, sizeof field, "vk_beta_2"); break;
-        case 2: cuzk_g2_affine_set_inf(&v->gamma2); snprintf(field, sizeof field, "vk_gamma_2"); break;
-        case 3: cuzk_g2_affine_set_inf(&v->delta2); snprintf(field, sizeof field, "vk_delta_2"); break;
-        default:
-            cuzk_g1_affine_set_inf(&v->ic[f - 4]);
+        static const char *const named[4] = {"vk_alpha_1", "vk_beta_2", "vk_gamma_2",
+                                             "vk_delta_2"};
+        if (f < 4)
+            snprintf(field, sizeof field, "%s", named[f]);
+        else
             snprintf(field, sizeof field, "IC[%u]", f - 4);
-        }
+        if (f == 0)
+            cuzk_g1_affine_set_inf(&v->alpha1);
+        else if (f < 4)
+            cuzk_g2_affine_set_inf(f == 1 ? &v->beta2 : f == 2 ? &v->gamma2 : &v->delta2);
+        else
+            cuzk_g1_affine_set_inf(&v->ic[f - 4]);
         v->has_alphabeta = false;
         char want[64];
         snprintf(want, sizeof want, "%s: the point at infinity", field);

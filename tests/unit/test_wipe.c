@@ -87,7 +87,8 @@ static void test_random(void)
 /* nw proofs of the fixture's witness with fresh r and s; they verify. */
 static void test_prove(void)
 {
-    char *kp = test_fixture_dup("chain", "circuit.zkey"), *wp = test_fixture_dup("chain", "witness.wtns");
+    char *kp = test_fixture_dup("chain", "circuit.zkey");
+    char *wp = test_fixture_dup("chain", "witness.wtns");
     cuzk_zkey *zk = NULL;
     cuzk_wtns *wt = NULL;
     cuzk_vk *vk = NULL;
@@ -118,7 +119,8 @@ static void test_prove(void)
  * either key verifies. */
 static void test_setups(void)
 {
-    char *rp = test_fixture_dup("chain", "circuit.r1cs"), *wp = test_fixture_dup("chain", "witness.wtns");
+    char *rp = test_fixture_dup("chain", "circuit.r1cs");
+    char *wp = test_fixture_dup("chain", "witness.wtns");
     cuzk_r1cs *r = NULL;
     cuzk_wtns *wt = NULL;
     cuzk_bellman_circuit *c = NULL;
