@@ -9,8 +9,11 @@
  * split), the B_G2 MSM on its own thread, and the epilogue that randomises with r, s.
  *
  * r and s are drawn from the operating system (getrandom) for every proof and used only
- * in constant-time code; they are never logged. cuzk_prove_opts.test_r/test_s fix them
- * for reproducible proofs: for tests only, never in production.
+ * in constant-time code; they are never logged, and wiped (explicit_bzero) when the pending
+ * proof is freed. cuzk_prove_opts.test_r/test_s fix them for reproducible proofs: for tests
+ * only, never in production (with known r and s a proof is not zero-knowledge: a guess of
+ * the witness can be checked against it). The cuzk program takes them only in its test
+ * build (tests/cuzk-test).
  *
  * Split API: cuzk_groth16_prove_start() runs everything but B_G2 and the epilogue and
  * returns a pending proof; cuzk_groth16_prove_finish() joins B_G2 and runs the epilogue;
@@ -173,9 +176,18 @@ const cuzk_fr *cuzk_groth16_public(const cuzk_zkey *pk, const cuzk_fr *witness);
 /* Checks a proof: e(A, B) = e(alpha1, beta2) e(vk_x, gamma2) e(C, delta2) with
  * vk_x = IC_0 + sum pub_i IC_i. CUZK_OK when valid; CUZK_EVERIFY when the equation fails;
  * CUZK_ESIZE when n_pub != vk->n_public; CUZK_ENOT_ON_CURVE / CUZK_ENOT_IN_SUBGROUP for
- * proof points outside G1/G2. */
+ * proof points outside G1/G2; CUZK_EFORMAT for a key with a point at infinity
+ * (cuzk_vk_check). */
 cuzk_err cuzk_groth16_verify(const cuzk_vk *vk, const cuzk_fr *pub, size_t n_pub,
                              const cuzk_proof *proof) CUZK_WUR;
+
+/* A verification key fit to verify with: CUZK_EFORMAT when alpha1, beta2, gamma2, delta2 or
+ * an IC point is the point at infinity (such a key accepts forged proofs: with all of them
+ * at infinity, any proof whose points are at infinity verifies), or when vk->has_alphabeta
+ * and vk->alphabeta is not e(alpha1, beta2) (one pairing). The detail names `name` (the
+ * key's file) and the field, as "vk.json: vk_gamma_2: the point at infinity".
+ * cuzk_groth16_verify refuses the points at infinity too (not the vk_alphabeta_12 check). */
+cuzk_err cuzk_vk_check(const cuzk_vk *vk, const char *name) CUZK_WUR;
 
 /* Uniform random element of Fr from getrandom (rejection sampling). CUZK_ERANDOM. */
 cuzk_err cuzk_random_fr(cuzk_fr *out) CUZK_WUR;

@@ -392,8 +392,11 @@ void EC_FN(mul)(EC_JAC *r, const EC_JAC *a, const uint64_t *k, size_t nbits)
         EC_FN(jac_add)(&acc, &acc, &t);
     }
     *r = acc;
-    /* the table held multiples of a possibly secret point; clear it */
-    memset(tab, 0, sizeof tab);
+    /* the table held multiples of a possibly secret point, acc and t the scalar's
+     * multiples: clear them (explicit_bzero: a memset of dead locals may be removed) */
+    explicit_bzero(tab, sizeof tab);
+    explicit_bzero(&acc, sizeof acc);
+    explicit_bzero(&t, sizeof t);
 }
 
 void EC_FN(mul_fr)(EC_JAC *r, const EC_JAC *a, const cuzk_fr *k)
@@ -401,7 +404,7 @@ void EC_FN(mul_fr)(EC_JAC *r, const EC_JAC *a, const cuzk_fr *k)
     uint64_t l[CUZK_FR_LIMBS];
     cuzk_fr_to_limbs(l, k);
     EC_FN(mul)(r, a, l, 64 * CUZK_FR_LIMBS);
-    memset(l, 0, sizeof l);
+    explicit_bzero(l, sizeof l);   /* the scalar, maybe r, s or toxic waste */
 }
 
 void EC_FN(generator_mul)(EC_AFF *r, const cuzk_fr *k)

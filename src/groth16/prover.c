@@ -99,11 +99,12 @@ void cuzk_groth16_pending_free(cuzk_pending *p)
     if (!p)
         return;
     pending_join(p);
-    /* r and s are secrets: wipe them before the memory is returned. */
+    /* r and s are secrets: wipe them before the memory is returned (explicit_bzero: a
+     * memset before free may be removed). */
     if (p->r)
-        memset(p->r, 0, sizeof(cuzk_fr) * p->n_wit);
+        explicit_bzero(p->r, sizeof(cuzk_fr) * p->n_wit);
     if (p->s)
-        memset(p->s, 0, sizeof(cuzk_fr) * p->n_wit);
+        explicit_bzero(p->s, sizeof(cuzk_fr) * p->n_wit);
     free(p->w);
     free(p->wv);
     free(p->r);
@@ -371,7 +372,11 @@ static void epilogue_one(cuzk_proof *out, const cuzk_pending *p, size_t j)
     cuzk_g1_mul_fr(&t, &delta1, &rs);
     cuzk_g1_jac_neg(&t, &t);
     cuzk_g1_jac_add(&pc, &pc, &t);
-    memset(&rs, 0, sizeof rs);
+    /* r s and the multiples of r and s (and of the unblinded B1 + beta1 + s delta1) */
+    explicit_bzero(&rs, sizeof rs);
+    explicit_bzero(&t, sizeof t);
+    explicit_bzero(&t2, sizeof t2);
+    explicit_bzero(&b1s, sizeof b1s);
 
     cuzk_g1_jac_to_affine(&out->a, &pa);
     cuzk_g2_jac_to_affine(&out->b, &pb);

@@ -28,15 +28,18 @@ cuzk_err cuzk_random_fr(cuzk_fr *out)
      * draws on average. Rejected draws are discarded, so
      * timing reveals only how many were rejected, nothing of the kept value. */
     for (int tries = 0; tries < 256; tries++) {
-        if (os_random(b, sizeof b) != CUZK_OK)
-            return cuzk_error_set(CUZK_ERANDOM, "getrandom failed: %s", strerror(errno));
+        if (os_random(b, sizeof b) != CUZK_OK) {
+            int err = errno;
+            explicit_bzero(b, sizeof b);
+            return cuzk_error_set(CUZK_ERANDOM, "getrandom failed: %s", strerror(err));
+        }
         b[31] &= 0x7f;
         cuzk_err e = cuzk_fr_from_bytes_le(out, b);
         if (e == CUZK_OK) {
-            memset(b, 0, sizeof b);
+            explicit_bzero(b, sizeof b); /* memset of a dead buffer may be removed */
             return CUZK_OK;
         }
     }
-    memset(b, 0, sizeof b);
+    explicit_bzero(b, sizeof b);
     return cuzk_error_set(CUZK_ERANDOM, "getrandom returned no value below r in 256 draws");
 }

@@ -15,8 +15,10 @@ cuzk_err cuzk_setup_toxic_random(cuzk_setup_toxic *t)
     cuzk_fr *v[5] = {&t->tau, &t->alpha, &t->beta, &t->gamma, &t->delta};
     for (int i = 0; i < 5; i++) {
         cuzk_err e = cuzk_random_fr(v[i]);
-        if (e != CUZK_OK)
+        if (e != CUZK_OK) {
+            setup_wipe(t, sizeof *t);
             return cuzk_error_set(e, "setup: getrandom failed");
+        }
     }
     return CUZK_OK;
 }
@@ -177,6 +179,8 @@ static void lag_range(void *vc, size_t b, size_t e, unsigned w)
     } else {
         cuzk_fr_batch_inv_var(inv, den, e - b, tmp);
         memcpy(den, inv, (e - b) * sizeof *inv);
+        setup_wipe(tmp, (e - b) * sizeof *tmp);   /* functions of tau */
+        setup_wipe(inv, (e - b) * sizeof *inv);
     }
     free(tmp);
     free(inv);
@@ -206,6 +210,7 @@ static void qap_worker(void *vc, unsigned w)
             cuzk_fr_add(&acc[m->col[k]], &acc[m->col[k]], &t);
         }
     }
+    setup_wipe(&t, sizeof t);
 }
 
 /* h[i] = tau^i * zd for i < count */
@@ -226,6 +231,7 @@ static void hs_range(void *vc, size_t b, size_t e, unsigned w)
         c->h[i] = p;
         cuzk_fr_mul(&p, &p, c->tau);
     }
+    setup_wipe(&p, sizeof p);
 }
 
 static bool bit(const uint64_t *bits, size_t i) { return (bits[i / 64] >> (i % 64)) & 1; }
@@ -254,7 +260,7 @@ cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *
         return cuzk_error_set(CUZK_EINVAL, "setup: alpha, beta, gamma and delta must be nonzero");
     size_t n = (size_t)1 << c->log2_domain, rows = c->n_rows, nv = c->n_vars;
     size_t npub1 = (size_t)c->n_public + 1, naux = nv - npub1;
-    cuzk_fr omega, tau_n, z, zn, one, ninv, gamma_inv, delta_inv, zd;
+    cuzk_fr omega, tau_n, z, zn, one, ninv, gamma_inv, delta_inv, zd, s1[3], s2[3];
     e = cuzk_fr_root_of_unity(&omega, c->log2_domain, CUZK_ROOTS_BELLMAN);
     if (e != CUZK_OK)
         return cuzk_error_set(e, "setup: no root of unity of order 2^%u", c->log2_domain);
@@ -262,6 +268,7 @@ cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *
     cuzk_fr_pow(&tau_n, &t->tau, &nn, 1);
     cuzk_fr_set_one(&one);
     cuzk_fr_sub(&z, &tau_n, &one);   /* Z(tau) = tau^n - 1 */
+    setup_wipe(&tau_n, sizeof tau_n);
     if (cuzk_fr_is_zero(&z))
         return cuzk_error_set(CUZK_EINVAL, "setup: tau lies in the evaluation domain");
     cuzk_fr_set_u64(&ninv, n);
@@ -270,6 +277,7 @@ cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *
     cuzk_fr_inv(&gamma_inv, &t->gamma);
     cuzk_fr_inv(&delta_inv, &t->delta);
     cuzk_fr_mul(&zd, &z, &delta_inv);
+    setup_wipe(&z, sizeof z);
 
     cuzk_params *p = calloc(1, sizeof *p);
     cuzk_fr *lag = malloc(rows * sizeof *lag), *scratch = malloc(rows * sizeof *scratch);
@@ -289,8 +297,8 @@ cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *
     cuzk_parallel_run(3, qap_worker, &q);
     const cuzk_fr *u = q.uvw[0], *v = q.uvw[1], *w = q.uvw[2];
     /* the Lagrange values are done with: wiped and freed now (less held at once) */
-    memset(lag, 0, rows * sizeof *lag);
-    memset(scratch, 0, rows * sizeof *scratch);
+    setup_wipe(lag, rows * sizeof *lag);
+    setup_wipe(scratch, rows * sizeof *scratch);
     free(lag);
     free(scratch);
     lag = scratch = NULL;
@@ -304,6 +312,8 @@ cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *
         cuzk_fr_add(&s, &s, &x);
         cuzk_fr_add(&s, &s, &w[i]);
         cuzk_fr_mul(&sc[i], &s, i < npub1 ? &gamma_inv : &delta_inv);
+        setup_wipe(&s, sizeof s);
+        setup_wipe(&x, sizeof x);
         if (cuzk_fr_is_zero(&sc[i])) {
             e = cuzk_error_set(CUZK_EINVAL, "setup: wire %zu is in no constraint (its %s point "
                                "would be infinity)", i, i < npub1 ? "ic" : "l");
@@ -378,7 +388,8 @@ cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *
     setup_log(opts, &t0, "h: %zu G1 points (%s)", n - 1, cuzk_setup_fb_name(&fb, n - 1));
 
     /* the verifying key */
-    cuzk_fr s1[3] = {t->alpha, t->beta, t->delta}, s2[3] = {t->beta, t->gamma, t->delta};
+    s1[0] = t->alpha, s1[1] = t->beta, s1[2] = t->delta;
+    s2[0] = t->beta, s2[1] = t->gamma, s2[2] = t->delta;
     cuzk_g1_affine g1[3];
     cuzk_g2_affine g2[3];
     if ((e = cuzk_setup_g1_batch_var(g1, s1, 3, 1)) != CUZK_OK ||
@@ -390,27 +401,27 @@ cuzk_err cuzk_setup_bellman_opts(cuzk_params **out, const cuzk_bellman_circuit *
     p->beta2 = g2[0];
     p->gamma2 = g2[1];
     p->delta2 = g2[2];
-    memset(s1, 0, sizeof s1);
-    memset(s2, 0, sizeof s2);
     e = CUZK_OK;
 done:
     /* the scalars are functions of the toxic waste: wipe them */
+    setup_wipe(s1, sizeof s1);
+    setup_wipe(s2, sizeof s2);
     if (sc)
-        memset(sc, 0, n_scal * sizeof *sc);
+        setup_wipe(sc, n_scal * sizeof *sc);
     if (uvw)
-        memset(uvw, 0, 3 * nv * sizeof *uvw);
+        setup_wipe(uvw, 3 * nv * sizeof *uvw);
     if (lag)
-        memset(lag, 0, rows * sizeof *lag);
+        setup_wipe(lag, rows * sizeof *lag);
     if (scratch)
-        memset(scratch, 0, rows * sizeof *scratch);
+        setup_wipe(scratch, rows * sizeof *scratch);
     free(sc);
     free(uvw);
     free(lag);
     free(scratch);
-    memset(&zn, 0, sizeof zn);
-    memset(&zd, 0, sizeof zd);
-    memset(&gamma_inv, 0, sizeof gamma_inv);
-    memset(&delta_inv, 0, sizeof delta_inv);
+    setup_wipe(&zn, sizeof zn);
+    setup_wipe(&zd, sizeof zd);
+    setup_wipe(&gamma_inv, sizeof gamma_inv);
+    setup_wipe(&delta_inv, sizeof delta_inv);
     if (e != CUZK_OK) {
         cuzk_params_free(p);
         return e;

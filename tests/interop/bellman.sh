@@ -35,8 +35,8 @@ done
 
 d="$DATA/chain"; k="$T/chain.setup.params"
 # fixed r, s: the same proof on one thread and on all, with and without subgroup checks
-expect_ok "$BIN/cuzk" prove --test-fixed-rs 12345 67890 --r1cs "$d/circuit.r1cs" "$k" "$d/witness.wtns" "$T/f1.json" "$T/p1.json"
-expect_ok "$BIN/cuzk" prove --threads 1 --trusted --test-fixed-rs 12345 67890 --r1cs "$d/circuit.r1cs" "$k" "$d/witness.wtns" "$T/f2.json" "$T/p2.json"
+expect_ok "$CUZKT" prove --test-fixed-rs 12345 67890 --r1cs "$d/circuit.r1cs" "$k" "$d/witness.wtns" "$T/f1.json" "$T/p1.json"
+expect_ok "$CUZKT" prove --threads 1 --trusted --test-fixed-rs 12345 67890 --r1cs "$d/circuit.r1cs" "$k" "$d/witness.wtns" "$T/f2.json" "$T/p2.json"
 cmp -s "$T/f1.json" "$T/f2.json" && ok || bad "fixed r, s: proofs differ"
 # the decoded cache: written on the first load, used on the second
 rm -f "$k.cuzkcache"

@@ -23,16 +23,21 @@ done
 
 # Fixed r and s (tests only) give identical proofs; fresh randomness gives different ones.
 d="$DATA/chain"
-expect_ok "$BIN/cuzk" prove --test-fixed-rs 12345 67890 "$d/circuit.zkey" "$d/witness.wtns" "$T/f1.json" "$T/p1.json"
-expect_ok "$BIN/cuzk" prove --threads 1 --test-fixed-rs 12345 67890 "$d/circuit.zkey" "$d/witness.wtns" "$T/f2.json" "$T/p2.json"
+expect_ok "$CUZKT" prove --test-fixed-rs 12345 67890 "$d/circuit.zkey" "$d/witness.wtns" "$T/f1.json" "$T/p1.json"
+expect_ok "$CUZKT" prove --threads 1 --test-fixed-rs 12345 67890 "$d/circuit.zkey" "$d/witness.wtns" "$T/f2.json" "$T/p2.json"
 cmp -s "$T/f1.json" "$T/f2.json" && ok || bad "fixed r, s: proofs differ (1 thread vs default)"
 expect_ok "$SNARKJS" groth16 verify "$d/verification_key.json" "$T/p1.json" "$T/f1.json"
 expect_ok "$BIN/cuzk" prove "$d/circuit.zkey" "$d/witness.wtns" "$T/r1.json" "$T/p1.json"
 expect_ok "$BIN/cuzk" prove "$d/circuit.zkey" "$d/witness.wtns" "$T/r2.json" "$T/p2.json"
 cmp -s "$T/r1.json" "$T/r2.json" && bad "two proofs with fresh r, s are identical" || ok
 # r = s = 0 is still a valid proof (edge case of the epilogue)
-expect_ok "$BIN/cuzk" prove --test-fixed-rs 0 0 "$d/circuit.zkey" "$d/witness.wtns" "$T/z.json" "$T/pz.json"
+expect_ok "$CUZKT" prove --test-fixed-rs 0 0 "$d/circuit.zkey" "$d/witness.wtns" "$T/z.json" "$T/pz.json"
 expect_ok "$SNARKJS" groth16 verify "$d/verification_key.json" "$T/pz.json" "$T/z.json"
+# the shipped cuzk has no --test-fixed-rs (proofs without blinding): refused, nothing written
+expect_err 2 "unknown option '--test-fixed-rs'" "$BIN/cuzk" prove --test-fixed-rs 0 0 "$d/circuit.zkey" \
+    "$d/witness.wtns" "$T/nz.json" "$T/npz.json"
+[ ! -e "$T/nz.json" ] && ok || bad "cuzk prove --test-fixed-rs wrote a proof"
+"$BIN/cuzk" prove --help >"$T/out" 2>&1; grep -q "test-fixed-rs" "$T/out" && bad "cuzk --help names --test-fixed-rs" || ok
 
 # Tampering: a changed public input or proof is rejected by both verifiers.
 sed 's/"\([0-9]\)/"1\1/' "$T/chain.public.json" > "$T/pub_bad.json"
@@ -91,15 +96,15 @@ done
 # params_check_min sends to the device when one answers)
 d="$DATA/chain"
 for g in synth=off synth=dedup synth=full bases=stream msm_chunk=1000 witness=register witness=copy b_g2=cpu; do
-    expect_ok "$BIN/cuzk" prove --gpu "$g" --test-fixed-rs 12345 67890 "$d/circuit.zkey" "$d/witness.wtns" "$T/g.json" "$T/gp.json"
+    expect_ok "$CUZKT" prove --gpu "$g" --test-fixed-rs 12345 67890 "$d/circuit.zkey" "$d/witness.wtns" "$T/g.json" "$T/gp.json"
     cmp -s "$T/f1.json" "$T/g.json" && ok || bad "--gpu $g: the proof differs"
 done
-expect_ok "$BIN/cuzk" prove --gpu bases=resident --gpu b_g2=device --gpu synth=dedup --test-fixed-rs 12345 67890 \
+expect_ok "$CUZKT" prove --gpu bases=resident --gpu b_g2=device --gpu synth=dedup --test-fixed-rs 12345 67890 \
     "$d/circuit.zkey" "$d/witness.wtns" "$T/g.json" "$T/gp.json"
 cmp -s "$T/f1.json" "$T/g.json" && ok || bad "several --gpu options: the proof differs"
 pk=(--r1cs "$T/bat/circuit.r1cs" "$T/bat/k.params" "$T/bat/witness-0.wtns")
-expect_ok "$BIN/cuzk" prove --test-fixed-rs 5 6 "${pk[@]}" "$T/pp1.json" "$T/pq1.json"
-expect_ok "$BIN/cuzk" prove --gpu params_check_min=1 --gpu synth=off --test-fixed-rs 5 6 "${pk[@]}" "$T/pp2.json" "$T/pq2.json"
+expect_ok "$CUZKT" prove --test-fixed-rs 5 6 "${pk[@]}" "$T/pp1.json" "$T/pq1.json"
+expect_ok "$CUZKT" prove --gpu params_check_min=1 --gpu synth=off --test-fixed-rs 5 6 "${pk[@]}" "$T/pp2.json" "$T/pq2.json"
 cmp -s "$T/pp1.json" "$T/pp2.json" && ok || bad "--gpu params_check_min=1 synth=off (.params): the proof differs"
 expect_err 2 "cuzk prove: --gpu synth=bogus: gpu option synth: 'bogus' is not one of auto, full, dedup or off" \
     "$BIN/cuzk" prove --gpu synth=bogus "$d/circuit.zkey" "$d/witness.wtns" "$T/x.json" "$T/y.json"
@@ -114,7 +119,7 @@ expect_err 2 "--gpu synth: not NAME=VALUE" \
 # The environment the program reads once: CUZK_THREADS (--threads over it), CUZK_FF_IMPL,
 # CUZK_BACKEND, as -v reports them; the same proof with the portable field code; bad values
 # refused with the variable and its value; --help documents them and --gpu.
-expect_ok env CUZK_THREADS=3 CUZK_FF_IMPL=portable CUZK_BACKEND=cpu "$BIN/cuzk" prove -v \
+expect_ok env CUZK_THREADS=3 CUZK_FF_IMPL=portable CUZK_BACKEND=cpu "$CUZKT" prove -v \
     --test-fixed-rs 12345 67890 "$d/circuit.zkey" "$d/witness.wtns" "$T/e.json" "$T/ep.json"
 grep -q "3 threads, backend cpu, field portable" "$T/out" && ok || bad "env: -v says $(cat "$T/out")"
 cmp -s "$T/f1.json" "$T/e.json" && ok || bad "CUZK_FF_IMPL=portable: the proof differs"

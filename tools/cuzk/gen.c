@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cuzk.h"
 #include "cuzk/gen.h"
+#include "outfile.h"
 #include "util/parallel.h"
 
 static void gen_usage(FILE *f)
@@ -53,6 +57,67 @@ static void gen_progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
+
+/* cuzk_gen_write into a temporary directory inside dir, then each file renamed into dir
+ * (outfile.h): a run that fails leaves none of its files, and existing ones are replaced
+ * whole. */
+static cuzk_err gen_write(cuzk_gen_stats *st, const char *dir, const cuzk_gen_opts *o)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return cuzk_error_set(CUZK_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
+    size_t dlen = strlen(dir), n = (size_t)o->n_partitions + 1;
+    char *tmpdir = malloc(dlen + 32);
+    tool_out *out = calloc(n, sizeof *out);
+    char **names = calloc(n, sizeof *names);
+    cuzk_err e = CUZK_OK;
+    if (!tmpdir || !out || !names)
+        e = cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    if (e == CUZK_OK) {
+        snprintf(tmpdir, dlen + 32, "%s/.cuzk-gen.XXXXXX", dir);
+        if (!mkdtemp(tmpdir)) {
+            e = cuzk_error_set(CUZK_EIO, "%s: cannot create a temporary directory in it: %s", dir,
+                               strerror(errno));
+            free(tmpdir);
+            tmpdir = NULL;
+        }
+    }
+    for (size_t i = 0; e == CUZK_OK && i < n; i++) {
+        char base[48];
+        if (i == 0)
+            snprintf(base, sizeof base, "circuit.r1cs");
+        else
+            snprintf(base, sizeof base, "witness-%zu.wtns", i - 1);
+        size_t len = dlen + strlen(tmpdir) + 2 * sizeof base;
+        names[i] = malloc(len);
+        out[i].tmp = malloc(len);
+        if (!names[i] || !out[i].tmp) {
+            e = cuzk_error_set(CUZK_ENOMEM, "out of memory");
+            break;
+        }
+        snprintf(names[i], len, "%s/%s", dir, base);
+        snprintf(out[i].tmp, len, "%s/%s", tmpdir, base);
+        out[i].path = names[i];
+    }
+    if (e == CUZK_OK && (e = cuzk_gen_write(st, tmpdir, o)) != CUZK_OK) {
+        char d[512];
+        snprintf(d, sizeof d, "%s", cuzk_error_detail());
+        const char *at = strstr(d, tmpdir); /* the detail names dir, not the temporary */
+        if (at)
+            cuzk_error_set(e, "%.*s%s%s", (int)(at - d), d, dir, at + strlen(tmpdir));
+    }
+    if (e == CUZK_OK)
+        e = tool_out_commit(out, n);
+    else if (out)
+        tool_out_discard(out, n);
+    if (tmpdir)
+        (void)rmdir(tmpdir);
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+    free(out);
+    free(tmpdir);
+    return e;
+}
 
 int cuzk_cli_gen(int argc, char **argv)
 {
@@ -131,7 +196,7 @@ int cuzk_cli_gen(int argc, char **argv)
         o.progress_ctx = NULL;
     }
     cuzk_gen_stats st;
-    cuzk_err e = cuzk_gen_write(&st, dir, &o);
+    cuzk_err e = gen_write(&st, dir, &o);
     if (e != CUZK_OK) {
         const char *d = cuzk_error_detail();
         fprintf(stderr, "cuzk gen: %s\n", d[0] ? d : cuzk_strerror(e));

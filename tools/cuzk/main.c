@@ -3,11 +3,14 @@
  * cuzk: one-shot commands.
  *   cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] <circuit.zkey> <witness.wtns> <proof.json> <public.json>
  *   cuzk prove [options] --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>
- *   cuzk verify <verification_key.json> <public.json> <proof.json>
+ *   cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>   (exit 0, 1, 2)
  *   cuzk export vk <circuit.zkey> <verification_key.json>
  *   cuzk info <file>
  *   cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>
  *   cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR
+ * Outputs go through tools/common/outfile.h (temporary name, rename; refused when one names
+ * an input or another output). Built with CUZK_CLI_TEST_BUILD (tests/cuzk-test only), prove
+ * also takes --test-fixed-rs R S.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include "cuzk/params.h"
 #include "groth16/bellman.h"
 #include "io/binfile.h"
+#include "outfile.h"
 #include "util/parallel.h"
 
 /* The environment, read once in main. */
@@ -52,7 +56,8 @@ static void usage(FILE *f)
             "      --trusted skips the subgroup checks of the key's vectors; --cache keeps the\n"
             "      decoded key in key.params.cuzkcache; --filecoin also writes the 192-byte proof.\n"
             "  cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>\n"
-            "      prints OK and exits 0 for a valid proof; exits 1 with the reason otherwise.\n"
+            "      prints OK and exits 0 for a valid proof, 1 for an invalid one (with the\n"
+            "      reason), 2 for an unreadable or malformed input; cuzk verify -h says more.\n"
             "  cuzk export vk <circuit.zkey|key.params> <verification_key.json>\n"
             "      writes the verification key as snarkjs does.\n"
             "  cuzk info <file>\n"
@@ -124,13 +129,36 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
     if (e == CUZK_OK)
         e = r1cs ? cuzk_params_prove(proof, &t, p, c, ws, nw, wt[0]->n, opts)
                  : cuzk_groth16_prove(proof, &t, zk, ws, nw, wt[0]->n, opts);
-    for (size_t i = 0; e == CUZK_OK && i < nw; i++) {
-        e = cuzk_proof_write_json(proofs[i], &proof[i]);
+    /* every output under a temporary name first: all of them appear, or none */
+    size_t nout = 2 * nw + (filecoin ? 1 : 0);
+    const char **names = e == CUZK_OK ? calloc(nout, sizeof *names) : NULL;
+    tool_out *out = names ? calloc(nout, sizeof *out) : NULL;
+    if (e == CUZK_OK && !out)
+        e = cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    if (out) {
+        for (size_t i = 0; i < nw; i++) {
+            names[2 * i] = proofs[i];
+            names[2 * i + 1] = publics[i];
+        }
+        if (filecoin)
+            names[2 * nw] = filecoin;
+        e = tool_out_open_all(out, names, nout);
+        for (size_t i = 0; e == CUZK_OK && i < nw; i++) {
+            e = tool_out_status(&out[2 * i], cuzk_proof_write_json(out[2 * i].tmp, &proof[i]));
+            if (e == CUZK_OK)
+                e = tool_out_status(&out[2 * i + 1], cuzk_public_write_json(
+                                        out[2 * i + 1].tmp, ws[i] + 1, n_public));
+        }
+        if (e == CUZK_OK && filecoin)
+            e = tool_out_status(&out[2 * nw],
+                                cuzk_proof_write_filecoin(out[2 * nw].tmp, &proof[0]));
         if (e == CUZK_OK)
-            e = cuzk_public_write_json(publics[i], ws[i] + 1, n_public);
+            e = tool_out_commit(out, nout);
+        else
+            tool_out_discard(out, nout);
     }
-    if (e == CUZK_OK && filecoin)
-        e = cuzk_proof_write_filecoin(filecoin, &proof[0]);
+    free(names);
+    free(out);
     if (e == CUZK_OK && verbose)
         fprintf(stderr,
                 "cuzk prove: key load %.1f ms; %zu proof%s in %.1f ms (prep %.1f, H %.1f, msm %.1f, "
@@ -162,7 +190,9 @@ static int cmd_prove(int argc, char **argv)
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int npos = 0, verbose = 0;
     unsigned threads = 0;
+#ifdef CUZK_CLI_TEST_BUILD
     const char *test_rs[2] = {NULL, NULL};
+#endif
     const char *r1cs = NULL, *filecoin = NULL, *batch = NULL;
     unsigned pflags = 0;
     cuzk_gpu_opts gpu;
@@ -195,10 +225,13 @@ static int cmd_prove(int argc, char **argv)
                 return 2;
             }
             threads = (unsigned)t;
+#ifdef CUZK_CLI_TEST_BUILD
         } else if (!strcmp(argv[i], "--test-fixed-rs") && i + 2 < argc) {
-            /* For tests only: fixed r and s (decimal) make proofs reproducible. */
+            /* The test build only (tests/cuzk-test, never installed): fixed r and s
+             * (decimal) make proofs reproducible, and without blinding. */
             test_rs[0] = argv[++i];
             test_rs[1] = argv[++i];
+#endif
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "cuzk prove: unknown option '%s'\n", argv[i]);
             free(pos);
@@ -218,6 +251,7 @@ static int cmd_prove(int argc, char **argv)
         cuzk_parallel_set_threads(threads);
 
     cuzk_prove_opts opts = {.nthreads = threads, .backend = g_env.backend, .gpu = &gpu};
+#ifdef CUZK_CLI_TEST_BUILD
     cuzk_fr tr, ts;
     if (test_rs[0]) {
         if (cuzk_fr_from_dec(&tr, test_rs[0]) != CUZK_OK || cuzk_fr_from_dec(&ts, test_rs[1]) != CUZK_OK) {
@@ -228,6 +262,7 @@ static int cmd_prove(int argc, char **argv)
         opts.test_r = &tr;
         opts.test_s = &ts;
     }
+#endif
     size_t nw = batch ? (size_t)npos - 1 : 1;
     char **proofs = calloc(nw, sizeof *proofs), **publics = calloc(nw, sizeof *publics);
     int rc = 2;
@@ -248,10 +283,37 @@ static int cmd_prove(int argc, char **argv)
             ok = proofs[i] && publics[i];
         }
     }
+    if (ok) { /* no output may name an input or another output */
+        size_t nin = nw + 2, nout = 2 * nw + 1;
+        const char **in = calloc(nin, sizeof *in), **outs = calloc(nout, sizeof *outs);
+        ok = in && outs;
+        if (ok) {
+            in[0] = pos[0];
+            in[1] = r1cs;
+            for (size_t i = 0; i < nw; i++) {
+                in[2 + i] = pos[1 + i];
+                outs[2 * i] = proofs[i];
+                outs[2 * i + 1] = publics[i];
+            }
+            outs[2 * nw] = filecoin;
+            rc = tool_out_check("cuzk prove", in, nin, outs, nout);
+        }
+        free(in);
+        free(outs);
+        if (ok && rc) {
+            ok = false;
+            goto done;
+        }
+    }
     if (ok)
         rc = prove_batch(pos[0], r1cs, pflags, filecoin, nw, pos + 1, proofs, publics, &opts, verbose);
     else
         rc = fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
+done:
+#ifdef CUZK_CLI_TEST_BUILD
+    explicit_bzero(&tr, sizeof tr);
+    explicit_bzero(&ts, sizeof ts);
+#endif
     for (size_t i = 0; i < nw; i++) {
         free(proofs ? proofs[i] : NULL);
         free(publics ? publics[i] : NULL);
@@ -260,8 +322,47 @@ static int cmd_prove(int argc, char **argv)
     return rc;
 }
 
+/* A proof file is snarkjs's proof.json when its first non-blank byte is '{'; otherwise it
+ * is read as Filecoin's binary proof (whose first byte has the compressed flag 0x80 set),
+ * whatever its size. *json: which. */
+static cuzk_err proof_kind(bool *json, const char *path)
+{
+    FILE *f;
+    cuzk_err e = io_fopen_regular(&f, path); /* a FIFO is refused, not waited on */
+    if (e != CUZK_OK)
+        return e;
+    int c;
+    do
+        c = fgetc(f);
+    while (c == ' ' || c == '\n' || c == '\r' || c == '\t');
+    fclose(f);
+    if (c == EOF)
+        return cuzk_error_set(CUZK_EFORMAT, "%s: empty: neither a proof.json nor a %d-byte "
+                              "Filecoin proof", path, CUZK_FILECOIN_PROOF_BYTES);
+    *json = c == '{';
+    return CUZK_OK;
+}
+
+/* Exit status: 0 the proof is valid, 1 it is not (for this key and these public inputs, or
+ * their number is not the key's), 2 an input cannot be read or is malformed (the message
+ * names the file and the field). */
 static int cmd_verify(int argc, char **argv)
 {
+    if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+        printf("usage: cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>\n"
+               "  Checks a Groth16 proof (BLS12-381) against a snarkjs verification key.\n"
+               "  The proof is snarkjs's proof.json, or Filecoin's %d-byte binary proof\n"
+               "  (A, B, C compressed), told apart by content.\n"
+               "  The key is refused when alpha, beta, gamma, delta or an IC point is the point\n"
+               "  at infinity, or when its vk_alphabeta_12 (optional) is not e(alpha, beta).\n"
+               "exit status:\n"
+               "  0  the proof is valid (prints OK)\n"
+               "  1  the proof is invalid: the pairing check fails, or the number of public\n"
+               "     inputs is not the key's (prints INVALID and the reason on stderr)\n"
+               "  2  an input is unreadable or malformed, or the key is refused (the message\n"
+               "     names the file and the field)\n", CUZK_FILECOIN_PROOF_BYTES);
+        return 0;
+    }
     if (argc != 3) {
         usage(stderr);
         return 2;
@@ -270,13 +371,15 @@ static int cmd_verify(int argc, char **argv)
     cuzk_fr *pub = NULL;
     size_t npub = 0;
     cuzk_proof proof;
+    bool json = true;
     cuzk_err e;
     if ((e = cuzk_vk_read_json(&vk, argv[0])) != CUZK_OK)
         return fail("verify", e);
-    struct stat pst;
-    bool fc = stat(argv[2], &pst) == 0 && pst.st_size == CUZK_FILECOIN_PROOF_BYTES;
-    if ((e = cuzk_public_read_json(&pub, &npub, argv[1])) != CUZK_OK ||
-        (e = fc ? cuzk_proof_read_filecoin(&proof, argv[2]) : cuzk_proof_read_json(&proof, argv[2])) != CUZK_OK) {
+    if ((e = cuzk_vk_check(vk, argv[0])) != CUZK_OK ||
+        (e = cuzk_public_read_json(&pub, &npub, argv[1])) != CUZK_OK ||
+        (e = proof_kind(&json, argv[2])) != CUZK_OK ||
+        (e = json ? cuzk_proof_read_json(&proof, argv[2])
+                  : cuzk_proof_read_filecoin(&proof, argv[2])) != CUZK_OK) {
         cuzk_vk_free(vk);
         free(pub);
         return fail("verify", e);
@@ -288,6 +391,8 @@ static int cmd_verify(int argc, char **argv)
         printf("OK\n");
         return 0;
     }
+    if (e != CUZK_EVERIFY && e != CUZK_ESIZE)  /* not a verdict on the proof */
+        return fail("verify", e);
     fprintf(stderr, "cuzk verify: INVALID: %s\n", cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
     return 1;
 }
@@ -298,6 +403,9 @@ static int cmd_export(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    const char *in[] = {argv[1]}, *outs[] = {argv[2]};
+    if (tool_out_check("cuzk export vk", in, 1, outs, 1))
+        return 2;
     cuzk_zkey *zk = NULL;
     cuzk_vk *vk = NULL;
     cuzk_err e;
@@ -315,8 +423,14 @@ static int cmd_export(int argc, char **argv)
         if (e == CUZK_OK)
             e = cuzk_vk_from_zkey(&vk, zk);
     }
-    if (e == CUZK_OK)
-        e = cuzk_vk_write_json(argv[2], vk);
+    tool_out out;
+    if (e == CUZK_OK && (e = tool_out_open(&out, argv[2])) == CUZK_OK) {
+        e = tool_out_status(&out, cuzk_vk_write_json(out.tmp, vk));
+        if (e == CUZK_OK)
+            e = tool_out_commit(&out, 1);
+        else
+            tool_out_discard(&out, 1);
+    }
     cuzk_vk_free(vk);
     cuzk_zkey_free(zk);
     return e == CUZK_OK ? 0 : fail("export vk", e);
@@ -391,15 +505,25 @@ static int cmd_info(int argc, char **argv)
         } else if (cuzk_proof_read_json(&proof, path) == CUZK_OK) {
             printf("%s: Groth16 proof, curve bls12381, points valid\n", path);
         } else if ((e = cuzk_vk_read_json(&vk, path)) == CUZK_OK) {
-            printf("%s: Groth16 verification key, curve bls12381, %u public inputs\n", path, vk->n_public);
+            e = cuzk_vk_check(vk, path);
+            printf("%s: Groth16 verification key, curve bls12381, %u public inputs%s%s\n", path,
+                   vk->n_public, e == CUZK_OK ? "" : "; REFUSED by cuzk verify: ",
+                   e == CUZK_OK ? "" : cuzk_error_detail());
             cuzk_vk_free(vk);
         } else {
             fprintf(stderr, "cuzk info: %s: neither a valid proof nor a verification key (%s)\n", path,
                     cuzk_error_detail());
             return 2;
         }
+    } else if (got && ((unsigned char)magic[0] & 0x80)) { /* compressed: Filecoin's proof */
+        cuzk_proof proof;
+        if ((e = cuzk_proof_read_filecoin(&proof, path)) != CUZK_OK)
+            return fail("info", e);
+        printf("%s: Groth16 proof in Filecoin's %d-byte form, curve bls12381, points valid\n",
+               path, CUZK_FILECOIN_PROOF_BYTES);
     } else {
-        fprintf(stderr, "cuzk info: %s: unknown file type (not .zkey, .r1cs, .wtns or JSON)\n", path);
+        fprintf(stderr, "cuzk info: %s: unknown file type (not .zkey, .r1cs, .wtns, JSON or a "
+                        "Filecoin proof)\n", path);
         return 2;
     }
     return 0;

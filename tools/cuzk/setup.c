@@ -6,6 +6,7 @@
 
 #include "cuzk.h"
 #include "cuzk/setup.h"
+#include "outfile.h"
 #include "setup/bellman.h"
 #include "setup/setup_internal.h"
 #include "util/parallel.h"
@@ -35,6 +36,30 @@ static bool ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && !strcmp(s + a - b, suf);
+}
+
+static cuzk_err write_zkey(const char *path, const void *key)
+{
+    return cuzk_zkey_write(path, key);
+}
+static cuzk_err write_params(const char *path, const void *key)
+{
+    return cuzk_params_write(path, key);
+}
+
+/* The key under a temporary name beside path, then renamed onto it (outfile.h). */
+static cuzk_err write_out(const char *path, cuzk_err (*write)(const char *, const void *),
+                          const void *key)
+{
+    tool_out out;
+    cuzk_err e = tool_out_open(&out, path);
+    if (e != CUZK_OK)
+        return e;
+    if ((e = tool_out_status(&out, write(out.tmp, key))) != CUZK_OK) {
+        tool_out_discard(&out, 1);
+        return e;
+    }
+    return tool_out_commit(&out, 1);
 }
 
 static int setup_fail(cuzk_err e)
@@ -106,6 +131,9 @@ int cuzk_cli_setup(int argc, char **argv, const tool_env *env)
                         "(bellman)\n", pos[1]);
         return 2;
     }
+    const char *in[] = {pos[0]}, *outs[] = {pos[1]};
+    if (tool_out_check("cuzk setup", in, 1, outs, 1))
+        return 2;
     if (threads)
         cuzk_parallel_set_threads(threads);
     if (backend == CUZK_BACKEND_AUTO) /* --backend auto or none: the environment's choice */
@@ -139,7 +167,7 @@ int cuzk_cli_setup(int argc, char **argv, const tool_env *env)
         if (e != CUZK_OK)
             return setup_fail(e);
         double tw = setup_now_ms();
-        e = cuzk_zkey_write(pos[1], z);
+        e = write_out(pos[1], write_zkey, z);
         cuzk_zkey_free(z);
         if (e != CUZK_OK)
             return setup_fail(e);
@@ -157,7 +185,7 @@ int cuzk_cli_setup(int argc, char **argv, const tool_env *env)
         if (e != CUZK_OK)
             return setup_fail(e);
         double tw = setup_now_ms();
-        e = cuzk_params_write(pos[1], p);
+        e = write_out(pos[1], write_params, p);
         cuzk_params_free(p);
         if (e != CUZK_OK)
             return setup_fail(e);

@@ -5,6 +5,8 @@
 set -uo pipefail
 BIN="${CUZK_BIN:?}"; SRC="${CUZK_SRC:?}"; DATA="${CUZK_TEST_DATA:-$SRC/tests/data}/circuits"
 SNARKJS="$SRC/tests/js/node_modules/.bin/snarkjs"
+# the test build of cuzk (never installed): cuzk with `prove --test-fixed-rs R S`
+CUZKT="$BIN/tests/cuzk-test"
 if [ ! -x "$SNARKJS" ]; then
     echo "SKIP: snarkjs is not installed (run scripts/deps.sh)"; exit 77
 fi
