@@ -288,7 +288,7 @@ cuzk_err server_start(server **out, cuzk_engine *e, const server_config *c)
         s->cfg.n_listen = 1;
     }
     for (unsigned i = 0; i < SERVER_MAX_LISTEN; i++)
-        s->fd[i] = -1;
+        s->fd[i] = s->lock_fd[i] = -1;
     cuzk_err r = CUZK_OK;
     for (unsigned i = 0; i < s->cfg.n_allow && r == CUZK_OK; i++) {
         s->allow_real[i] = realpath(s->cfg.allow_dirs[i], NULL);
@@ -335,6 +335,8 @@ void server_stop(server *s)
         if (s->unix_path[i][0])
             unlink(s->unix_path[i]);
     }
+    for (unsigned i = 0; i < SERVER_MAX_LISTEN; i++)
+        listen_unlock(s, i);   /* after the socket is gone */
     for (unsigned i = 0; i < SERVER_MAX_ALLOW; i++)
         free(s->allow_real[i]);
     free(s);

@@ -32,6 +32,8 @@ struct server {
     int fd[SERVER_MAX_LISTEN];
     char addr[SERVER_MAX_LISTEN][300];
     char unix_path[SERVER_MAX_LISTEN][sizeof(((struct sockaddr_un *)0)->sun_path)];
+    int lock_fd[SERVER_MAX_LISTEN];   /* a Unix listener's PATH.lock, held; else -1 */
+    char lock_path[SERVER_MAX_LISTEN][sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
     _Atomic uint64_t counts[SERVER_N_CODES];
     _Atomic size_t body_bytes;   /* buffered request bodies (their capacity), all connections */
 };
@@ -57,6 +59,8 @@ void utf8_scrub(char *s);
 /* listen.c: binds listener i of the configuration. */
 cuzk_err listen_unix(server *s, unsigned i, const char *path);
 cuzk_err listen_tcp(server *s, unsigned i, const char *spec);
+/* Gives up listener i's lock file (removed), if it holds one. */
+void listen_unlock(server *s, unsigned i);
 
 /* auth.c */
 bool auth_ok(const server *s, struct MHD_Connection *c);

@@ -6,6 +6,7 @@
  *
  * Settings come from defaults sized to the machine, then the INI file, then the flags.
  * SIGTERM / SIGINT: stop accepting, end every job explicitly, exit 0.
+ * SIGHUP: reopen the log file (after logrotate moved it); nothing else changes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -464,6 +467,51 @@ static int parse_args(daemon_config *c, int argc, char **argv)
     return 0;
 }
 
+/* SIGHUP: the log path opened anew and put under the log's FILE (its descriptor replaced
+ * by dup2), so the engine's FILE * stays valid and lines go to the new file from here on. */
+static void log_reopen(cuzk_engine *e, FILE *log, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        cuzk_engine_log(e, CUZK_LOG_ERROR, "event=log_reopen_failed path=%s reason=\"%s\"", path,
+                        strerror(errno));
+        return;
+    }
+    flockfile(log);   /* no line of another thread split between the two files */
+    fflush(log);
+    int r = dup2(fd, fileno(log));
+    int er = errno;
+    funlockfile(log);
+    close(fd);
+    if (r < 0)
+        cuzk_engine_log(e, CUZK_LOG_ERROR, "event=log_reopen_failed path=%s reason=\"%s\"", path,
+                        strerror(er));
+    else
+        cuzk_engine_log(e, CUZK_LOG_INFO, "event=log_reopened path=%s", path);
+}
+
+/* Every connection takes a descriptor: the soft limit raised to the hard one, and the
+ * connection limit kept below it (room for keys, witnesses, the journal). */
+static void fd_limit_raise(server_config *srv)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t want = rl.rlim_max;
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    rlim_t room = rl.rlim_cur > 256 ? rl.rlim_cur - 256 : rl.rlim_cur / 2;
+    if (rl.rlim_cur != RLIM_INFINITY && srv->connection_limit > room) {
+        fprintf(stderr, "cuzk-daemon: connection_limit %u lowered to %llu (open files limit "
+                        "%llu)\n", srv->connection_limit, (unsigned long long)room,
+                (unsigned long long)rl.rlim_cur);
+        srv->connection_limit = (unsigned)room;
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -522,11 +570,14 @@ int main(int argc, char **argv)
         }
     }
 
+    fd_limit_raise(&c.srv);
+
     /* Signals are taken by sigwait in the main thread only; every thread inherits the mask. */
     sigset_t sigs;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
@@ -558,6 +609,8 @@ int main(int argc, char **argv)
     server *s = NULL;
     if (server_start(&s, e, &c.srv) != CUZK_OK) {
         cuzk_engine_log(e, CUZK_LOG_ERROR, "event=startup_failed reason=\"%s\"", cuzk_error_detail());
+        if (c.log_file)   /* the one who started it reads this, not the log */
+            fprintf(stderr, "cuzk-daemon: %s\n", cuzk_error_detail());
         cuzk_engine_free(e);
         return 1;
     }
@@ -573,7 +626,12 @@ int main(int argc, char **argv)
     cuzk_engine_log(e, CUZK_LOG_INFO, "event=ready pid=%ld", (long)getpid());
 
     int sig = 0;
-    sigwait(&sigs, &sig);
+    while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
+        if (c.log_file)
+            log_reopen(e, c.eng.log, c.log_file);
+        else
+            cuzk_engine_log(e, CUZK_LOG_INFO, "event=signal sig=SIGHUP log=stderr");
+    }
     cuzk_engine_log(e, CUZK_LOG_INFO, "event=signal sig=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     cuzk_engine_shutdown(e, c.shutdown_grace_s);
     server_stop(s);
