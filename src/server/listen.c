@@ -81,7 +81,7 @@ cuzk_err listen_unix(server *s, unsigned i, const char *path)
     mode_t old = umask(0177);   /* the socket is created 0600: owner only */
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
-    if (rc != 0 || chmod(path, 0600) != 0 || listen(fd, 128) != 0) {
+    if (rc != 0 || chmod(path, 0600) != 0 || listen(fd, SOMAXCONN) != 0) {
         int er = errno;
         close(fd);
         listen_unlock(s, i);
@@ -125,7 +125,7 @@ cuzk_err listen_tcp(server *s, unsigned i, const char *spec)
         rc = bind(fd, ai->ai_addr, ai->ai_addrlen);
     }
     if (rc == 0)
-        rc = listen(fd, 128);
+        rc = listen(fd, SOMAXCONN);
     int er = errno;
     freeaddrinfo(ai);
     if (rc != 0) {

@@ -6,21 +6,34 @@
  *                         the path, the daemon lives on and a job still proves
  *   test_conn unixlock    a second daemon on the same Unix socket refuses to start (exit
  *                         non-zero, naming the lock file) and the first still answers there
+ *   test_conn conns       the per-address limit refuses the 65th connection from one
+ *                         address; beside 2 000 idle and 500 dripping connections (from
+ *                         many loopback addresses, each within the limit) /healthz answers
+ *                         within 1 s to a client on a fresh address, and the header deadline
+ *                         closes the dripping and idle ones; 300 long polls at once hold no
+ *                         thread (/healthz and /v1/status answer within 1 s) and each
+ *                         returns as soon as its job ends; SIGTERM with polls waiting: exit 0
  *
  * Environment: CUZK_BIN (build dir with cuzk-daemon), CUZK_SRC (source dir).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon_lib.h"
 #include "test.h"
+#include "util/timing.h"
 
 /* Runs cuzk-daemon with argv (NULL-terminated, without the program) to its exit, stderr into
  * err_path; the exit status, or -1 when it is still running after timeout_s (then killed). */
@@ -174,11 +187,421 @@ static int test_unixlock(void)
     return test_finish();
 }
 
+/* ---- raw connections from chosen loopback addresses ---- */
+
+static int conn_port;
+
+/* A TCP connection to the daemon from source address 127.0.a.b (bound before connect, so
+ * the daemon sees that address); non-blocking, the connect maybe still under way. -1 on
+ * failure. */
+static int conn_open(unsigned a, unsigned b)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in src = {.sin_family = AF_INET}, dst = {.sin_family = AF_INET};
+    src.sin_addr.s_addr = htonl(0x7f000000u | a << 8 | b);
+    dst.sin_addr.s_addr = htonl(0x7f000001u);
+    dst.sin_port = htons((uint16_t)conn_port);
+    if (bind(fd, (struct sockaddr *)&src, sizeof src) != 0 ||
+        (connect(fd, (struct sockaddr *)&dst, sizeof dst) != 0 && errno != EINPROGRESS)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Waits until every fd's connect completed; false if one failed or 10 s passed. */
+static bool conn_wait_connected(const int *fd, size_t n)
+{
+    struct pollfd *p = calloc(n, sizeof *p);
+    bool ok = true;
+    for (size_t i = 0; i < n; i++)
+        p[i] = (struct pollfd){.fd = fd[i], .events = POLLOUT};
+    double t0 = cuzk_now_ms();
+    size_t left = n;
+    while (left && ok && cuzk_now_ms() - t0 < 10000) {
+        if (poll(p, n, 100) < 0)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            if (p[i].fd < 0 || !p[i].revents)
+                continue;
+            int err = 0;
+            socklen_t el = sizeof err;
+            getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &err, &el);
+            if (err) {
+                fprintf(stderr, "connect %zu: %s\n", i, strerror(err));
+                ok = false;
+            }
+            p[i].fd = -1;
+            left--;
+        }
+    }
+    free(p);
+    return ok && left == 0;
+}
+
+static bool send_all(int fd, const char *t)
+{
+    size_t n = strlen(t), o = 0;
+    double t0 = cuzk_now_ms();
+    while (o < n && cuzk_now_ms() - t0 < 5000) {
+        ssize_t w = send(fd, t + o, n - o, MSG_NOSIGNAL);
+        if (w > 0)
+            o += (size_t)w;
+        else if (w < 0 && errno != EAGAIN)
+            return false;
+        else
+            usleep(1000);
+    }
+    return o == n;
+}
+
+/* Reads what has arrived on fd (non-blocking) into buf/len; false once the peer closed. */
+static bool conn_read(int fd, char *buf, size_t cap, size_t *len)
+{
+    for (;;) {
+        char tmp[4096];
+        ssize_t r = recv(fd, tmp, sizeof tmp, 0);
+        if (r > 0) {
+            size_t k = (size_t)r < cap - 1 - *len ? (size_t)r : cap - 1 - *len;
+            memcpy(buf + *len, tmp, k);
+            *len += k;
+            buf[*len] = 0;
+            continue;
+        }
+        return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+}
+
+/* Whether an HTTP response in buf is complete (its Content-Length of body arrived). */
+static bool response_complete(const char *buf, size_t len)
+{
+    const char *end = strstr(buf, "\r\n\r\n");
+    const char *cl = strcasestr(buf, "Content-Length:");
+    if (!end || !cl || cl > end)
+        return false;
+    return len >= (size_t)(end + 4 - buf) + strtoul(cl + 15, NULL, 10);
+}
+
+/* GET path from 127.0.a.b on a fresh connection: seconds from connect to the whole
+ * response, status in *status (0: none); the body into body (cap bytes) when given. */
+static double timed_get(unsigned a, unsigned b, const char *path, long *status)
+{
+    double t0 = cuzk_now_ms();
+    *status = 0;
+    int fd = conn_open(a, b);
+    if (fd < 0 || !conn_wait_connected(&fd, 1)) {
+        if (fd >= 0)
+            close(fd);
+        return 99;
+    }
+    char req[512], buf[65536];
+    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+    size_t len = 0;
+    buf[0] = 0;
+    bool ok = send_all(fd, req);
+    while (ok && !response_complete(buf, len) && cuzk_now_ms() - t0 < 10000) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        poll(&p, 1, 50);
+        ok = conn_read(fd, buf, sizeof buf, &len);
+    }
+    double took = (cuzk_now_ms() - t0) / 1e3;
+    close(fd);
+    if (response_complete(buf, len) && !strncmp(buf, "HTTP/1.1 ", 9))
+        *status = strtol(buf + 9, NULL, 10);
+    return took;
+}
+
+/* Raises the open files limit to the hard one; false when it stays below want. */
+static bool fd_limit(rlim_t want)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return false;
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+    return rl.rlim_cur >= want;
+}
+
+/* Whether the peer closed fd within timeout_ms (read gives 0 or an error). */
+static bool closed_within(int fd, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&p, 1, timeout_ms) <= 0)
+        return false;
+    char b[256];
+    ssize_t r = recv(fd, b, sizeof b, MSG_DONTWAIT);
+    return r == 0 || (r < 0 && errno != EAGAIN);
+}
+
+enum { N_IDLE = 2000, N_DRIP = 500, PER_ADDR = 50, N_POLLS = 300 };
+#define HEADER_TIMEOUT_S 4.0
+
+/* The 65th connection from one address is refused; another address is not limited by it. */
+static void conns_per_ip(void)
+{
+    int fd[65];
+    for (int i = 0; i < 64; i++)
+        fd[i] = conn_open(0, 2);
+    CHECK(conn_wait_connected(fd, 64));
+    usleep(300000);   /* all 64 taken by the daemon before the next */
+    fd[64] = conn_open(0, 2);
+    CHECK(conn_wait_connected(fd + 64, 1));
+    /* one of the 65, the last one, is closed at once; the others stay open */
+    usleep(500000);
+    int closed = 0, which = -1;
+    for (int i = 0; i < 65; i++)
+        if (closed_within(fd[i], 0))
+            closed++, which = i;
+    printf("per-ip: %d of 65 connections from 127.0.0.2 refused (the %dth)\n", closed, which + 1);
+    CHECK(closed == 1 && which == 64);
+    /* those open are served */
+    CHECK(send_all(fd[0], "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    char buf[4096];
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < 100 && !response_complete(buf, len); i++) {
+        struct pollfd p = {.fd = fd[0], .events = POLLIN};
+        poll(&p, 1, 20);
+        conn_read(fd[0], buf, sizeof buf, &len);
+    }
+    CHECK(strncmp(buf, "HTTP/1.1 200", 12) == 0);
+    /* another address at the same moment: not limited */
+    long st;
+    CHECK(timed_get(0, 3, "/healthz", &st) < 1.0 && st == 200);
+    for (int i = 0; i < 65; i++)
+        close(fd[i]);
+}
+
+/* 2 000 idle and 500 dripping connections: /healthz answers from fresh addresses within 1 s;
+ * the header deadline closes the dripping ones (and the idle ones). */
+static void conns_flood(void)
+{
+    static int idle[N_IDLE], drip[N_DRIP];
+    static double drip_closed_s[N_DRIP], idle_closed_s[N_IDLE];
+    double t0 = cuzk_now_ms();
+    for (int i = 0; i < N_IDLE; i++)
+        idle[i] = conn_open(1, (unsigned)(10 + i / PER_ADDR));
+    for (int i = 0; i < N_DRIP; i++)
+        drip[i] = conn_open(2, (unsigned)(10 + i / PER_ADDR));
+    CHECK(conn_wait_connected(idle, N_IDLE));
+    CHECK(conn_wait_connected(drip, N_DRIP));
+    for (int i = 0; i < N_DRIP; i++) {
+        CHECK(send_all(drip[i], "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Drip: "));
+        drip_closed_s[i] = 0;
+    }
+    for (int i = 0; i < N_IDLE; i++)
+        idle_closed_s[i] = 0;
+    printf("flood: %d idle + %d dripping connections open in %.2f s\n", N_IDLE, N_DRIP,
+           (cuzk_now_ms() - t0) / 1e3);
+    /* beside them: /healthz from fresh addresses, while the drippers drip */
+    double worst = 0, last_drip = 0;
+    unsigned fresh = 0;
+    struct pollfd *p = calloc(N_IDLE + N_DRIP, sizeof *p);
+    int n_drip_closed = 0, n_idle_closed = 0;
+    while ((n_drip_closed < N_DRIP || n_idle_closed < N_IDLE) &&
+           cuzk_now_ms() - t0 < (HEADER_TIMEOUT_S + 6) * 1e3) {
+        double now = cuzk_now_ms();
+        if (now - last_drip > 500) {   /* a byte every half second: each one is progress */
+            for (int i = 0; i < N_DRIP; i++)
+                if (!drip_closed_s[i] && send(drip[i], "x", 1, MSG_NOSIGNAL) < 0 && errno != EAGAIN)
+                    drip_closed_s[i] = (now - t0) / 1e3;
+            last_drip = now;
+        }
+        if ((now - t0) / 1e3 < HEADER_TIMEOUT_S - 1.5 && fresh < 8) {
+            long st;
+            double took = timed_get(3, 10 + fresh++, "/healthz", &st);
+            CHECK(st == 200);
+            if (took > worst)
+                worst = took;
+        }
+        for (int i = 0; i < N_IDLE + N_DRIP; i++) {
+            bool d = i >= N_IDLE;
+            int fd = d ? drip[i - N_IDLE] : idle[i];
+            double done = d ? drip_closed_s[i - N_IDLE] : idle_closed_s[i];
+            p[i] = (struct pollfd){.fd = done ? -1 : fd, .events = POLLIN | POLLRDHUP};
+        }
+        poll(p, N_IDLE + N_DRIP, 20);
+        now = cuzk_now_ms();
+        for (int i = 0; i < N_IDLE + N_DRIP; i++) {
+            if (p[i].fd < 0 || !p[i].revents || !closed_within(p[i].fd, 0))
+                continue;
+            if (i >= N_IDLE)
+                drip_closed_s[i - N_IDLE] = (now - t0) / 1e3;
+            else
+                idle_closed_s[i] = (now - t0) / 1e3;
+        }
+        n_drip_closed = n_idle_closed = 0;
+        for (int i = 0; i < N_DRIP; i++)
+            n_drip_closed += drip_closed_s[i] > 0;
+        for (int i = 0; i < N_IDLE; i++)
+            n_idle_closed += idle_closed_s[i] > 0;
+    }
+    free(p);
+    double first = 1e9, lastc = 0;
+    for (int i = 0; i < N_DRIP; i++) {
+        if (drip_closed_s[i] && drip_closed_s[i] < first)
+            first = drip_closed_s[i];
+        if (drip_closed_s[i] > lastc)
+            lastc = drip_closed_s[i];
+    }
+    printf("flood: /healthz from %u fresh addresses, slowest %.3f s; %d of %d dripping closed "
+           "between %.2f and %.2f s, %d of %d idle closed (header deadline %.0f s)\n",
+           fresh, worst, n_drip_closed, N_DRIP, first, lastc, n_idle_closed, N_IDLE,
+           HEADER_TIMEOUT_S);
+    CHECK(fresh >= 2);
+    CHECK(worst < 1.0);
+    CHECK(n_drip_closed == N_DRIP && n_idle_closed == N_IDLE);
+    /* by the deadline: not before it (the connection time counts), not long after */
+    CHECK(first > HEADER_TIMEOUT_S - 1.0 && lastc < HEADER_TIMEOUT_S + 4.0);
+    for (int i = 0; i < N_IDLE; i++)
+        close(idle[i]);
+    for (int i = 0; i < N_DRIP; i++)
+        close(drip[i]);
+}
+
+/* N_POLLS long polls on one running job: /healthz and /v1/status answer within 1 s; each
+ * poll answers as soon as the job ends, with its proofs. */
+static void conns_polls(const char *addr)
+{
+    char *id = submit(addr, "chain", "chain", "normal", 6, NULL);
+    CHECK(id != NULL);
+    if (!id)
+        return;
+    static int fd[N_POLLS];
+    static double answered_s[N_POLLS];
+    static char *buf[N_POLLS];
+    static size_t len[N_POLLS];
+    char req[256];
+    snprintf(req, sizeof req, "GET /v1/proofs/%s?wait=50 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", id);
+    for (int i = 0; i < N_POLLS; i++)
+        fd[i] = conn_open(4, (unsigned)(10 + i / PER_ADDR));
+    CHECK(conn_wait_connected(fd, N_POLLS));
+    double t0 = cuzk_now_ms();
+    for (int i = 0; i < N_POLLS; i++) {
+        CHECK(send_all(fd[i], req));
+        buf[i] = calloc(1, 65536);
+        len[i] = 0;
+        answered_s[i] = 0;
+    }
+    /* while they wait: other requests answer at once */
+    double worst = 0;
+    for (unsigned k = 0; k < 4; k++) {
+        long st;
+        double took = timed_get(5, 10 + k, k & 1 ? "/v1/status" : "/healthz", &st);
+        CHECK(st == 200);
+        if (took > worst)
+            worst = took;
+    }
+    char path[128];
+    snprintf(path, sizeof path, "/v1/proofs/%s", id);
+    double done_s = 0;
+    int answered = 0;
+    struct pollfd p[N_POLLS];
+    while (answered < N_POLLS && cuzk_now_ms() - t0 < 60000) {
+        if (!done_s) {   /* when the job is seen final by a plain poll */
+            resp r;
+            if (http(&r, addr, "GET", path, NULL) && r.json && !strcmp(jstr(r.json, "state"), "done"))
+                done_s = (cuzk_now_ms() - t0) / 1e3;
+            resp_free(&r);
+        }
+        for (int i = 0; i < N_POLLS; i++)
+            p[i] = (struct pollfd){.fd = answered_s[i] ? -1 : fd[i], .events = POLLIN};
+        poll(p, N_POLLS, 20);
+        double now = (cuzk_now_ms() - t0) / 1e3;
+        for (int i = 0; i < N_POLLS; i++) {
+            if (p[i].fd < 0 || !p[i].revents)
+                continue;
+            bool open = conn_read(fd[i], buf[i], 65536, &len[i]);
+            if (response_complete(buf[i], len[i]) || !open) {
+                answered_s[i] = now;
+                answered++;
+            }
+        }
+    }
+    int ok = 0;
+    double first = 1e9, lastc = 0;
+    for (int i = 0; i < N_POLLS; i++) {
+        ok += !strncmp(buf[i], "HTTP/1.1 200", 12) && strstr(buf[i], "\"state\": \"done\"") &&
+              strstr(buf[i], "\"proofs\"");
+        if (answered_s[i] && answered_s[i] < first)
+            first = answered_s[i];
+        if (answered_s[i] > lastc)
+            lastc = answered_s[i];
+        close(fd[i]);
+        free(buf[i]);
+    }
+    printf("polls: %d waiting: /healthz, /v1/status within %.3f s; the job ended at %.2f s "
+           "(plain poll), the long polls answered between %.2f and %.2f s, %d of them done "
+           "with proofs\n", N_POLLS, worst, done_s, first, lastc, ok);
+    CHECK(worst < 1.0);
+    CHECK(ok == N_POLLS);
+    CHECK(done_s > 0 && first > 0.5);   /* they waited for the job */
+    CHECK(lastc < done_s + 1.0);       /* and answered as it ended, not at the end of the wait */
+    free(id);
+}
+
+static int test_conns(void)
+{
+    if (!fd_limit(N_IDLE + N_DRIP + N_POLLS + 512)) {
+        printf("conns: skipped: the open files limit is below %d\n", N_IDLE + N_DRIP + 512);
+        return SKIP;
+    }
+    char ht[32];
+    snprintf(ht, sizeof ht, "%.1f", HEADER_TIMEOUT_S);
+    daemon_proc d;
+    /* one HTTP thread: a poll that held it would stop every other request */
+    if (!daemon_start(&d, "conns", "--header-timeout", ht, "--http-threads", "1",
+                      "--gpu-workers", "1", "--debug-device-delay-ms", "400", NULL)) {
+        CHECK(0);
+        return test_finish();
+    }
+    conn_port = atoi(strrchr(d.addr, ':') + 1);
+    conns_per_ip();
+    conns_flood();
+    CHECK(healthy(d.addr));
+    CHECK(add_key(d.addr, "chain", "chain"));
+    conns_polls(d.addr);
+    /* SIGTERM while polls wait: they are answered, the daemon ends cleanly */
+    char *id = submit(d.addr, "chain", "chain", "low", 8, NULL);
+    int fd[40];
+    char req[256];
+    snprintf(req, sizeof req, "GET /v1/proofs/%s?wait=50 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+             id ? id : "0");
+    for (int i = 0; i < 40; i++)
+        fd[i] = conn_open(6, 10);
+    CHECK(conn_wait_connected(fd, 40));
+    for (int i = 0; i < 40; i++)
+        CHECK(send_all(fd[i], req));
+    usleep(300000);
+    CHECK(daemon_stop(&d, 30) == 0);
+    int ended = 0;
+    for (int i = 0; i < 40; i++) {
+        char b[65536];
+        size_t n = 0;
+        b[0] = 0;
+        while (conn_read(fd[i], b, sizeof b, &n) && !response_complete(b, n)) {
+            struct pollfd p = {.fd = fd[i], .events = POLLIN};
+            if (poll(&p, 1, 1000) <= 0)
+                break;
+        }
+        ended += !strncmp(b, "HTTP/1.1 200", 12) || n == 0;
+        close(fd[i]);
+    }
+    CHECK(ended == 40);
+    free(id);
+    CHECK(count_in_file(d.log, "event=exit") == 1);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
     static const daemon_scenario sc[] = {
         {"sighup", test_sighup},
         {"unixlock", test_unixlock},
+        {"conns", test_conns},
     };
     return daemon_test_main(argc, argv, "test_conn", sc, sizeof sc / sizeof sc[0]);
 }

@@ -114,6 +114,15 @@ static void usage(FILE *f)
         "  --max-body-total SIZE     bodies being received at once, all connections (503\n"
         "                            beyond; default 1G)\n"
         "  --max-wait S              cap of ?wait= long polls\n"
+        "  --connection-limit N      open connections per listener (default 4096, kept\n"
+        "                            below the open files limit)\n"
+        "  --per-ip-connection-limit N  connections from one IP address (default 64; 0: no\n"
+        "                            limit; Unix socket clients have none)\n"
+        "  --header-timeout S        a request's headers must be in S seconds after the\n"
+        "                            connection opened or its previous request (default 30)\n"
+        "  --body-min-rate SIZE      a body gets header-timeout plus one second per SIZE\n"
+        "                            bytes received (default 64K; 0: no floor)\n"
+        "  --http-threads N          HTTP threads per listener (epoll; default 8)\n"
         "  --result-ttl S            forget finished jobs after S seconds\n"
         "  --shutdown-grace S        on SIGTERM, time running jobs get to finish\n"
         "  --log-level L             error, warn, info (default; timeline events), debug\n"
@@ -344,7 +353,15 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
     if (!strcmp(name, "max_partitions"))
         return parse_uint(v, &e->max_partitions);
     if (!strcmp(name, "connection_limit"))
-        return parse_uint(v, &s->connection_limit);
+        return parse_uint(v, &s->connection_limit) && s->connection_limit > 0;
+    if (!strcmp(name, "per_ip_connection_limit"))
+        return parse_uint(v, &s->per_ip_connection_limit);
+    if (!strcmp(name, "http_threads"))
+        return parse_uint(v, &s->http_threads) && s->http_threads > 0 && s->http_threads <= 256;
+    if (!strcmp(name, "header_timeout"))
+        return parse_secs(v, &s->header_timeout_s) && s->header_timeout_s > 0;
+    if (!strcmp(name, "body_min_rate"))
+        return parse_size(v, &s->body_min_rate);
     if (!strcmp(name, "debug_device_delay_ms"))
         return parse_uint(v, &e->debug_device_delay_ms);
     if (!strcmp(name, "verify"))
