@@ -13,6 +13,9 @@
  *                         closes the dripping and idle ones; 300 long polls at once hold no
  *                         thread (/healthz and /v1/status answer within 1 s) and each
  *                         returns as soon as its job ends; SIGTERM with polls waiting: exit 0
+ *   test_conn aging       a low job submitted into a steady stream of critical jobs: without
+ *                         aging it is still queued while the stream goes on; with
+ *                         --priority-aging 1 it ends within a few seconds, the stream going on
  *
  * Environment: CUZK_BIN (build dir with cuzk-daemon), CUZK_SRC (source dir).
  */
@@ -596,12 +599,86 @@ static int test_conns(void)
     return test_finish();
 }
 
+/* A steady stream of critical jobs (a backlog of `backlog` kept queued) with one low job
+ * submitted at its start, for up to run_s seconds or until the low job is final; the low
+ * job's state at the end in state (its seconds to the end in *took_s). */
+static void stream_with_low(const char *addr, double run_s, int backlog, char *state, size_t n,
+                            double *took_s, int *n_critical)
+{
+    char *crit[512];
+    int nc = 0;
+    for (int i = 0; i < backlog; i++)
+        crit[nc++] = submit(addr, "chain", "chain", "critical", 1, NULL);
+    double t0 = cuzk_now_ms();
+    char *low = submit(addr, "chain", "chain", "low", 1, NULL);
+    CHECK(low != NULL);
+    snprintf(state, n, "none");
+    *took_s = 0;
+    char path[128];
+    snprintf(path, sizeof path, "/v1/proofs/%s", low ? low : "0");
+    while ((cuzk_now_ms() - t0) / 1e3 < run_s && nc < 500) {
+        resp r;
+        bool got = http(&r, addr, "GET", path, NULL) && r.json;
+        if (got)
+            snprintf(state, n, "%s", jstr(r.json, "state"));
+        resp_free(&r);
+        if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled")) {
+            *took_s = (cuzk_now_ms() - t0) / 1e3;
+            break;
+        }
+        /* keep the critical backlog queued */
+        int queued = 0;
+        if (http(&r, addr, "GET", "/v1/status", NULL) && r.json)
+            queued = (int)json_integer_value(
+                json_object_get(json_object_get(r.json, "queue"), "jobs_queued"));
+        resp_free(&r);
+        for (int k = queued - 1; k < backlog && nc < 500; k++)   /* the low job is one of them */
+            crit[nc++] = submit(addr, "chain", "chain", "critical", 1, NULL);
+        usleep(20000);
+    }
+    *n_critical = nc;
+    for (int i = 0; i < nc; i++)
+        free(crit[i]);
+    free(low);
+}
+
+static int test_aging(void)
+{
+    static const char *const aging[] = {"0", "1"};
+    for (int a = 0; a < 2; a++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "aging%s", aging[a]);
+        daemon_proc d;
+        if (!daemon_start(&d, tag, "--priority-aging", aging[a], "--gpu-workers", "1",
+                          "--lookahead", "1", "--debug-device-delay-ms", "60", NULL)) {
+            CHECK(0);
+            return test_finish();
+        }
+        CHECK(add_key(d.addr, "chain", "chain"));
+        char state[32];
+        double took;
+        int nc;
+        stream_with_low(d.addr, a == 0 ? 5.0 : 20.0, 4, state, sizeof state, &took, &nc);
+        printf("aging %s s: after %d critical jobs the low job is %s (%.2f s)\n", aging[a], nc,
+               state, took);
+        if (a == 0) {   /* the stream starves it */
+            CHECK(!strcmp(state, "queued"));
+        } else {        /* low, normal, high, critical after 3 s: then the older goes first */
+            CHECK(!strcmp(state, "done"));
+            CHECK(took > 2.0 && took < 8.0);
+        }
+        CHECK(daemon_stop(&d, 30) == 0);
+    }
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
     static const daemon_scenario sc[] = {
         {"sighup", test_sighup},
         {"unixlock", test_unixlock},
         {"conns", test_conns},
+        {"aging", test_aging},
     };
     return daemon_test_main(argc, argv, "test_conn", sc, sizeof sc / sizeof sc[0]);
 }

@@ -124,6 +124,8 @@ static void usage(FILE *f)
         "                            bytes received (default 64K; 0: no floor)\n"
         "  --http-threads N          HTTP threads per listener (epoll; default 8)\n"
         "  --result-ttl S            forget finished jobs after S seconds\n"
+        "  --priority-aging S        a waiting job's priority rises one level per S seconds\n"
+        "                            (default 60; 0: none, a low job may wait for ever)\n"
         "  --shutdown-grace S        on SIGTERM, time running jobs get to finish\n"
         "  --log-level L             error, warn, info (default; timeline events), debug\n"
         "  --log-file FILE           append the log there instead of stderr\n"
@@ -368,6 +370,8 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return parse_bool(v, &e->verify);
     if (!strcmp(name, "job_timeout"))
         return parse_secs(v, &e->job_timeout_s);
+    if (!strcmp(name, "priority_aging"))
+        return parse_secs(v, &e->priority_aging_s);
     if (!strcmp(name, "result_ttl"))
         return parse_secs(v, &e->result_ttl_s);
     if (!strcmp(name, "shutdown_grace"))
