@@ -627,7 +627,7 @@ static void stream_with_low(const char *addr, double run_s, int backlog, char *s
             break;
         }
         /* keep the critical backlog queued */
-        int queued = 0;
+        int queued = backlog + 1;   /* unknown: submit nothing */
         if (http(&r, addr, "GET", "/v1/status", NULL) && r.json)
             queued = (int)json_integer_value(
                 json_object_get(json_object_get(r.json, "queue"), "jobs_queued"));
