@@ -123,6 +123,7 @@ static void usage(FILE *f)
         "  --body-min-rate SIZE      a body gets header-timeout plus one second per SIZE\n"
         "                            bytes received (default 64K; 0: no floor)\n"
         "  --http-threads N          HTTP threads per listener (epoll; default 8)\n"
+        "  --connection-timeout S    close a connection idle for S seconds (default 120)\n"
         "  --result-ttl S            forget finished jobs after S seconds\n"
         "  --priority-aging S        a waiting job's priority rises one level per S seconds\n"
         "                            (default 60; 0: none, a low job may wait for ever)\n"
@@ -360,6 +361,8 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return parse_uint(v, &s->per_ip_connection_limit);
     if (!strcmp(name, "http_threads"))
         return parse_uint(v, &s->http_threads) && s->http_threads > 0 && s->http_threads <= 256;
+    if (!strcmp(name, "connection_timeout"))
+        return parse_uint(v, &s->connection_timeout_s) && s->connection_timeout_s > 0;
     if (!strcmp(name, "header_timeout"))
         return parse_secs(v, &s->header_timeout_s) && s->header_timeout_s > 0;
     if (!strcmp(name, "body_min_rate"))
