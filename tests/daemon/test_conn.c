@@ -214,6 +214,15 @@ static int conn_open(unsigned a, unsigned b)
     return fd;
 }
 
+/* The start of a request: "METHOD PATH HTTP/1.1", Host (the listen address), the bearer
+ * token header when the tests send one, then `more` (header lines, each ending in CRLF;
+ * the caller ends the headers). */
+static void req_head(char *out, size_t n, const char *method, const char *path, const char *more)
+{
+    snprintf(out, n, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s%s%s", method, path, conn_port,
+             http_auth ? http_auth : "", http_auth ? "\r\n" : "", more);
+}
+
 /* Waits until every fd's connect completed; false if one failed or 10 s passed. */
 static bool conn_wait_connected(const int *fd, size_t n)
 {
@@ -300,7 +309,7 @@ static double timed_get(unsigned a, unsigned b, const char *path, long *status)
         return 99;
     }
     char req[512], buf[65536];
-    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+    req_head(req, sizeof req, "GET", path, "Connection: close\r\n\r\n");
     size_t len = 0;
     buf[0] = 0;
     bool ok = send_all(fd, req);
@@ -339,7 +348,7 @@ static bool closed_within(int fd, int timeout_ms)
     return r == 0 || (r < 0 && errno != EAGAIN);
 }
 
-enum { N_IDLE = 2000, N_DRIP = 500, PER_ADDR = 50, N_POLLS = 300 };
+enum { N_IDLE = 2000, N_DRIP = 500, N_BODY = 100, PER_ADDR = 50, N_POLLS = 300 };
 #define HEADER_TIMEOUT_S 4.0
 
 /* The 65th connection from one address is refused; another address is not limited by it. */
@@ -361,7 +370,9 @@ static void conns_per_ip(void)
     printf("per-ip: %d of 65 connections from 127.0.0.2 refused (the %dth)\n", closed, which + 1);
     CHECK(closed == 1 && which == 64);
     /* those open are served */
-    CHECK(send_all(fd[0], "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    char req[512];
+    req_head(req, sizeof req, "GET", "/healthz", "\r\n");
+    CHECK(send_all(fd[0], req));
     char buf[4096];
     size_t len = 0;
     buf[0] = 0;
@@ -378,91 +389,115 @@ static void conns_per_ip(void)
         close(fd[i]);
 }
 
-/* 2 000 idle and 500 dripping connections: /healthz answers from fresh addresses within 1 s;
- * the header deadline closes the dripping ones (and the idle ones). */
+/* 2 000 idle connections, 500 sending their headers a byte every half second, 100 their
+ * bodies: /healthz answers from fresh addresses within 1 s; the header deadline closes the
+ * idle and header-dripping ones, the body's floor the body-dripping ones. */
 static void conns_flood(void)
 {
-    static int idle[N_IDLE], drip[N_DRIP];
-    static double drip_closed_s[N_DRIP], idle_closed_s[N_IDLE];
+    enum { N = N_IDLE + N_DRIP + N_BODY };
+    static int fd[N];
+    static double closed_s[N];
     double t0 = cuzk_now_ms();
-    for (int i = 0; i < N_IDLE; i++)
-        idle[i] = conn_open(1, (unsigned)(10 + i / PER_ADDR));
-    for (int i = 0; i < N_DRIP; i++)
-        drip[i] = conn_open(2, (unsigned)(10 + i / PER_ADDR));
-    CHECK(conn_wait_connected(idle, N_IDLE));
-    CHECK(conn_wait_connected(drip, N_DRIP));
-    for (int i = 0; i < N_DRIP; i++) {
-        CHECK(send_all(drip[i], "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Drip: "));
-        drip_closed_s[i] = 0;
+    for (int i = 0; i < N; i++) {   /* 127.0.1.x idle, 127.0.2.x headers, 127.0.3.x bodies */
+        int k = i < N_IDLE ? i : i < N_IDLE + N_DRIP ? i - N_IDLE : i - N_IDLE - N_DRIP;
+        fd[i] = conn_open(i < N_IDLE ? 1 : i < N_IDLE + N_DRIP ? 2 : 3, (unsigned)(10 + k / PER_ADDR));
+        closed_s[i] = 0;
     }
-    for (int i = 0; i < N_IDLE; i++)
-        idle_closed_s[i] = 0;
-    printf("flood: %d idle + %d dripping connections open in %.2f s\n", N_IDLE, N_DRIP,
-           (cuzk_now_ms() - t0) / 1e3);
+    CHECK(conn_wait_connected(fd, N));
+    char head[512], body_head[512];
+    req_head(head, sizeof head, "GET", "/healthz", "X-Drip: ");
+    req_head(body_head, sizeof body_head, "POST", "/healthz", "Content-Length: 100000\r\n\r\n");
+    for (int i = N_IDLE; i < N; i++)
+        CHECK(send_all(fd[i], i < N_IDLE + N_DRIP ? head : body_head));
+    printf("flood: %d idle, %d header-dripping, %d body-dripping connections open in %.2f s\n",
+           N_IDLE, N_DRIP, N_BODY, (cuzk_now_ms() - t0) / 1e3);
     /* beside them: /healthz from fresh addresses, while the drippers drip */
     double worst = 0, last_drip = 0;
     unsigned fresh = 0;
-    struct pollfd *p = calloc(N_IDLE + N_DRIP, sizeof *p);
-    int n_drip_closed = 0, n_idle_closed = 0;
-    while ((n_drip_closed < N_DRIP || n_idle_closed < N_IDLE) &&
-           cuzk_now_ms() - t0 < (HEADER_TIMEOUT_S + 6) * 1e3) {
+    struct pollfd *p = calloc(N, sizeof *p);
+    int n_closed = 0;
+    while (n_closed < N && cuzk_now_ms() - t0 < (HEADER_TIMEOUT_S + 6) * 1e3) {
         double now = cuzk_now_ms();
         if (now - last_drip > 500) {   /* a byte every half second: each one is progress */
-            for (int i = 0; i < N_DRIP; i++)
-                if (!drip_closed_s[i] && send(drip[i], "x", 1, MSG_NOSIGNAL) < 0 && errno != EAGAIN)
-                    drip_closed_s[i] = (now - t0) / 1e3;
+            for (int i = N_IDLE; i < N; i++)
+                if (!closed_s[i] && send(fd[i], "x", 1, MSG_NOSIGNAL) < 0 && errno != EAGAIN)
+                    closed_s[i] = (now - t0) / 1e3;
             last_drip = now;
         }
         if ((now - t0) / 1e3 < HEADER_TIMEOUT_S - 1.5 && fresh < 8) {
             long st;
-            double took = timed_get(3, 10 + fresh++, "/healthz", &st);
+            double took = timed_get(4, 10 + fresh++, "/healthz", &st);
             CHECK(st == 200);
             if (took > worst)
                 worst = took;
         }
-        for (int i = 0; i < N_IDLE + N_DRIP; i++) {
-            bool d = i >= N_IDLE;
-            int fd = d ? drip[i - N_IDLE] : idle[i];
-            double done = d ? drip_closed_s[i - N_IDLE] : idle_closed_s[i];
-            p[i] = (struct pollfd){.fd = done ? -1 : fd, .events = POLLIN | POLLRDHUP};
-        }
-        poll(p, N_IDLE + N_DRIP, 20);
+        for (int i = 0; i < N; i++)
+            p[i] = (struct pollfd){.fd = closed_s[i] ? -1 : fd[i], .events = POLLIN | POLLRDHUP};
+        poll(p, N, 20);
         now = cuzk_now_ms();
-        for (int i = 0; i < N_IDLE + N_DRIP; i++) {
-            if (p[i].fd < 0 || !p[i].revents || !closed_within(p[i].fd, 0))
-                continue;
-            if (i >= N_IDLE)
-                drip_closed_s[i - N_IDLE] = (now - t0) / 1e3;
-            else
-                idle_closed_s[i] = (now - t0) / 1e3;
+        n_closed = 0;
+        for (int i = 0; i < N; i++) {
+            if (p[i].fd >= 0 && p[i].revents && closed_within(p[i].fd, 0))
+                closed_s[i] = (now - t0) / 1e3;
+            n_closed += closed_s[i] > 0;
         }
-        n_drip_closed = n_idle_closed = 0;
-        for (int i = 0; i < N_DRIP; i++)
-            n_drip_closed += drip_closed_s[i] > 0;
-        for (int i = 0; i < N_IDLE; i++)
-            n_idle_closed += idle_closed_s[i] > 0;
     }
     free(p);
-    double first = 1e9, lastc = 0;
-    for (int i = 0; i < N_DRIP; i++) {
-        if (drip_closed_s[i] && drip_closed_s[i] < first)
-            first = drip_closed_s[i];
-        if (drip_closed_s[i] > lastc)
-            lastc = drip_closed_s[i];
+    static const char *const what[] = {"idle", "header-dripping", "body-dripping"};
+    const int lo[] = {0, N_IDLE, N_IDLE + N_DRIP}, hi[] = {N_IDLE, N_IDLE + N_DRIP, N};
+    printf("flood: /healthz from %u fresh addresses, slowest %.3f s\n", fresh, worst);
+    for (int g = 0; g < 3; g++) {
+        double first = 1e9, last = 0;
+        int closed = 0;
+        for (int i = lo[g]; i < hi[g]; i++) {
+            closed += closed_s[i] > 0;
+            if (closed_s[i] && closed_s[i] < first)
+                first = closed_s[i];
+            if (closed_s[i] > last)
+                last = closed_s[i];
+        }
+        printf("flood: %d of %d %s connections closed, between %.2f and %.2f s (header "
+               "deadline %.1f s)\n", closed, hi[g] - lo[g], what[g], first, last,
+               HEADER_TIMEOUT_S);
+        CHECK(closed == hi[g] - lo[g]);
+        /* by the deadline: not before it (the connection time counts), not long after */
+        CHECK(first > HEADER_TIMEOUT_S - 1.0 && last < HEADER_TIMEOUT_S + 4.0);
     }
-    printf("flood: /healthz from %u fresh addresses, slowest %.3f s; %d of %d dripping closed "
-           "between %.2f and %.2f s, %d of %d idle closed (header deadline %.0f s)\n",
-           fresh, worst, n_drip_closed, N_DRIP, first, lastc, n_idle_closed, N_IDLE,
-           HEADER_TIMEOUT_S);
     CHECK(fresh >= 2);
     CHECK(worst < 1.0);
-    CHECK(n_drip_closed == N_DRIP && n_idle_closed == N_IDLE);
-    /* by the deadline: not before it (the connection time counts), not long after */
-    CHECK(first > HEADER_TIMEOUT_S - 1.0 && lastc < HEADER_TIMEOUT_S + 4.0);
-    for (int i = 0; i < N_IDLE; i++)
-        close(idle[i]);
-    for (int i = 0; i < N_DRIP; i++)
-        close(drip[i]);
+    for (int i = 0; i < N; i++)
+        close(fd[i]);
+}
+
+/* A body arriving above the floor is not cut, though it takes longer than header_timeout. */
+static void conns_slow_body(void)
+{
+    int fd = conn_open(5, 10);
+    CHECK(conn_wait_connected(&fd, 1));
+    enum { CHUNK = 1000, CHUNKS = 13 };   /* 2 000 bytes/s for 6.5 s, the floor 1 024 */
+    char head[512], chunk[CHUNK + 1];
+    char more[64];
+    snprintf(more, sizeof more, "Content-Length: %d\r\n\r\n", CHUNK * CHUNKS);
+    req_head(head, sizeof head, "POST", "/healthz", more);
+    memset(chunk, 'x', CHUNK);
+    chunk[CHUNK] = 0;
+    double t0 = cuzk_now_ms();
+    bool ok = send_all(fd, head);
+    for (int i = 0; ok && i < CHUNKS; i++) {
+        usleep(500000);
+        ok = send_all(fd, chunk);
+    }
+    char buf[4096];
+    size_t len = 0;
+    buf[0] = 0;
+    while (ok && !response_complete(buf, len) && cuzk_now_ms() - t0 < 15000) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        poll(&p, 1, 50);
+        ok = conn_read(fd, buf, sizeof buf, &len);
+    }
+    printf("slow body: %d bytes in %.1f s: %.12s\n", CHUNK * CHUNKS, (cuzk_now_ms() - t0) / 1e3, buf);
+    CHECK(strncmp(buf, "HTTP/1.1 405", 12) == 0);   /* answered (POST /healthz: use GET) */
+    close(fd);
 }
 
 /* N_POLLS long polls on one running job: /healthz and /v1/status answer within 1 s; each
@@ -477,8 +512,9 @@ static void conns_polls(const char *addr)
     static double answered_s[N_POLLS];
     static char *buf[N_POLLS];
     static size_t len[N_POLLS];
-    char req[256];
-    snprintf(req, sizeof req, "GET /v1/proofs/%s?wait=50 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", id);
+    char req[512], path[128];
+    snprintf(path, sizeof path, "/v1/proofs/%s?wait=50", id);
+    req_head(req, sizeof req, "GET", path, "\r\n");
     for (int i = 0; i < N_POLLS; i++)
         fd[i] = conn_open(4, (unsigned)(10 + i / PER_ADDR));
     CHECK(conn_wait_connected(fd, N_POLLS));
@@ -493,12 +529,11 @@ static void conns_polls(const char *addr)
     double worst = 0;
     for (unsigned k = 0; k < 4; k++) {
         long st;
-        double took = timed_get(5, 10 + k, k & 1 ? "/v1/status" : "/healthz", &st);
+        double took = timed_get(6, 10 + k, k & 1 ? "/v1/status" : "/healthz", &st);
         CHECK(st == 200);
         if (took > worst)
             worst = took;
     }
-    char path[128];
     snprintf(path, sizeof path, "/v1/proofs/%s", id);
     double done_s = 0;
     int answered = 0;
@@ -548,15 +583,16 @@ static void conns_polls(const char *addr)
 
 static int test_conns(void)
 {
-    if (!fd_limit(N_IDLE + N_DRIP + N_POLLS + 512)) {
-        printf("conns: skipped: the open files limit is below %d\n", N_IDLE + N_DRIP + 512);
+    if (!fd_limit(N_IDLE + N_DRIP + N_BODY + 512)) {
+        printf("conns: skipped: the open files limit is below %d\n", N_IDLE + N_DRIP + N_BODY + 512);
         return SKIP;
     }
     char ht[32];
     snprintf(ht, sizeof ht, "%.1f", HEADER_TIMEOUT_S);
     daemon_proc d;
     /* one HTTP thread: a poll that held it would stop every other request */
-    if (!daemon_start(&d, "conns", "--header-timeout", ht, "--http-threads", "1",
+    if (!daemon_start(&d, "conns", "--header-timeout", ht, "--body-min-rate", "1024",
+                      "--http-threads", "1",
                       "--gpu-workers", "1", "--debug-device-delay-ms", "400", NULL)) {
         CHECK(0);
         return test_finish();
@@ -564,17 +600,19 @@ static int test_conns(void)
     conn_port = atoi(strrchr(d.addr, ':') + 1);
     conns_per_ip();
     conns_flood();
+    conns_slow_body();
     CHECK(healthy(d.addr));
     CHECK(add_key(d.addr, "chain", "chain"));
     conns_polls(d.addr);
     /* SIGTERM while polls wait: they are answered, the daemon ends cleanly */
     char *id = submit(d.addr, "chain", "chain", "low", 8, NULL);
     int fd[40];
-    char req[256];
-    snprintf(req, sizeof req, "GET /v1/proofs/%s?wait=50 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-             id ? id : "0");
+    char req[512];
+    char path[128];
+    snprintf(path, sizeof path, "/v1/proofs/%s?wait=50", id ? id : "0");
+    req_head(req, sizeof req, "GET", path, "\r\n");
     for (int i = 0; i < 40; i++)
-        fd[i] = conn_open(6, 10);
+        fd[i] = conn_open(7, 10);
     CHECK(conn_wait_connected(fd, 40));
     for (int i = 0; i < 40; i++)
         CHECK(send_all(fd[i], req));
