@@ -71,6 +71,8 @@ typedef struct {
     unsigned max_queued_jobs;        /* non-final jobs; submit beyond gives CUZK_EBUSY */
     double result_ttl_s;             /* final jobs are forgotten this long after the end */
     unsigned max_partitions;         /* witnesses per job */
+    double priority_aging_s;         /* a waiting job's priority rises one level per this
+                                        many seconds, up to critical; 0: no aging */
     unsigned debug_device_delay_ms;  /* testing: extra time holding the device lock */
     cuzk_log_level log_level;
     FILE *log;                       /* NULL: stderr */

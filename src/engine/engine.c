@@ -29,6 +29,7 @@ void cuzk_engine_config_default(cuzk_engine_config *c)
     c->max_queued_jobs = 1024;
     c->result_ttl_s = 600;
     c->max_partitions = 1024;
+    c->priority_aging_s = 60;
     c->log_level = CUZK_LOG_INFO;
     cuzk_gpu_opts_default(&c->gpu);
 }

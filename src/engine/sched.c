@@ -1,12 +1,40 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The engine's scheduler: the priority queue of jobs (priority, then age), the partitions it
- * hands out, their memory reservations against the budget, the ready list the device
- * workers take from (priority, job, partition), and a partition's retirement. Every
- * function here runs with the engine lock held. */
+/* The engine's scheduler: the priority queue of jobs (effective priority, then age), the
+ * partitions it hands out, their memory reservations against the budget, the ready list the
+ * device workers take from (effective priority, age, partition), and a partition's
+ * retirement. Every function here runs with the engine lock held.
+ *
+ * Aging: a job's effective priority is its priority raised one level per priority_aging_s
+ * seconds since its submission, up to critical, so a low job waits at most about three
+ * such periods before it competes with critical jobs as an equal (then the older goes
+ * first): a stream of critical jobs cannot starve it. priority_aging_s = 0: no aging. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "engine/engine_internal.h"
+
+static int sched_effective(const cuzk_engine *e, const job *j, double now)
+{
+    int p = (int)j->prio, top = CUZK_PRIO_COUNT - 1;
+    double a = e->cfg.priority_aging_s;
+    if (a > 0 && now > j->submitted) {
+        double levels = (now - j->submitted) / a;
+        p = levels >= top ? top : p + (int)levels;
+    }
+    return p < top ? p : top;
+}
+
+/* Whether job a goes before job b at now: higher effective priority, then older, then
+ * higher priority of its own. */
+static bool sched_job_before(const cuzk_engine *e, const job *a, const job *b, double now)
+{
+    int ea = sched_effective(e, a, now), eb = sched_effective(e, b, now);
+    if (ea != eb)
+        return ea > eb;
+    if (a->submitted != b->submitted)
+        return a->submitted < b->submitted;
+    return a->prio > b->prio;
+}
 
 /* ---- the queue of jobs with partitions still to start ---- */
 
@@ -28,12 +56,16 @@ void sched_queue_remove(cuzk_engine *e, job *j)
     j->in_queue = false;
 }
 
+/* Each priority's queue is in submission order, so its head is the one of its jobs that
+ * has aged most: the best of the heads goes next. */
 job *sched_queue_head(cuzk_engine *e)
 {
+    double now = engine_now(e);
+    job *best = NULL;
     for (int pr = CUZK_PRIO_COUNT - 1; pr >= 0; pr--)
-        if (e->qhead[pr])
-            return e->qhead[pr];
-    return NULL;
+        if (e->qhead[pr] && (!best || sched_job_before(e, e->qhead[pr], best, now)))
+            best = e->qhead[pr];
+    return best;
 }
 
 part *sched_take(cuzk_engine *e, job *j)
@@ -98,15 +130,14 @@ int sched_reserve(cuzk_engine *e, part *p)
 
 /* ---- the ready list ---- */
 
+/* The ready list is short (lookahead): kept in arrival order, the order of taking is
+ * decided at each take, with the effective priorities of that moment. */
 void sched_ready_put(cuzk_engine *e, part *p)
 {
-    const job *j = p->j;
     part **pp = &e->ready;
-    while (*pp && ((*pp)->j->prio > j->prio ||
-                   ((*pp)->j->prio == j->prio &&
-                    ((*pp)->j->id < j->id || ((*pp)->j->id == j->id && (*pp)->idx < p->idx)))))
+    while (*pp)
         pp = &(*pp)->next;
-    p->next = *pp;
+    p->next = NULL;
     *pp = p;
     e->n_ready++;
     pthread_cond_signal(&e->cv_ready);
@@ -114,10 +145,18 @@ void sched_ready_put(cuzk_engine *e, part *p)
 
 part *sched_ready_take(cuzk_engine *e)
 {
-    part *p = e->ready;
-    if (!p)
+    if (!e->ready)
         return NULL;
-    e->ready = p->next;
+    double now = engine_now(e);
+    part **best = &e->ready;
+    for (part **pp = &e->ready->next; *pp; pp = &(*pp)->next) {
+        const part *a = *pp, *b = *best;
+        bool before = a->j == b->j ? a->idx < b->idx : sched_job_before(e, a->j, b->j, now);
+        if (before)
+            best = pp;
+    }
+    part *p = *best;
+    *best = p->next;
     p->next = NULL;
     e->n_ready--;
     pthread_cond_broadcast(&e->cv_load);   /* a lookahead slot is free */

@@ -266,13 +266,9 @@ static cuzk_err io_index(io_file *f, const char magic[4], uint32_t version)
 {
     const char *path = f->path;
     const uint8_t *b = f->map;
-    if (memcmp(b, magic, 4) != 0) {
-        char got[9];
-        for (int i = 0; i < 4; i++)
-            snprintf(got + 2 * i, 3, "%02x", b[i]);
-        return cuzk_error_set(CUZK_EFORMAT, "%s: bad magic (bytes %s), not a .%.4s file", path,
-                              got, magic);
-    }
+    /* Messages never quote the file's bytes: a client may name a file it cannot read. */
+    if (memcmp(b, magic, 4) != 0)
+        return cuzk_error_set(CUZK_EFORMAT, "%s: not a .%.4s file (bad magic)", path, magic);
     f->version = io_rd32(b + 4);
     if (f->version != version) {
         uint32_t v = f->version;
@@ -299,6 +295,8 @@ static cuzk_err io_index(io_file *f, const char magic[4], uint32_t version)
                                   path, id, io_secname(f, id), (unsigned long long)size,
                                   (unsigned long long)pos, f->len);
         }
+        if (id >= IO_MAX_SECTION && !f->unknown_id)
+            f->unknown_id = id;
         if (id < IO_MAX_SECTION) {
             if (f->sec[id].present)
                 return cuzk_error_set(CUZK_EFORMAT, "%s: section %u (%s): duplicated", path, id,
@@ -309,6 +307,24 @@ static cuzk_err io_index(io_file *f, const char magic[4], uint32_t version)
         }
         pos += size;
     }
+    f->end = pos;
+    return CUZK_OK;
+}
+
+cuzk_err io_expect_only(const io_file *f, uint32_t known, const char *what)
+{
+    uint32_t bad = f->unknown_id;
+    for (uint32_t id = 0; !bad && id < IO_MAX_SECTION; id++)
+        if (f->sec[id].present && !(known >> id & 1))
+            bad = id ? id : UINT32_MAX;
+    if (bad)
+        return cuzk_error_set(CUZK_EFORMAT, "%s: section %u: not a section of a %s file",
+                              f->path, bad == UINT32_MAX ? 0 : bad, what);
+    if (f->end != f->len)
+        return cuzk_error_set(CUZK_EFORMAT, "%s: %llu bytes after the last section (the "
+                              "sections end at byte %llu of %zu)",
+                              f->path, (unsigned long long)(f->len - f->end),
+                              (unsigned long long)f->end, f->len);
     return CUZK_OK;
 }
 
@@ -377,19 +393,9 @@ cuzk_err io_check_prime(const char *where, const char *what, uint32_t n8, const 
             return cuzk_error_set(CUZK_ECURVE, "%s: %s is the %s, not the %s: only BLS12-381 is supported",
                                   where, what, known_primes[k].name, want_name);
     }
-    /* Unknown: print it in hex (most significant first), at most 64 bytes. */
-    char hex[2 * 64 + 1];
-    size_t nb = n8 > 64 ? 64 : n8, o = 0;
-    size_t top = nb;
-    while (top > 1 && prime[top - 1] == 0)
-        top--;
-    for (size_t i = top; i-- > 0;) {
-        snprintf(hex + o, 3, "%02x", prime[i]);
-        o += 2;
-    }
-    hex[o] = 0;
-    return cuzk_error_set(CUZK_ECURVE, "%s: %s is 0x%s (%u bytes), not the %s: only BLS12-381 is supported",
-                          where, what, hex, n8, want_name);
+    /* Unknown: its size only, not its bytes (the file may be one its reader cannot see). */
+    return cuzk_error_set(CUZK_ECURVE, "%s: %s is an unknown prime of %u bytes, not the %s: only "
+                          "BLS12-381 is supported", where, what, n8, want_name);
 }
 
 /* ---- parallel validation ---- */

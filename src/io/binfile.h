@@ -37,6 +37,8 @@ typedef struct {
     int fd;                     /* kept open to tell at the end whether the file changed */
     struct stat st;             /* as opened */
     int guard;                  /* the mapping's slot in the truncation guard, or -1 */
+    uint32_t unknown_id;        /* the first section id >= IO_MAX_SECTION, or 0 */
+    uint64_t end;               /* where the last section ends */
 } io_file;
 
 /* What a file of mode m is when it is not a regular file ("a directory", "a FIFO", "a
@@ -86,6 +88,11 @@ void io_guard_remove(int slot);
 /* Called by io_open once the file is mapped, when set (tests: truncate the file there). */
 extern void (*io_test_after_map)(const char *path);
 const char *io_secname(const io_file *f, uint32_t id);
+/* For formats whose every section is known: CUZK_EFORMAT naming the file and the problem
+ * when f holds a section whose id is not in the bit set known (bit id), or bytes after its
+ * last section; what names the format in the message (".wtns"). Duplicates are refused by
+ * io_open already. */
+cuzk_err io_expect_only(const io_file *f, uint32_t known, const char *what) CUZK_WUR;
 /* The section, or CUZK_EFORMAT "missing". */
 cuzk_err io_section_get(const io_file *f, uint32_t id, const io_section **s) CUZK_WUR;
 

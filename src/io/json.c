@@ -214,11 +214,18 @@ static cuzk_err load_json(json_t **root, const char *path)
     if (*root)
         return CUZK_OK;
     if (json_error_code(&je) == json_error_cannot_open_file)
-        return cuzk_error_set(CUZK_EIO, "%s: %s", path, je.text);
+        return cuzk_error_set(CUZK_EIO, "%s: cannot open", path);
     if (json_error_code(&je) == json_error_out_of_memory)
-        return cuzk_error_set(CUZK_ENOMEM, "%s: %s", path, je.text);
-    return cuzk_error_set(CUZK_EPARSE, "%s: line %d, column %d: %s", path, je.line, je.column,
-                          je.text);
+        return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
+    /* jansson's text quotes the bytes near the error ("... near 'root'"): the message keeps
+     * what was expected, never the file's own bytes, which its reader may not see */
+    char why[sizeof je.text];
+    snprintf(why, sizeof why, "%s", je.text);
+    char *near = strstr(why, " near ");
+    if (near)
+        *near = 0;
+    return cuzk_error_set(CUZK_EPARSE, "%s: line %d, column %d: not valid JSON (%s)", path,
+                          je.line, je.column, why);
 }
 
 /* A canonical decimal string: digits only, no sign, no leading zero (except "0"). */
@@ -229,14 +236,14 @@ static cuzk_err get_dec(const char *path, const char *what, json_t *v, const cha
     const char *s = json_string_value(v);
     size_t n = json_string_length(v);
     if (n == 0 || n > DEC_MAX_DIGITS || strlen(s) != n)
-        return cuzk_error_set(CUZK_EPARSE, "%s: %s: \"%.40s\" is not a canonical decimal", path,
-                              what, s);
+        return cuzk_error_set(CUZK_EPARSE, "%s: %s: not a canonical decimal (%zu characters)",
+                              path, what, n);
     for (size_t i = 0; i < n; i++)
         if (s[i] < '0' || s[i] > '9')
-            return cuzk_error_set(CUZK_EPARSE, "%s: %s: \"%.40s\" is not a canonical decimal",
-                                  path, what, s);
+            return cuzk_error_set(CUZK_EPARSE, "%s: %s: not a canonical decimal (character %zu "
+                                  "is not a digit)", path, what, i);
     if (s[0] == '0' && n > 1)
-        return cuzk_error_set(CUZK_EPARSE, "%s: %s: \"%.40s\" has a leading zero", path, what, s);
+        return cuzk_error_set(CUZK_EPARSE, "%s: %s: a decimal with a leading zero", path, what);
     *out = s;
     return CUZK_OK;
 }
@@ -337,13 +344,13 @@ static cuzk_err check_tags(const char *path, json_t *root)
     if (!json_is_string(p))
         return cuzk_error_set(CUZK_EFORMAT, "%s: protocol: missing or not a string", path);
     if (strcmp(json_string_value(p), "groth16") != 0)
-        return cuzk_error_set(CUZK_EUNSUPPORTED, "%s: protocol: \"%.40s\", only \"groth16\"",
-                              path, json_string_value(p));
+        return cuzk_error_set(CUZK_EUNSUPPORTED, "%s: protocol: not \"groth16\", the only one "
+                              "supported", path);
     if (!json_is_string(c))
         return cuzk_error_set(CUZK_EFORMAT, "%s: curve: missing or not a string", path);
     if (strcmp(json_string_value(c), "bls12381") != 0)
-        return cuzk_error_set(CUZK_ECURVE, "%s: curve: \"%.40s\", only \"bls12381\" is supported",
-                              path, json_string_value(c));
+        return cuzk_error_set(CUZK_ECURVE, "%s: curve: not \"bls12381\": only BLS12-381 is "
+                              "supported", path);
     return CUZK_OK;
 }
 

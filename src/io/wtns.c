@@ -32,7 +32,12 @@ static cuzk_err load(io_file *f, cuzk_wtns *w, cuzk_fr *buf, size_t cap)
 {
     const io_section *s;
     io_cur c;
-    cuzk_err e = io_field_header(f, &s, &c);
+    /* only the header and the values: an upload padded with other sections or trailing
+     * bytes would hold memory the witness does not count */
+    cuzk_err e = io_expect_only(f, 1u << 1 | 1u << 2, ".wtns");
+    if (e)
+        return e;
+    e = io_field_header(f, &s, &c);
     if (e)
         return e;
     uint32_t n8 = CUZK_FR_BYTES; /* io_field_header accepted only BLS12-381's r */

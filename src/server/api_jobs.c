@@ -264,6 +264,18 @@ out:
 }
 
 
+/* longpoll.c's question: is job ids final (or unknown)? */
+static bool job_final(server *s, const char *ids)
+{
+    uint64_t id;
+    cuzk_job_info ji;
+    if (!api_parse_u64(ids, &id) || cuzk_engine_job_get(s->e, &ji, id, 0, false) != CUZK_OK)
+        return true;
+    bool final = ji.state != CUZK_JOB_QUEUED && ji.state != CUZK_JOB_RUNNING;
+    cuzk_job_info_release(&ji);
+    return final;
+}
+
 enum MHD_Result api_job_get(server *s, struct MHD_Connection *c, const char *ids)
 {
     uint64_t id;
@@ -279,8 +291,11 @@ enum MHD_Result api_job_get(server *s, struct MHD_Connection *c, const char *ids
         if (wait > s->cfg.max_wait_s)
             wait = s->cfg.max_wait_s;
     }
+    /* the wait on a suspended connection (no thread held); called again when it is over */
+    if (longpoll_wait(s, c, ids, wait, job_final))
+        return MHD_YES;
     cuzk_job_info ji;
-    cuzk_err r = cuzk_engine_job_get(s->e, &ji, id, wait, true);
+    cuzk_err r = cuzk_engine_job_get(s->e, &ji, id, 0, true);
     if (r == CUZK_ENOTFOUND)
         return send_error(s, c, 404, "unknown job %llu", (unsigned long long)id);
     if (r != CUZK_OK)

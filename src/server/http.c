@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cuzk-daemon's HTTP API (docs/API.md): libmicrohttpd, one thread per connection (so a
- * long poll blocks only its own connection), JSON with jansson. This file: requests and
- * their bodies, responses, start and stop. */
+/* cuzk-daemon's HTTP API (docs/API.md): libmicrohttpd with its internal epoll thread pool
+ * (a connection costs a descriptor and a little memory, not a thread; a long poll suspends
+ * its connection: longpoll.c), deadlines for headers and bodies (conns.c), a limit per
+ * client address, JSON with jansson. This file: requests and their bodies, responses, start
+ * and stop. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -22,8 +24,12 @@ void server_config_default(server_config *c)
     c->max_body = (size_t)256 << 20;   /* 256 MiB: room for uploaded witnesses */
     c->max_body_total = (size_t)1 << 30; /* 4 such bodies at once, not one per connection */
     c->max_wait_s = 60;
-    c->connection_limit = 256;
+    c->connection_limit = 4096;   /* cuzk-daemon lowers it below the open files limit */
+    c->per_ip_connection_limit = 64;
     c->connection_timeout_s = 120;
+    c->header_timeout_s = 30;
+    c->body_min_rate = 64 << 10;   /* 64 KiB/s: 256 MiB in 30 s + 68 min */
+    c->http_threads = 8;
     c->retry_after_s = 1;
 }
 
@@ -183,11 +189,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     (void)version;
     server *s = cls;
     req *rq = *con_cls;
+    conn_track *t = conns_of(c);
     if (!rq) {
         rq = calloc(1, sizeof *rq);
         if (!rq)
             return MHD_NO;
         *con_cls = rq;
+        conns_phase(t, CONN_BODY);   /* the headers are in: the body's deadline from now */
         /* Checks that need no body: answered before it is read. */
         if (strcmp(url, "/healthz") != 0 && !auth_ok(s, c)) {
             rq->answered = true;
@@ -213,6 +221,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     if (*upload_size) {
+        conns_body_bytes(t, *upload_size);
         if (!rq->answered && !rq->too_large && !rq->busy) {
             if (rq->len + *upload_size > s->cfg.max_body) {
                 rq->too_large = true;
@@ -248,9 +257,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *upload_size = 0;
         return MHD_YES;
     }
-    if (rq->answered)
+    if (rq->answered) {
+        /* a long poll's wait is over (longpoll.c resumed it): its answer now */
+        if (t && atomic_load(&t->poll) == LONGPOLL_RESUMED)
+            return api_route(s, c, url, method, rq);
         return MHD_YES;
+    }
     rq->answered = true;
+    conns_phase(t, CONN_ANSWER);
     if (rq->too_large)
         return send_error(s, c, 413, "request body exceeds max_body (%zu bytes)", s->cfg.max_body);
     if (rq->busy)
@@ -263,9 +277,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
-    (void)c;
     server *s = cls;
     req *rq = *con_cls;
+    conn_track *t = conns_of(c);
+    if (t) {   /* kept open for the next request: its headers' deadline from now */
+        atomic_store(&t->poll, LONGPOLL_NONE);
+        conns_phase(t, CONN_HEADERS);
+    }
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN)
         cuzk_engine_log(s->e, CUZK_LOG_DEBUG, "event=http_abort code=%d", (int)toe);
     if (rq) {
@@ -273,6 +291,19 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
         free(rq);
     }
     *con_cls = NULL;
+}
+
+/* libmicrohttpd's own messages (a connection refused at a limit, a reset): debug lines. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    server *s = cls;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    msg[strcspn(msg, "\r\n")] = 0;
+    for (char *p = msg; *p; p++)
+        if (*p == '"')
+            *p = '\'';
+    cuzk_engine_log(s->e, CUZK_LOG_DEBUG, "event=http_note msg=\"%s\"", msg);
 }
 
 cuzk_err server_start(server **out, cuzk_engine *e, const server_config *c)
@@ -288,8 +319,12 @@ cuzk_err server_start(server **out, cuzk_engine *e, const server_config *c)
         s->cfg.n_listen = 1;
     }
     for (unsigned i = 0; i < SERVER_MAX_LISTEN; i++)
-        s->fd[i] = -1;
-    cuzk_err r = CUZK_OK;
+        s->fd[i] = s->lock_fd[i] = -1;
+    if (s->cfg.http_threads == 0)
+        s->cfg.http_threads = 1;
+    cuzk_err r = conns_start(s);
+    if (r == CUZK_OK)
+        r = longpoll_start(s);
     for (unsigned i = 0; i < s->cfg.n_allow && r == CUZK_OK; i++) {
         s->allow_real[i] = realpath(s->cfg.allow_dirs[i], NULL);
         if (!s->allow_real[i])
@@ -302,11 +337,15 @@ cuzk_err server_start(server **out, cuzk_engine *e, const server_config *c)
             break;
         s->n_listen = i + 1;
         s->mhd[i] = MHD_start_daemon(
-            MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
-            NULL, NULL, handler, s, MHD_OPTION_LISTEN_SOCKET, s->fd[i], MHD_OPTION_CONNECTION_LIMIT,
-            s->cfg.connection_limit, MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.connection_timeout_s,
-            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape,
-            NULL, MHD_OPTION_END);
+            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                MHD_USE_ERROR_LOG,
+            0, NULL, NULL, handler, s, MHD_OPTION_LISTEN_SOCKET, s->fd[i],
+            MHD_OPTION_THREAD_POOL_SIZE, s->cfg.http_threads, MHD_OPTION_CONNECTION_LIMIT,
+            s->cfg.connection_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+            s->cfg.per_ip_connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+            s->cfg.connection_timeout_s, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+            MHD_OPTION_NOTIFY_CONNECTION, conns_notify, s, MHD_OPTION_UNESCAPE_CALLBACK,
+            unescape, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
         if (!s->mhd[i])
             r = cuzk_error_set(CUZK_EIO, "%s: libmicrohttpd could not start", s->addr[i]);
         else
@@ -327,6 +366,8 @@ void server_stop(server *s)
 {
     if (!s)
         return;
+    longpoll_stop(s);   /* libmicrohttpd stops only without suspended connections */
+    conns_stop(s);
     for (unsigned i = 0; i < s->n_listen; i++) {
         if (s->mhd[i])
             MHD_stop_daemon(s->mhd[i]);   /* closes the listening socket it was given */
@@ -335,6 +376,10 @@ void server_stop(server *s)
         if (s->unix_path[i][0])
             unlink(s->unix_path[i]);
     }
+    for (unsigned i = 0; i < SERVER_MAX_LISTEN; i++)
+        listen_unlock(s, i);   /* after the socket is gone */
+    longpoll_free(s);
+    conns_free(s);   /* after the daemons: their close notifications take its lock */
     for (unsigned i = 0; i < SERVER_MAX_ALLOW; i++)
         free(s->allow_real[i]);
     free(s);

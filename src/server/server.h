@@ -20,8 +20,12 @@ typedef struct {
     size_t max_body;                         /* bytes of a request body */
     size_t max_body_total;                   /* bytes of all bodies being received at once */
     double max_wait_s;                       /* cap of ?wait= */
-    unsigned connection_limit;
+    unsigned connection_limit;               /* open connections per listener, all clients */
+    unsigned per_ip_connection_limit;        /* from one IP address (Unix sockets: none); 0: no limit */
     unsigned connection_timeout_s;           /* idle connections are closed after this */
+    double header_timeout_s;                 /* a request's headers complete within this */
+    uint64_t body_min_rate;                  /* bytes/s a body gets beyond header_timeout_s */
+    unsigned http_threads;                   /* libmicrohttpd's epoll thread pool, per listener */
     unsigned retry_after_s;                  /* Retry-After of a 503 */
 } server_config;
 

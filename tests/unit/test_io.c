@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* io: .r1cs, .wtns, .zkey readers and snarkjs JSON, against circom/snarkjs fixtures
  * (tests/data/circuits, made by tests/data/make_fixtures.sh). */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1260,6 +1261,130 @@ static void test_wtns_mem(void)
     free(b);
 }
 
+/* .wtns holds exactly sections 1 and 2 and nothing after them: an upload padded with other
+ * sections, a second copy of one, or trailing bytes is refused (the padding would be memory
+ * the witness does not count), naming the file and the problem. */
+static void test_wtns_strict(void)
+{
+    char src[1200], dst[512];
+    test_fixture_path(src, sizeof src, "chain", "witness.wtns");
+    snprintf(dst, sizeof dst, "%s/strict_chain.wtns", tmp_dir);
+    tfile t0, t;
+    tf_read(&t0, src);
+    CHECK(t0.n == 2);   /* snarkjs writes the header and the values only */
+    static const uint32_t extra_ids[] = {0, 3, 13, 15, 16, 1000};
+    for (size_t i = 0; i < sizeof extra_ids / sizeof extra_ids[0]; i++) {
+        tf_copy(&t, &t0);
+        tsec *x = &t.s[t.n++];
+        x->id = extra_ids[i];
+        x->size = 64;
+        x->data = calloc(1, 65);
+        tf_write(&t, dst);
+        EXPECT_ERR(load_kind(K_WTNS, dst), CUZK_EFORMAT, dst);
+        CHECK(strstr(cuzk_error_detail(), "not a section of a .wtns file") != NULL);
+        EXPECT_ERR(load_kind(K_WTNS_MEM, dst), CUZK_EFORMAT, dst);
+        tf_free(&t);
+    }
+    /* section 2 twice */
+    tf_copy(&t, &t0);
+    t.s[t.n] = t.s[1];
+    t.s[t.n].data = malloc(t.s[1].size + 1);
+    memcpy(t.s[t.n].data, t.s[1].data, t.s[1].size);
+    t.n++;
+    tf_write(&t, dst);
+    EXPECT_ERR(load_kind(K_WTNS, dst), CUZK_EFORMAT, dst);
+    CHECK(strstr(cuzk_error_detail(), "duplicated") != NULL);
+    tf_free(&t);
+    /* trailing bytes after the last section: one byte, and a megabyte */
+    size_t n;
+    uint8_t *b = read_all(src, &n);
+    static const size_t pads[] = {1, 12, (size_t)1 << 20};
+    for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++) {
+        uint8_t *p = calloc(1, n + pads[i]);
+        memcpy(p, b, n);
+        write_all(dst, p, n + pads[i]);
+        EXPECT_ERR(load_kind(K_WTNS, dst), CUZK_EFORMAT, dst);
+        CHECK(strstr(cuzk_error_detail(), "after the last section") != NULL);
+        cuzk_wtns *w = (cuzk_wtns *)1;
+        cuzk_error_clear();
+        CHECK_EQ_ERR(cuzk_wtns_load_mem(&w, "padded upload", p, n + pads[i]), CUZK_EFORMAT);
+        CHECK(w == NULL && strstr(cuzk_error_detail(), "padded upload") != NULL);
+        free(p);
+    }
+    free(b);
+    /* every fixture (snarkjs's and cuzk's own writer) still loads */
+    for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++) {
+        test_fixture_path(src, sizeof src, facts[k].name, "witness.wtns");
+        cuzk_wtns *w = NULL;
+        CHECK_EQ_ERR(cuzk_wtns_load(&w, src), CUZK_OK);
+        cuzk_wtns_free(w);
+    }
+    tf_free(&t0);
+}
+
+/* Errors never quote a file's bytes: the daemon opens files for clients, who must not learn
+ * what a file they cannot read holds (the first bytes of /etc/shadow as a "bad magic"). */
+static bool has_secret(const char *d)
+{
+    static const char *const leaks[] = {"root", "726f6f74", "SECRET", "534543524554", "hunter",
+                                        "68756e746572"};
+    for (size_t i = 0; i < sizeof leaks / sizeof leaks[0]; i++)
+        if (strcasestr(d, leaks[i])) {
+            fprintf(stderr, "error detail quotes the file: \"%s\"\n", d);
+            return true;
+        }
+    return false;
+}
+
+static void test_no_bytes_in_errors(void)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/shadow", tmp_dir);
+    const char *shadow = "root:$6$SECREThunter2SECRET:19000:0:99999:7:::\n"
+                         "daemon:*:19000:0:99999:7:::\n";
+    write_text_file(p, shadow);
+    for (int k = K_R1CS; k <= K_WTNS_MEM; k++) {
+        EXPECT_ERR(load_kind((kind)k, p), CUZK_EFORMAT, p);
+        CHECK(strstr(cuzk_error_detail(), "bad magic") != NULL);
+        CHECK(!has_secret(cuzk_error_detail()));
+    }
+    /* a .wtns whose prime is someone's secret: its size is said, not its bytes */
+    char src[1200];
+    test_fixture_path(src, sizeof src, "multiplier", "witness.wtns");
+    tfile t;
+    tf_read(&t, src);
+    memcpy(tf_sec(&t, 1)->data + 4, "SECREThunter2SECREThunter2rootXX", 32);
+    tf_write(&t, p);
+    EXPECT_ERR(load_kind(K_WTNS, p), CUZK_ECURVE, p);
+    CHECK(!has_secret(cuzk_error_detail()));
+    tf_free(&t);
+    /* JSON readers: not the text near a syntax error, nor a string value */
+    static const char *const docs[] = {
+        "root:$6$SECREThunter2\n",
+        "{\"pi_a\": [root_SECRET_hunter2]}",
+        "{\"protocol\": \"rootSECREThunter2\", \"curve\": \"bls12381\"}",
+        "{\"protocol\": \"groth16\", \"curve\": \"rootSECREThunter2\"}",
+        "[\"rootSECREThunter2\"]",
+        "[\"12root\"]",
+        "[\"0700\"]",
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        write_text_file(p, docs[i]);
+        cuzk_proof pr;
+        cuzk_vk *vk = NULL;
+        cuzk_fr *pub = NULL;
+        size_t np = 0;
+        cuzk_error_clear();
+        CHECK(cuzk_proof_read_json(&pr, p) != CUZK_OK && !has_secret(cuzk_error_detail()));
+        CHECK(strstr(cuzk_error_detail(), "shadow") != NULL);
+        cuzk_error_clear();
+        CHECK(cuzk_vk_read_json(&vk, p) != CUZK_OK && !has_secret(cuzk_error_detail()));
+        cuzk_error_clear();
+        CHECK(cuzk_public_read_json(&pub, &np, p) != CUZK_OK && !has_secret(cuzk_error_detail()));
+        free(pub);
+    }
+}
+
 /* cuzk_proof_json / cuzk_public_json: the documents the text writers produce. */
 static void test_json_values(void)
 {
@@ -1328,6 +1453,8 @@ int main(void)
     test_wtns_into();
     test_wtns_mem();
     test_json_values();
+    test_wtns_strict();
+    test_no_bytes_in_errors();
 
     test_dir_remove(tmp_dir);
     return test_finish();

@@ -6,6 +6,7 @@
  *
  * Settings come from defaults sized to the machine, then the INI file, then the flags.
  * SIGTERM / SIGINT: stop accepting, end every job explicitly, exit 0.
+ * SIGHUP: reopen the log file (after logrotate moved it); nothing else changes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -111,7 +114,19 @@ static void usage(FILE *f)
         "  --max-body-total SIZE     bodies being received at once, all connections (503\n"
         "                            beyond; default 1G)\n"
         "  --max-wait S              cap of ?wait= long polls\n"
+        "  --connection-limit N      open connections per listener (default 4096, kept\n"
+        "                            below the open files limit)\n"
+        "  --per-ip-connection-limit N  connections from one IP address (default 64; 0: no\n"
+        "                            limit; Unix socket clients have none)\n"
+        "  --header-timeout S        a request's headers must be in S seconds after the\n"
+        "                            connection opened or its previous request (default 30)\n"
+        "  --body-min-rate SIZE      a body gets header-timeout plus one second per SIZE\n"
+        "                            bytes received (default 64K; 0: no floor)\n"
+        "  --http-threads N          HTTP threads per listener (epoll; default 8)\n"
+        "  --connection-timeout S    close a connection idle for S seconds (default 120)\n"
         "  --result-ttl S            forget finished jobs after S seconds\n"
+        "  --priority-aging S        a waiting job's priority rises one level per S seconds\n"
+        "                            (default 60; 0: none, a low job may wait for ever)\n"
         "  --shutdown-grace S        on SIGTERM, time running jobs get to finish\n"
         "  --log-level L             error, warn, info (default; timeline events), debug\n"
         "  --log-file FILE           append the log there instead of stderr\n"
@@ -341,13 +356,25 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
     if (!strcmp(name, "max_partitions"))
         return parse_uint(v, &e->max_partitions);
     if (!strcmp(name, "connection_limit"))
-        return parse_uint(v, &s->connection_limit);
+        return parse_uint(v, &s->connection_limit) && s->connection_limit > 0;
+    if (!strcmp(name, "per_ip_connection_limit"))
+        return parse_uint(v, &s->per_ip_connection_limit);
+    if (!strcmp(name, "http_threads"))
+        return parse_uint(v, &s->http_threads) && s->http_threads > 0 && s->http_threads <= 256;
+    if (!strcmp(name, "connection_timeout"))
+        return parse_uint(v, &s->connection_timeout_s) && s->connection_timeout_s > 0;
+    if (!strcmp(name, "header_timeout"))
+        return parse_secs(v, &s->header_timeout_s) && s->header_timeout_s > 0;
+    if (!strcmp(name, "body_min_rate"))
+        return parse_size(v, &s->body_min_rate);
     if (!strcmp(name, "debug_device_delay_ms"))
         return parse_uint(v, &e->debug_device_delay_ms);
     if (!strcmp(name, "verify"))
         return parse_bool(v, &e->verify);
     if (!strcmp(name, "job_timeout"))
         return parse_secs(v, &e->job_timeout_s);
+    if (!strcmp(name, "priority_aging"))
+        return parse_secs(v, &e->priority_aging_s);
     if (!strcmp(name, "result_ttl"))
         return parse_secs(v, &e->result_ttl_s);
     if (!strcmp(name, "shutdown_grace"))
@@ -464,6 +491,51 @@ static int parse_args(daemon_config *c, int argc, char **argv)
     return 0;
 }
 
+/* SIGHUP: the log path opened anew and put under the log's FILE (its descriptor replaced
+ * by dup2), so the engine's FILE * stays valid and lines go to the new file from here on. */
+static void log_reopen(cuzk_engine *e, FILE *log, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        cuzk_engine_log(e, CUZK_LOG_ERROR, "event=log_reopen_failed path=%s reason=\"%s\"", path,
+                        strerror(errno));
+        return;
+    }
+    flockfile(log);   /* no line of another thread split between the two files */
+    fflush(log);
+    int r = dup2(fd, fileno(log));
+    int er = errno;
+    funlockfile(log);
+    close(fd);
+    if (r < 0)
+        cuzk_engine_log(e, CUZK_LOG_ERROR, "event=log_reopen_failed path=%s reason=\"%s\"", path,
+                        strerror(er));
+    else
+        cuzk_engine_log(e, CUZK_LOG_INFO, "event=log_reopened path=%s", path);
+}
+
+/* Every connection takes a descriptor: the soft limit raised to the hard one, and the
+ * connection limit kept below it (room for keys, witnesses, the journal). */
+static void fd_limit_raise(server_config *srv)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t want = rl.rlim_max;
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    rlim_t room = rl.rlim_cur > 256 ? rl.rlim_cur - 256 : rl.rlim_cur / 2;
+    if (rl.rlim_cur != RLIM_INFINITY && srv->connection_limit > room) {
+        fprintf(stderr, "cuzk-daemon: connection_limit %u lowered to %llu (open files limit "
+                        "%llu)\n", srv->connection_limit, (unsigned long long)room,
+                (unsigned long long)rl.rlim_cur);
+        srv->connection_limit = (unsigned)room;
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -522,11 +594,14 @@ int main(int argc, char **argv)
         }
     }
 
+    fd_limit_raise(&c.srv);
+
     /* Signals are taken by sigwait in the main thread only; every thread inherits the mask. */
     sigset_t sigs;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
@@ -558,6 +633,8 @@ int main(int argc, char **argv)
     server *s = NULL;
     if (server_start(&s, e, &c.srv) != CUZK_OK) {
         cuzk_engine_log(e, CUZK_LOG_ERROR, "event=startup_failed reason=\"%s\"", cuzk_error_detail());
+        if (c.log_file)   /* the one who started it reads this, not the log */
+            fprintf(stderr, "cuzk-daemon: %s\n", cuzk_error_detail());
         cuzk_engine_free(e);
         return 1;
     }
@@ -573,7 +650,12 @@ int main(int argc, char **argv)
     cuzk_engine_log(e, CUZK_LOG_INFO, "event=ready pid=%ld", (long)getpid());
 
     int sig = 0;
-    sigwait(&sigs, &sig);
+    while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
+        if (c.log_file)
+            log_reopen(e, c.eng.log, c.log_file);
+        else
+            cuzk_engine_log(e, CUZK_LOG_INFO, "event=signal sig=SIGHUP log=stderr");
+    }
     cuzk_engine_log(e, CUZK_LOG_INFO, "event=signal sig=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     cuzk_engine_shutdown(e, c.shutdown_grace_s);
     server_stop(s);
