@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Who may ask: the bearer token, and the directories a client's paths may name. */
+/* Who may ask: the bearer tokens (the clients', the operator's), and the directories a
+ * client's paths may name. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -9,15 +10,11 @@
 
 #include "server/server_internal.h"
 
-/* Constant-time comparison of the Authorization header with "Bearer TOKEN" (the scheme's
- * name is case-insensitive, RFC 7235). */
-bool auth_ok(const server *s, struct MHD_Connection *c)
+/* Constant-time comparison of the value of an Authorization header with "Bearer TOKEN" (the
+ * scheme's name is case-insensitive, RFC 7235). An empty or absent token matches nothing. */
+static bool bearer_is(const char *h, const char *tok)
 {
-    const char *tok = s->cfg.token;
-    if (!tok || !tok[0])
-        return true;
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+    if (!tok || !tok[0] || !h || strncasecmp(h, "Bearer ", 7) != 0)
         return false;
     h += 7;
     size_t a = strlen(h), b = strlen(tok);
@@ -25,6 +22,23 @@ bool auth_ok(const server *s, struct MHD_Connection *c)
     for (size_t i = 0; i < b; i++)
         diff |= (unsigned char)(tok[i] ^ (i < a ? h[i] : 0));
     return diff == 0;
+}
+
+bool auth_ok(const server *s, struct MHD_Connection *c)
+{
+    if (s->cfg.no_auth)
+        return true;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    bool client = bearer_is(h, s->cfg.token), admin = bearer_is(h, s->cfg.admin_token);
+    return client | admin;
+}
+
+bool auth_admin(const server *s, struct MHD_Connection *c)
+{
+    if (s->cfg.no_auth)
+        return true;
+    return bearer_is(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
+                     s->cfg.admin_token);
 }
 
 bool path_allowed(const server *s, const char *path, char *why, size_t wlen)

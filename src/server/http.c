@@ -290,6 +290,9 @@ cuzk_err server_start(server **out, cuzk_engine *e, const server_config *c)
     for (unsigned i = 0; i < SERVER_MAX_LISTEN; i++)
         s->fd[i] = -1;
     cuzk_err r = CUZK_OK;
+    if (!s->cfg.no_auth && (!s->cfg.token || !s->cfg.token[0]))
+        r = cuzk_error_set(CUZK_EINVAL, "server: no bearer token (and authentication not "
+                                        "turned off)");
     for (unsigned i = 0; i < s->cfg.n_allow && r == CUZK_OK; i++) {
         s->allow_real[i] = realpath(s->cfg.allow_dirs[i], NULL);
         if (!s->allow_real[i])

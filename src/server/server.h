@@ -4,6 +4,7 @@
 #define CUZK_SERVER_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "cuzk/engine.h"
 
@@ -14,7 +15,12 @@ typedef struct {
     const char *listen[SERVER_MAX_LISTEN];   /* "HOST:PORT", "[V6]:PORT" or "unix:PATH" */
     unsigned n_listen;
     const char *state_dir;                   /* the daemon's state directory */
-    const char *token;                       /* bearer token, NULL or "": none */
+    const char *token;                       /* the clients' bearer token */
+    const char *admin_token;                 /* the operator's: accepted where token is, and
+                                              * the only one for key registration, eviction
+                                              * and (critical_admin) priority critical */
+    bool no_auth;                            /* no token at all (loopback only, checked by
+                                              * the daemon): every client is the operator */
     const char *allow_dirs[SERVER_MAX_ALLOW];
     unsigned n_allow;
     size_t max_body;                         /* bytes of a request body */

@@ -59,7 +59,10 @@ cuzk_err listen_unix(server *s, unsigned i, const char *path);
 cuzk_err listen_tcp(server *s, unsigned i, const char *spec);
 
 /* auth.c */
+/* The request carries the clients' or the operator's token (or there is no_auth). */
 bool auth_ok(const server *s, struct MHD_Connection *c);
+/* The request carries the operator's token (or there is no_auth). */
+bool auth_admin(const server *s, struct MHD_Connection *c);
 /* With --allow-dir: path must resolve inside an allowed directory. Writes the reason. */
 bool path_allowed(const server *s, const char *path, char *why, size_t wlen);
 

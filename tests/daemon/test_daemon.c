@@ -463,7 +463,8 @@ static int test_errors(void)
         resp r;
         CHECK(http(&r, d.addr, "GET", "/healthz", NULL) && r.status == 200);
         resp_free(&r);
-        CHECK(http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 401);
+        CHECK(http_ex(&r, d.addr, "GET", "/v1/status", NULL, NULL, 0, "Authorization:") &&
+              r.status == 401);
         resp_free(&r);
         CHECK(http_ex(&r, d.addr, "GET", "/v1/status", NULL, NULL, 0, "Authorization: Bearer wrong") &&
               r.status == 401);
@@ -559,13 +560,16 @@ static int test_limits(void)
     resp_free(&r);
 
     /* clients that disconnect mid-request: a body cut short, headers cut short, a long poll */
-    const char *partial = "POST /v1/proofs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          "Content-Length: 100000\r\n\r\n{\"key\": \"chain\", \"witn";
+    char partial[1024];
+    snprintf(partial, sizeof partial, "POST /v1/proofs HTTP/1.1\r\nHost: x\r\nAuthorization: "
+             "Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+             "{\"key\": \"chain\", \"witn", d.token);
     for (int i = 0; i < 5; i++)
         send_and_vanish(d.addr, partial, strlen(partial));
     send_and_vanish(d.addr, "GET /v1/sta", 11);
-    char lp[256];
-    snprintf(lp, sizeof lp, "GET /v1/proofs/%s?wait=30 HTTP/1.1\r\nHost: x\r\n\r\n", ids[2]);
+    char lp[1024];
+    snprintf(lp, sizeof lp, "GET /v1/proofs/%s?wait=30 HTTP/1.1\r\nHost: x\r\nAuthorization: "
+             "Bearer %s\r\n\r\n", ids[2], d.token);
     send_and_vanish(d.addr, lp, strlen(lp));
     /* nothing was harmed: the jobs complete, and the daemon answers */
     for (int i = 0; i < 3; i++) {
@@ -2421,9 +2425,9 @@ static void test_body_budget(void)
         CHECK(0);
         return;
     }
-    char head[200];
-    snprintf(head, sizeof head, "POST /v1/proofs HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                                "application/json\r\nContent-Length: 65000\r\n\r\n");
+    char head[1024];
+    snprintf(head, sizeof head, "POST /v1/proofs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+             "%s\r\nContent-Type: application/json\r\nContent-Length: 65000\r\n\r\n", d.token);
     static char junk[60000];
     memset(junk, ' ', sizeof junk);
     int fd = tcp_connect(d.addr);

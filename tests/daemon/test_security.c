@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cuzk-daemon's security model (docs/API.md "Security model"), label "daemon":
+ *
+ *   test_security security_token   the first start makes STATE_DIR/token and admin-token (0600,
+ *                           64 hex digits) and requires them; a restart reuses them; a token
+ *                           file that group or others may read, or a symbolic link, refuses
+ *                           the start
+ *   test_security security_empty   an empty token (--token '', a token file with an empty first
+ *                           line) refuses the start instead of turning authentication off
+ *   test_security security_noauth   --no-auth on a loopback address: no token needed, and logged;
+ *                           on a non-loopback or all-interfaces address: refused; with a
+ *                           token: refused; --listen :PORT (and 0.0.0.0) warns
+ *
+ * Environment: CUZK_BIN (build dir with cuzk-daemon), CUZK_SRC (source dir).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/daemon_lib.h"
+#include "test.h"
+#include "test_files.h"
+
+/* Runs cuzk-daemon with the flags (NULL-terminated) and a state directory of its own, which
+ * must refuse to start: returns its exit status (-1 when it was still running after 10 s),
+ * its stderr in err. */
+static int daemon_refused(char *err, size_t n, const char *tag, ...)
+{
+    const char *argv[40];
+    int k = 0;
+    char exe[512], state[400], errf[400];
+    snprintf(exe, sizeof exe, "%s/cuzk-daemon", bin_dir);
+    snprintf(state, sizeof state, "%s/%s.state", tmp_dir, tag);
+    snprintf(errf, sizeof errf, "%s/%s.err", tmp_dir, tag);
+    argv[k++] = exe;
+    bool state_given = false;
+    va_list ap;
+    va_start(ap, tag);
+    for (const char *a; (a = va_arg(ap, const char *)) && k < 34;) {
+        state_given |= !strcmp(a, "--state-dir");
+        argv[k++] = a;
+    }
+    va_end(ap);
+    if (!state_given) {
+        argv[k++] = "--state-dir";
+        argv[k++] = state;
+    }
+    argv[k] = NULL;
+    pid_t p = fork();
+    if (p == 0) {
+        int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 2);
+        dup2(fd, 1);
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    track(p, true);
+    int st = 0, rc = -1;
+    for (int i = 0; i < 200; i++) {
+        if (waitpid(p, &st, WNOHANG) == p) {
+            rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            break;
+        }
+        usleep(50000);
+    }
+    if (rc < 0) {
+        kill(p, SIGKILL);
+        waitpid(p, NULL, 0);
+    }
+    track(p, false);
+    char *t = read_file(errf, NULL);
+    snprintf(err, n, "%s", t ? t : "");
+    free(t);
+    return rc;
+}
+
+static long get_status(const char *addr, const char *path, const char *auth)
+{
+    resp r;
+    long st = http_ex(&r, addr, "GET", path, NULL, NULL, 0, auth) ? r.status : 0;
+    resp_free(&r);
+    return st;
+}
+
+static bool is_token(const char *t)
+{
+    if (strlen(t) != 64)
+        return false;
+    for (const char *p = t; *p; p++)
+        if (!strchr("0123456789abcdef", *p))
+            return false;
+    return true;
+}
+
+/* ---- token ---- */
+
+static int test_token(void)
+{
+    daemon_proc d;
+    if (!daemon_start(&d, "tok", NULL)) {
+        CHECK(0);
+        return test_finish();
+    }
+    char path[400], bearer[600];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/token", d.state);
+    CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+    snprintf(path, sizeof path, "%s/admin-token", d.state);
+    CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+    CHECK(is_token(d.token) && is_token(d.admin) && strcmp(d.token, d.admin) != 0);
+    CHECK(count_in_file(d.log, "event=token_made") == 2);
+    /* required: none, a wrong one, a prefix: 401; /healthz stays open */
+    CHECK(get_status(d.addr, "/v1/status", "Authorization:") == 401);
+    CHECK(get_status(d.addr, "/v1/status", "Authorization: Bearer wrong") == 401);
+    snprintf(bearer, sizeof bearer, "Authorization: Bearer %.63s", d.token);
+    CHECK(get_status(d.addr, "/v1/status", bearer) == 401);
+    CHECK(get_status(d.addr, "/healthz", "Authorization:") == 200);
+    snprintf(bearer, sizeof bearer, "Authorization: Bearer %s", d.token);
+    CHECK(get_status(d.addr, "/v1/status", bearer) == 200);
+    snprintf(bearer, sizeof bearer, "Authorization: Bearer %s", d.admin);
+    CHECK(get_status(d.addr, "/v1/status", bearer) == 200);
+    char first[520];
+    snprintf(first, sizeof first, "%s", d.token);
+    CHECK(daemon_stop(&d, 20) == 0);
+
+    /* a restart on the same state directory keeps the token */
+    char state[300];
+    snprintf(state, sizeof state, "%s", d.state);
+    if (daemon_start(&d, "tok2", "--state-dir", state, NULL)) {
+        CHECK(!strcmp(d.token, first));
+        snprintf(bearer, sizeof bearer, "Authorization: Bearer %s", first);
+        CHECK(get_status(d.addr, "/v1/status", bearer) == 200);
+        CHECK(count_in_file(d.log, "event=token_made") == 0);
+        CHECK(daemon_stop(&d, 20) == 0);
+    } else {
+        CHECK(0);
+    }
+
+    /* a token file others may read, or a link, is refused */
+    char err[4096];
+    snprintf(path, sizeof path, "%s/token", state);
+    CHECK(chmod(path, 0640) == 0);
+    CHECK(daemon_refused(err, sizeof err, "tok-mode", "--state-dir", state, NULL) == 2);
+    CHECK(strstr(err, "token") && strstr(err, "chmod 600"));
+    CHECK(chmod(path, 0600) == 0);
+    char moved[420];
+    snprintf(moved, sizeof moved, "%s/token.real", tmp_dir);
+    CHECK(rename(path, moved) == 0 && symlink(moved, path) == 0);
+    CHECK(daemon_refused(err, sizeof err, "tok-link", "--state-dir", state, NULL) == 2);
+    CHECK(strstr(err, "symbolic link") != NULL);
+    return test_finish();
+}
+
+/* ---- empty ---- */
+
+static int test_empty(void)
+{
+    char err[4096], file[400];
+    CHECK(daemon_refused(err, sizeof err, "empty-flag", "--listen", "127.0.0.1:0", "--token", "",
+                         NULL) == 2);
+    CHECK(strstr(err, "token is empty") != NULL);
+    snprintf(file, sizeof file, "%s/empty-token", tmp_dir);
+    FILE *f = fopen(file, "w");
+    CHECK(f && fputs("\nsecond-line\n", f) >= 0 && fclose(f) == 0);
+    CHECK(daemon_refused(err, sizeof err, "empty-file", "--listen", "127.0.0.1:0",
+                         "--token-file", file, NULL) == 2);
+    CHECK(strstr(err, "empty") != NULL);
+    /* the same token file in the INI file */
+    char ini[400];
+    snprintf(ini, sizeof ini, "%s/empty.ini", tmp_dir);
+    f = fopen(ini, "w");
+    CHECK(f && fprintf(f, "token_file = %s\n", file) > 0 && fclose(f) == 0);
+    CHECK(daemon_refused(err, sizeof err, "empty-ini", "--config", ini, "--listen",
+                         "127.0.0.1:0", NULL) == 2);
+    CHECK(strstr(err, "empty") != NULL);
+    /* and the empty token does not let anyone in when given with a good one beside */
+    daemon_proc d;
+    if (daemon_start(&d, "given", "--token", "given-token", NULL)) {
+        CHECK(get_status(d.addr, "/v1/status", "Authorization: Bearer ") == 401);
+        CHECK(get_status(d.addr, "/v1/status", "Authorization: Bearer given-token") == 200);
+        CHECK(daemon_stop(&d, 20) == 0);
+    } else {
+        CHECK(0);
+    }
+    return test_finish();
+}
+
+/* ---- noauth ---- */
+
+static int test_noauth(void)
+{
+    daemon_proc d;
+    if (daemon_start(&d, "noauth", "--no-auth", NULL)) {
+        CHECK(get_status(d.addr, "/v1/status", "Authorization:") == 200);
+        CHECK(count_in_file(d.log, "event=auth_off") == 1);
+        char path[400];
+        snprintf(path, sizeof path, "%s/token", d.state);
+        CHECK(access(path, F_OK) != 0);   /* no token made */
+        CHECK(daemon_stop(&d, 20) == 0);
+    } else {
+        CHECK(0);
+    }
+    char err[4096];
+    static const char *const open_to_all[] = {"192.0.2.1:0", "0.0.0.0:0", ":0", "[::]:0",
+                                              "example.org:0"};
+    for (size_t i = 0; i < sizeof open_to_all / sizeof open_to_all[0]; i++) {
+        int rc = daemon_refused(err, sizeof err, "noauth-open", "--no-auth", "--listen",
+                                open_to_all[i], NULL);
+        CHECK(rc == 2 && strstr(err, "not loopback"));
+        if (rc != 2)
+            fprintf(stderr, "--no-auth --listen %s: status %d: %s\n", open_to_all[i], rc, err);
+    }
+    /* beside a loopback listener too */
+    CHECK(daemon_refused(err, sizeof err, "noauth-two", "--no-auth", "--listen", "127.0.0.1:0",
+                         "--listen", "0.0.0.0:0", NULL) == 2);
+    CHECK(daemon_refused(err, sizeof err, "noauth-tok", "--no-auth", "--token", "t",
+                         "--listen", "127.0.0.1:0", NULL) == 2);
+    CHECK(strstr(err, "choose one") != NULL);
+    /* every interface: warned, and the token required */
+    static const char *const wild[] = {"0.0.0.0:0", ":0"};
+    for (size_t i = 0; i < 2; i++) {
+        if (daemon_start(&d, i ? "wild-port" : "wild-any", "--listen", wild[i], NULL)) {
+            CHECK(count_in_file(d.log, "event=listen_all_interfaces") == 1);
+            char addr[300];
+            const char *port = strrchr(d.addr, ':');
+            snprintf(addr, sizeof addr, "127.0.0.1%s", port ? port : ":0");
+            CHECK(get_status(addr, "/v1/status", "Authorization:") == 401);
+            char bearer[600];
+            snprintf(bearer, sizeof bearer, "Authorization: Bearer %s", d.token);
+            CHECK(get_status(addr, "/v1/status", bearer) == 200);
+            CHECK(daemon_stop(&d, 20) == 0);
+        } else {
+            CHECK(0);
+        }
+    }
+    return test_finish();
+}
+
+int main(int argc, char **argv)
+{
+    static const daemon_scenario sc[] = {
+        {"security_token", test_token},
+        {"security_empty", test_empty},
+        {"security_noauth", test_noauth},
+    };
+    return daemon_test_main(argc, argv, "test_security", sc, sizeof sc / sizeof sc[0]);
+}
