@@ -189,6 +189,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
             return MHD_NO;
         *con_cls = rq;
         /* Checks that need no body: answered before it is read. */
+        char why[300];
+        if (!auth_browser_ok(s, c, why, sizeof why)) {
+            rq->answered = true;
+            return send_error(s, c, 403, "%s", why);
+        }
         if (strcmp(url, "/healthz") != 0 && !auth_ok(s, c)) {
             rq->answered = true;
             return send_error(s, c, 401, "missing or wrong bearer token");

@@ -23,6 +23,13 @@ typedef struct {
                                               * the daemon): every client is the operator */
     const char *allow_dirs[SERVER_MAX_ALLOW];
     unsigned n_allow;
+    /* Browsers: a request with an Origin header is refused unless its value is listed; one
+     * whose Host is not the listener's address (DNS rebinding) unless the name is listed
+     * ("NAME" any port, "NAME:PORT", "*" any Host). See auth_browser_ok. */
+    const char *allow_origin[SERVER_MAX_ALLOW];
+    unsigned n_allow_origin;
+    const char *allow_host[SERVER_MAX_ALLOW];
+    unsigned n_allow_host;
     size_t max_body;                         /* bytes of a request body */
     size_t max_body_total;                   /* bytes of all bodies being received at once */
     double max_wait_s;                       /* cap of ?wait= */

@@ -530,8 +530,9 @@ static void test_body_budget(void);
 static int test_limits(void)
 {
     daemon_proc d;
-    if (!daemon_start(&d, "limits", "--gpu-workers", "1", "--max-queued", "3", "--debug-device-delay-ms",
-                      "300", NULL)) {
+    /* --allow-host x: the raw requests' Host */
+    if (!daemon_start(&d, "limits", "--allow-host", "x", "--gpu-workers", "1", "--max-queued", "3",
+                      "--debug-device-delay-ms", "300", NULL)) {
         CHECK(0);
         return test_finish();
     }
@@ -2421,7 +2422,8 @@ static void test_body_budget(void)
 {
     daemon_proc d;
     /* 70K: one 60 KB body fits alone (its buffer takes 64K+1), not beside the slow one's */
-    if (!daemon_start(&d, "bodies", "--max-body", "64K", "--max-body-total", "70K", NULL)) {
+    if (!daemon_start(&d, "bodies", "--allow-host", "x", "--max-body", "64K", "--max-body-total",
+                      "70K", NULL)) {
         CHECK(0);
         return;
     }
@@ -2676,8 +2678,9 @@ static int test_fuzz(void)
             close(fd);
     }
     daemon_proc d;
-    if (!daemon_start(&d, "fuzz", "--example", "--token", FZ_TOKEN, "--max-body", "64K",
-                      "--max-partitions", "16", "--loader-threads", "1", NULL)) {
+    if (!daemon_start(&d, "fuzz", "--example", "--allow-host", "x", "--token", FZ_TOKEN,
+                      "--max-body", "64K", "--max-partitions", "16", "--loader-threads", "1",
+                      NULL)) {
         CHECK(0);
         return test_finish();
     }

@@ -11,6 +11,10 @@
  *   test_security security_noauth   --no-auth on a loopback address: no token needed, and logged;
  *                           on a non-loopback or all-interfaces address: refused; with a
  *                           token: refused; --listen :PORT (and 0.0.0.0) warns
+ *   test_security security_browser   a request with an Origin header is refused (403) unless
+ *                           allow_origin lists it; one whose Host is not the listener's address
+ *                           (a name other than localhost on loopback, another port) unless
+ *                           allow_host lists it; any Host on a Unix socket
  *
  * Environment: CUZK_BIN (build dir with cuzk-daemon), CUZK_SRC (source dir).
  */
@@ -244,12 +248,74 @@ static int test_noauth(void)
     return test_finish();
 }
 
+/* ---- browser ---- */
+
+static long get_with(const char *addr, const char *path, const char *header, char *err, size_t n)
+{
+    resp r;
+    long st = http_ex(&r, addr, "GET", path, NULL, NULL, 0, header) ? r.status : 0;
+    snprintf(err, n, "%s", jstr(r.json, "error"));
+    resp_free(&r);
+    return st;
+}
+
+static int test_browser(void)
+{
+    char sock[300], unixa[310];
+    snprintf(sock, sizeof sock, "%s/b.sock", tmp_dir);
+    snprintf(unixa, sizeof unixa, "unix:%s", sock);
+    daemon_proc d;
+    if (!daemon_start(&d, "browser", "--listen", "127.0.0.1:0", "--listen", unixa,
+                      "--allow-origin", "https://ok.example", "--allow-host", "proxy.example",
+                      "--allow-host", "pinned.example:8443", NULL)) {
+        CHECK(0);
+        return test_finish();
+    }
+    const char *port = strrchr(d.addr, ':') + 1;
+    char h[300], err[1100];
+    /* Origin */
+    CHECK(get_with(d.addr, "/v1/status", "Origin: http://evil.example", err, sizeof err) == 403 &&
+          strstr(err, "Origin"));
+    CHECK(get_with(d.addr, "/v1/status", "Origin: null", err, sizeof err) == 403);
+    CHECK(get_with(d.addr, "/healthz", "Origin: http://evil.example", err, sizeof err) == 403);
+    CHECK(get_with(d.addr, "/v1/status", "Origin: https://ok.example", err, sizeof err) == 200);
+    CHECK(get_with(unixa, "/v1/status", "Origin: http://evil.example", err, sizeof err) == 403);
+    /* Host */
+    static const struct {
+        const char *fmt;
+        long want;
+    } hosts[] = {
+        {"Host: 127.0.0.1:%s", 200},       {"Host: localhost:%s", 200},
+        {"Host: LocalHost:%s", 200},       {"Host: [::1]:%s", 200},
+        {"Host: evil.example:%s", 403},    {"Host: localhost.evil.example:%s", 403},
+        {"Host: 127.0.0.1:1%s", 403},      {"Host: localhost:%s0", 403},
+        {"Host: localhost%.0s", 403},      {"Host: localhost:%sx", 403},
+        {"Host: proxy.example%.0s", 200},  {"Host: proxy.example:%s", 200},
+        {"Host: pinned.example:8443%.0s", 200}, {"Host: pinned.example:%s", 403},
+        {"Host: 127.0.0.1.evil.example:%s", 403},
+    };
+    for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
+        snprintf(h, sizeof h, hosts[i].fmt, port);
+        long st = get_with(d.addr, "/v1/status", h, err, sizeof err);
+        CHECK(st == hosts[i].want && (st == 200 || strstr(err, "Host")));
+        if (st != hosts[i].want)
+            fprintf(stderr, "%s: %ld, expected %ld (%s)\n", h, st, hosts[i].want, err);
+    }
+    snprintf(h, sizeof h, "Host: evil.example:%s", port);
+    CHECK(get_with(d.addr, "/healthz", h, err, sizeof err) == 403);
+    /* a Unix socket: any Host */
+    CHECK(get_with(unixa, "/v1/status", "Host: evil.example", err, sizeof err) == 200);
+    CHECK(daemon_stop(&d, 20) == 0);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
     static const daemon_scenario sc[] = {
         {"security_token", test_token},
         {"security_empty", test_empty},
         {"security_noauth", test_noauth},
+        {"security_browser", test_browser},
     };
     return daemon_test_main(argc, argv, "test_security", sc, sizeof sc / sizeof sc[0]);
 }

@@ -99,6 +99,10 @@ static void usage(FILE *f)
         "  --no-auth                 no token at all: any client may do anything (refused\n"
         "                            unless every listener is loopback or a Unix socket)\n"
         "  --allow-dir DIR           only read keys and witnesses under DIR (repeatable)\n"
+        "  --allow-origin ORIGIN     accept requests from this web page origin\n"
+        "                            (https://app.example:8443; repeatable; default: none)\n"
+        "  --allow-host NAME[:PORT]  accept this Host besides the listener's own address\n"
+        "                            (repeatable; '*' any: only behind a proxy that checks)\n"
         "  --key ID=PATH             register and load a .zkey at start (repeatable)\n"
         "  --key ID=PATH,r1cs=R1CS[,trusted][,cache]\n"
         "                            the same for a bellman .params key and its circuit\n"
@@ -293,6 +297,14 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return (c->admin_token_file = keep(v)) != NULL;
     if (!strcmp(name, "no_auth"))
         return parse_bool(v, &s->no_auth);
+    if (!strcmp(name, "allow_origin") || !strcmp(name, "allow_host")) {
+        bool o = !strcmp(name, "allow_origin");
+        unsigned *n = o ? &s->n_allow_origin : &s->n_allow_host;
+        if (*n >= SERVER_MAX_ALLOW || !v[0])
+            return false;
+        (o ? s->allow_origin : s->allow_host)[(*n)++] = keep(v);
+        return true;
+    }
     if (!strcmp(name, "allow_dir")) {
         if (s->n_allow >= SERVER_MAX_ALLOW)
             return false;
