@@ -71,6 +71,8 @@ typedef struct {
     unsigned max_queued_jobs;        /* non-final jobs; submit beyond gives CUZK_EBUSY */
     double result_ttl_s;             /* final jobs are forgotten this long after the end */
     unsigned max_partitions;         /* witnesses per job */
+    unsigned max_keys;               /* registered keys; a new id beyond gives CUZK_EBUSY
+                                        (0: no limit, the default; cuzk-daemon's is 16) */
     unsigned debug_device_delay_ms;  /* testing: extra time holding the device lock */
     cuzk_log_level log_level;
     FILE *log;                       /* NULL: stderr */

@@ -209,6 +209,20 @@ static bool id_ok(const char *id)
     return true;
 }
 
+/* CUZK_EBUSY when max_keys keys are registered (e->mu held). */
+static cuzk_err keys_full(cuzk_engine *e, const char *id)
+{
+    if (e->cfg.max_keys == 0)
+        return CUZK_OK;
+    unsigned n = 0;
+    for (key_entry *k = e->keys; k; k = k->next)
+        n += k->registered;
+    if (n < e->cfg.max_keys)
+        return CUZK_OK;
+    return cuzk_error_set(CUZK_EBUSY, "key %s: %u keys are registered, max_keys: remove one "
+                          "first", id, n);
+}
+
 /* ---- the API ---- */
 
 cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
@@ -254,7 +268,10 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
         pthread_mutex_unlock(&e->mu);
         return r;
     }
+    cuzk_err full = keys_full(e, id);
     pthread_mutex_unlock(&e->mu);
+    if (full != CUZK_OK)
+        return full;
 
     k = calloc(1, sizeof *k);
     if (!k)
@@ -291,6 +308,12 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
         cuzk_key_free(key);
         free(k);
         return cuzk_engine_key_add_ex(e, info, id, path, opts);
+    }
+    if ((r = keys_full(e, id)) != CUZK_OK) {   /* others registered meanwhile */
+        pthread_mutex_unlock(&e->mu);
+        cuzk_key_free(key);
+        free(k);
+        return r;
     }
     if (k->key_bytes > e->cfg.memory_budget) {
         pthread_mutex_unlock(&e->mu);

@@ -21,6 +21,8 @@ typedef struct {
                                               * and (critical_admin) priority critical */
     bool no_auth;                            /* no token at all (loopback only, checked by
                                               * the daemon): every client is the operator */
+    bool critical_any;                       /* any client may submit priority critical
+                                              * (false: only with the admin token) */
     const char *allow_dirs[SERVER_MAX_ALLOW];
     unsigned n_allow;
     /* Browsers: a request with an Origin header is refused unless its value is listed; one

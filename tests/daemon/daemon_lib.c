@@ -280,8 +280,9 @@ bool http_ex(resp *r, const char *addr, const char *method, const char *path,
         bool admin = (!strcmp(method, "POST") && !strncmp(path, "/v1/keys", 8) &&
                       (path[8] == 0 || path[8] == '?')) ||
                      (!strcmp(method, "DELETE") && !strncmp(path, "/v1/keys/", 9)) ||
-                     (!strcmp(method, "POST") && body && !strncmp(path, "/v1/proofs", 10) &&
-                      memmem(body, len, "\"critical\"", 10));
+                     (!strcmp(method, "POST") && !strncmp(path, "/v1/proofs", 10) &&
+                      ((body && memmem(body, len, "\"critical\"", 10)) ||
+                       strstr(path, "priority=critical")));
         for (int i = 0; i < 16; i++)
             if (tokens[i].addr[0] &&
                 (!strcmp(tokens[i].addr, addr) || !strcmp(tokens[i].addr2, addr))) {

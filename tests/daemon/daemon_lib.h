@@ -17,7 +17,8 @@ extern char tmp_dir[256];               /* this run's directory (kept when it fa
  * Authorization header of its own ("Authorization:" alone sends none). When it is not set, a
  * request to a daemon started by daemon_start carries that daemon's tokens: the operator's
  * (admin) token for what only the operator may do (POST /v1/keys, DELETE /v1/keys/ID, a job
- * of priority critical), the clients' token for the rest. */
+ * of priority critical: in a JSON body or ?priority=critical), the clients' token for the
+ * rest. */
 extern const char *http_auth;
 extern long http_timeout_s;
 

@@ -472,14 +472,16 @@ static int test_errors(void)
         const char *auth = "Authorization: Bearer s3cret";
         CHECK(http_ex(&r, d.addr, "GET", "/v1/status", NULL, NULL, 0, auth) && r.status == 200);
         resp_free(&r);
+        char admin[600];   /* keys are registered with the operator's token */
+        snprintf(admin, sizeof admin, "Authorization: Bearer %s", d.admin);
         char *zk = test_fixture_dup("chain", "circuit.zkey");
         char *zm = test_fixture_dup("multiplier", "circuit.zkey");
         snprintf(body, sizeof body, "{\"id\": \"chain\", \"path\": \"%s\"}", zk);
-        CHECK(http_ex(&r, d.addr, "POST", "/v1/keys", "application/json", body, strlen(body), auth) &&
+        CHECK(http_ex(&r, d.addr, "POST", "/v1/keys", "application/json", body, strlen(body), admin) &&
               r.status == 201);
         resp_free(&r);
         snprintf(body, sizeof body, "{\"id\": \"mult\", \"path\": \"%s\"}", zm);
-        CHECK(http_ex(&r, d.addr, "POST", "/v1/keys", "application/json", body, strlen(body), auth) &&
+        CHECK(http_ex(&r, d.addr, "POST", "/v1/keys", "application/json", body, strlen(body), admin) &&
               r.status == 403 && strstr(jstr(r.json, "error"), "allow"));
         resp_free(&r);
         snprintf(body, sizeof body, "{\"key\": \"chain\", \"witnesses\": [\"%s\"]}", w_mult);
@@ -2677,8 +2679,13 @@ static int test_fuzz(void)
         if (fd >= 0)
             close(fd);
     }
+    /* FZ_TOKEN is the operator's (it registers keys) */
+    char admin_file[300];
+    snprintf(admin_file, sizeof admin_file, "%s/fuzz-admin-token", tmp_dir);
+    write_all(admin_file, (const unsigned char *)FZ_TOKEN "\n", strlen(FZ_TOKEN) + 1);
     daemon_proc d;
-    if (!daemon_start(&d, "fuzz", "--example", "--allow-host", "x", "--token", FZ_TOKEN,
+    if (!daemon_start(&d, "fuzz", "--example", "--allow-host", "x", "--token", "fuzz-client",
+                      "--admin-token-file", admin_file,
                       "--max-body", "64K", "--max-partitions", "16", "--loader-threads", "1",
                       NULL)) {
         CHECK(0);
@@ -2740,7 +2747,8 @@ static int test_fuzz(void)
     write_all(inside, fz_wtns, fz_wlen);
     CHECK(symlink("/etc/passwd", link) == 0 && mkfifo(fifo, 0600) == 0);
     snprintf(fz_fifo, sizeof fz_fifo, "%s", fifo);
-    if (daemon_start(&d, "fuzz-allow", "--example", "--token", FZ_TOKEN, "--allow-dir", allow,
+    if (daemon_start(&d, "fuzz-allow", "--example", "--token", "fuzz-client",
+                     "--admin-token-file", admin_file, "--allow-dir", allow,
                      NULL)) {
         fz_addr = d.addr;
         free(fz_wpath);

@@ -15,6 +15,10 @@
  *                           allow_origin lists it; one whose Host is not the listener's address
  *                           (a name other than localhost on loopback, another port) unless
  *                           allow_host lists it; any Host on a Unix socket
+ *   test_security security_admin     POST /v1/keys and DELETE /v1/keys/ID take the admin token
+ *                           (403 with the clients', whose answer quotes nothing of the file);
+ *                           GET stays with the clients'; max_keys (409 beyond, and at start);
+ *                           priority critical takes the admin token unless critical = any
  *
  * Environment: CUZK_BIN (build dir with cuzk-daemon), CUZK_SRC (source dir).
  */
@@ -309,6 +313,101 @@ static int test_browser(void)
     return test_finish();
 }
 
+/* ---- admin ---- */
+
+static long req(const char *addr, const char *method, const char *path, const char *json,
+                const char *token, char *err, size_t n)
+{
+    char h[600];
+    snprintf(h, sizeof h, "Authorization: Bearer %s", token);
+    resp r;
+    long st = http_ex(&r, addr, method, path, json ? "application/json" : NULL, json,
+                      json ? strlen(json) : 0, h)
+                  ? r.status
+                  : 0;
+    if (err)
+        snprintf(err, n, "%s", r.body ? r.body : "");
+    resp_free(&r);
+    return st;
+}
+
+static int test_admin(void)
+{
+    daemon_proc d;
+    if (!daemon_start(&d, "admin", "--max-keys", "2", NULL)) {
+        CHECK(0);
+        return test_finish();
+    }
+    char *zc = test_fixture_dup("chain", "circuit.zkey");
+    char *zm = test_fixture_dup("multiplier", "circuit.zkey");
+    char *rc = test_fixture_dup("chain", "circuit.r1cs");
+    char body[2048], err[2048];
+    /* a file the client may not read: its bytes are never quoted back */
+    char secret[400];
+    snprintf(secret, sizeof secret, "%s/secret", tmp_dir);
+    write_all(secret, "SeCrEtBy\x01\x02\x03\x04tes of a file\n", 27);
+    chmod(secret, 0600);
+    snprintf(body, sizeof body, "{\"id\": \"s\", \"path\": \"%s\", \"r1cs\": \"%s\"}", secret, rc);
+    CHECK(req(d.addr, "POST", "/v1/keys", body, d.token, err, sizeof err) == 403);
+    CHECK(!strstr(err, "SeCr") && !strstr(err, "5365") && strstr(err, "admin token"));
+    /* the clients' token: 403 for POST and DELETE, GET answers */
+    snprintf(body, sizeof body, "{\"id\": \"chain\", \"path\": \"%s\"}", zc);
+    CHECK(req(d.addr, "POST", "/v1/keys", body, d.token, err, sizeof err) == 403);
+    CHECK(req(d.addr, "POST", "/v1/keys", body, d.admin, err, sizeof err) == 201);
+    CHECK(req(d.addr, "GET", "/v1/keys", NULL, d.token, err, sizeof err) == 200 &&
+          strstr(err, "\"chain\""));
+    CHECK(req(d.addr, "GET", "/v1/keys/chain", NULL, d.token, NULL, 0) == 200);
+    CHECK(req(d.addr, "DELETE", "/v1/keys/chain", NULL, d.token, err, sizeof err) == 403);
+    CHECK(req(d.addr, "GET", "/v1/keys/chain", NULL, d.token, NULL, 0) == 200);
+    /* max_keys 2 */
+    snprintf(body, sizeof body, "{\"id\": \"mult\", \"path\": \"%s\"}", zm);
+    CHECK(req(d.addr, "POST", "/v1/keys", body, d.admin, err, sizeof err) == 201);
+    snprintf(body, sizeof body, "{\"id\": \"third\", \"path\": \"%s\"}", zm);
+    CHECK(req(d.addr, "POST", "/v1/keys", body, d.admin, err, sizeof err) == 409 &&
+          strstr(err, "max_keys"));
+    snprintf(body, sizeof body, "{\"id\": \"mult\", \"path\": \"%s\"}", zm);
+    CHECK(req(d.addr, "POST", "/v1/keys", body, d.admin, err, sizeof err) == 200);   /* the same */
+    CHECK(req(d.addr, "DELETE", "/v1/keys/mult", NULL, d.admin, err, sizeof err) == 200);
+    snprintf(body, sizeof body, "{\"id\": \"third\", \"path\": \"%s\"}", zm);
+    CHECK(req(d.addr, "POST", "/v1/keys", body, d.admin, err, sizeof err) == 201);
+    /* priority critical: the admin token's */
+    char *w = test_fixture_dup("chain", "witness.wtns");
+    snprintf(body, sizeof body, "{\"key\": \"chain\", \"priority\": \"critical\", "
+             "\"witnesses\": [\"%s\"]}", w);
+    CHECK(req(d.addr, "POST", "/v1/proofs", body, d.token, err, sizeof err) == 403 &&
+          strstr(err, "critical"));
+    CHECK(req(d.addr, "POST", "/v1/proofs?priority=critical", body, d.token, NULL, 0) == 403);
+    CHECK(req(d.addr, "POST", "/v1/proofs", body, d.admin, err, sizeof err) == 202);
+    snprintf(body, sizeof body, "{\"key\": \"chain\", \"priority\": \"high\", "
+             "\"witnesses\": [\"%s\"]}", w);
+    CHECK(req(d.addr, "POST", "/v1/proofs", body, d.token, err, sizeof err) == 202);
+    CHECK(daemon_stop(&d, 30) == 0);
+
+    /* critical = any */
+    if (daemon_start(&d, "admin-any", "--critical", "any", "--example", NULL)) {
+        snprintf(body, sizeof body, "{\"key\": \"example\", \"priority\": \"critical\", "
+                 "\"witnesses\": [\"%s\"]}", w);
+        CHECK(req(d.addr, "POST", "/v1/proofs", body, d.token, err, sizeof err) == 202);
+        CHECK(daemon_stop(&d, 30) == 0);
+    } else {
+        CHECK(0);
+    }
+    /* more keys at start than max_keys: refused */
+    char k1[600], k2[600];
+    snprintf(k1, sizeof k1, "a=%s", zc);
+    snprintf(k2, sizeof k2, "b=%s", zm);
+    CHECK(daemon_refused(err, sizeof err, "admin-many", "--listen", "127.0.0.1:0", "--max-keys",
+                         "1", "--key", k1, "--key", k2, NULL) == 1);
+    CHECK(strstr(err, "max_keys") != NULL);
+    CHECK(daemon_refused(err, sizeof err, "admin-bad", "--listen", "127.0.0.1:0", "--critical",
+                         "everyone", NULL) == 2);
+    free(w);
+    free(zc);
+    free(zm);
+    free(rc);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
     static const daemon_scenario sc[] = {
@@ -316,6 +415,7 @@ int main(int argc, char **argv)
         {"security_empty", test_empty},
         {"security_noauth", test_noauth},
         {"security_browser", test_browser},
+        {"security_admin", test_admin},
     };
     return daemon_test_main(argc, argv, "test_security", sc, sizeof sc / sizeof sc[0]);
 }

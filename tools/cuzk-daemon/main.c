@@ -99,6 +99,9 @@ static void usage(FILE *f)
         "  --no-auth                 no token at all: any client may do anything (refused\n"
         "                            unless every listener is loopback or a Unix socket)\n"
         "  --allow-dir DIR           only read keys and witnesses under DIR (repeatable)\n"
+        "  --critical admin|any      who may submit priority critical (default admin: the\n"
+        "                            admin token only)\n"
+        "  --max-keys N              keys registered at once (default 16; 409 beyond)\n"
         "  --allow-origin ORIGIN     accept requests from this web page origin\n"
         "                            (https://app.example:8443; repeatable; default: none)\n"
         "  --allow-host NAME[:PORT]  accept this Host besides the listener's own address\n"
@@ -297,6 +300,14 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return (c->admin_token_file = keep(v)) != NULL;
     if (!strcmp(name, "no_auth"))
         return parse_bool(v, &s->no_auth);
+    if (!strcmp(name, "critical")) {
+        if (strcmp(v, "admin") != 0 && strcmp(v, "any") != 0)
+            return false;
+        s->critical_any = !strcmp(v, "any");
+        return true;
+    }
+    if (!strcmp(name, "max_keys"))
+        return parse_uint(v, &e->max_keys) && e->max_keys > 0;
     if (!strcmp(name, "allow_origin") || !strcmp(name, "allow_host")) {
         bool o = !strcmp(name, "allow_origin");
         unsigned *n = o ? &s->n_allow_origin : &s->n_allow_host;
@@ -584,6 +595,7 @@ int main(int argc, char **argv)
     cuzk_engine_config_default(&c.eng);
     c.eng.backend = env.backend;
     server_config_default(&c.srv);
+    c.eng.max_keys = 16;
     c.shutdown_grace_s = 30;
     int rc = parse_args(&c, argc, argv);
     if (rc)
