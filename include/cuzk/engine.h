@@ -73,6 +73,9 @@ typedef struct {
     unsigned max_partitions;         /* witnesses per job */
     unsigned max_keys;               /* registered keys; a new id beyond gives CUZK_EBUSY
                                         (0: no limit, the default; cuzk-daemon's is 16) */
+    const char *cache_dir;           /* the .params keys' decoded caches (cuzk_params_load_ex;
+                                        kept by the caller while the engine lives); NULL:
+                                        beside each key. A removed key's cache is deleted */
     unsigned debug_device_delay_ms;  /* testing: extra time holding the device lock */
     cuzk_log_level log_level;
     FILE *log;                       /* NULL: stderr */

@@ -51,7 +51,8 @@ static cuzk_err entry_load(const cuzk_engine *e, const key_entry *k, cuzk_key **
     cuzk_gpu_opts g = e->cfg.gpu;
     if (e->devices[0].gpu < 0) /* the CPU backend: the .params subgroup checks there too */
         g.params_check_min = SIZE_MAX;
-    cuzk_key_opts o = {.r1cs = k->r1cs, .params_flags = k->pflags, .gpu = &g};
+    cuzk_key_opts o = {.r1cs = k->r1cs, .params_flags = k->pflags, .gpu = &g,
+                       .cache_dir = e->cfg.cache_dir};
     return cuzk_key_load(out, k->path, &o);
 }
 
@@ -360,8 +361,20 @@ cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id)
     }
     k->registered = false;
     LOG(e, CUZK_LOG_INFO, "event=key_remove key=%s users=%u", id, k->refs - 1);
+    /* its decoded cache goes with it, unless another registered key reads the same file */
+    bool shared = false;
+    for (key_entry *o = e->keys; o; o = o->next)
+        shared |= o->registered && !strcmp(o->path, k->path);
+    char path[sizeof k->path];
+    bool cached = !shared && (k->pflags & CUZK_PARAMS_CACHE) && e->cfg.cache_dir;
+    snprintf(path, sizeof path, "%s", k->path);
     key_unref(e, k);
     pthread_mutex_unlock(&e->mu);
+    if (cached && cuzk_params_cache_remove(path, e->cfg.cache_dir) != CUZK_OK) {
+        LOG(e, CUZK_LOG_WARN, "event=key_cache_remove_failed key=%s reason=\"%s\"", id,
+            cuzk_error_detail());
+        cuzk_error_clear();
+    }
     return CUZK_OK;
 }
 

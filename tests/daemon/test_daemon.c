@@ -897,8 +897,10 @@ static int test_params(void)
              cp, r1cs);
     CHECK(post_key(d.addr, body, err, sizeof err) == 201);
     CHECK(post_key(d.addr, body, err, sizeof err) == 200);   /* the same again: a no-op */
-    char cache[420];
+    char cache[420];   /* in STATE_DIR/cache (authenticated), not beside the key */
     snprintf(cache, sizeof cache, "%s.cuzkcache", cp);
+    CHECK(access(cache, F_OK) != 0);
+    snprintf(cache, sizeof cache, "%s/cache/secret", d.state);
     CHECK(access(cache, R_OK) == 0);
     CHECK(add_key(d.addr, "chain", "chain"));
     CHECK(add_key(d.addr, "mult", "multiplier"));

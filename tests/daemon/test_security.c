@@ -19,10 +19,17 @@
  *                           (403 with the clients', whose answer quotes nothing of the file);
  *                           GET stays with the clients'; max_keys (409 beyond, and at start);
  *                           priority critical takes the admin token unless critical = any
+ *   test_security security_cache     a .params key's decoded cache goes to STATE_DIR/cache
+ *                           (0700; its secret 0600), written through a fresh temporary file (a
+ *                           link planted at the old predictable name is not followed: its
+ *                           target is unchanged); a modified cache, or one made with another
+ *                           secret, is rejected and rebuilt (the key loads, a job proves); a
+ *                           removed key's cache is deleted
  *
  * Environment: CUZK_BIN (build dir with cuzk-daemon), CUZK_SRC (source dir).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -408,6 +415,125 @@ static int test_admin(void)
     return test_finish();
 }
 
+/* ---- cache ---- */
+
+/* The one *.cuzkcache file in dir into out; false when there is not exactly one. */
+static bool find_cache(const char *dir, char *out, size_t n)
+{
+    DIR *d = opendir(dir);
+    int found = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l > 10 && !strcmp(e->d_name + l - 10, ".cuzkcache")) {
+            snprintf(out, n, "%s/%s", dir, e->d_name);
+            found++;
+        }
+    }
+    if (d)
+        closedir(d);
+    return found == 1;
+}
+
+static bool prove_one(const char *addr, const char *key, const char *wtns)
+{
+    char body[1024];
+    snprintf(body, sizeof body, "{\"key\": \"%s\", \"witnesses\": [\"%s\"]}", key, wtns);
+    resp r;
+    char id[200] = "";
+    if (http(&r, addr, "POST", "/v1/proofs", body) && r.status == 202)
+        snprintf(id, sizeof id, "%s", jstr(r.json, "id"));
+    resp_free(&r);
+    json_t *f = id[0] ? wait_final(addr, id, 60) : NULL;
+    bool ok = f && !strcmp(jstr(f, "state"), "done");
+    json_decref(f);
+    return ok;
+}
+
+static int test_cache(void)
+{
+    char cp[400], cmd[1400], target[400], planted[500], state[400], cdir[420], cache[900];
+    snprintf(cp, sizeof cp, "%s/chain.params", tmp_dir);
+    char *r1cs = test_fixture_dup("chain", "circuit.r1cs");
+    char *w = test_fixture_dup("chain", "witness.wtns");
+    snprintf(cmd, sizeof cmd, "%s/cuzk setup %s %s > /dev/null", bin_dir, r1cs, cp);
+    CHECK(system(cmd) == 0);
+    snprintf(target, sizeof target, "%s/victim", tmp_dir);
+    write_all(target, "ORIGINAL\n", 9);
+    daemon_proc d;
+    if (!daemon_start(&d, "cache", NULL)) {
+        CHECK(0);
+        return test_finish();
+    }
+    snprintf(state, sizeof state, "%s", d.state);
+    snprintf(cdir, sizeof cdir, "%s/cache", state);
+    /* the name the temporary file had (PATH.cuzkcache.tmp.PID): a link to the victim */
+    snprintf(planted, sizeof planted, "%s.cuzkcache.tmp.%ld", cp, (long)d.pid);
+    CHECK(symlink(target, planted) == 0);
+    char body[2048], err[2048];
+    snprintf(body, sizeof body,
+             "{\"id\": \"cp\", \"path\": \"%s\", \"r1cs\": \"%s\", \"cache\": true}", cp, r1cs);
+    CHECK(req(d.addr, "POST", "/v1/keys", body, d.admin, err, sizeof err) == 201);
+    char *v = read_file(target, NULL);
+    CHECK(v && !strcmp(v, "ORIGINAL\n"));   /* the link was not followed */
+    free(v);
+    struct stat st;
+    CHECK(stat(cdir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+    snprintf(cache, sizeof cache, "%s/secret", cdir);
+    CHECK(lstat(cache, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600 &&
+          st.st_size == 32);
+    snprintf(cache, sizeof cache, "%s.cuzkcache", cp);
+    CHECK(access(cache, F_OK) != 0);   /* nothing beside the key */
+    CHECK(find_cache(cdir, cache, sizeof cache));
+    CHECK(prove_one(d.addr, "cp", w));
+    CHECK(daemon_stop(&d, 30) == 0);
+    size_t len = 0;
+    unsigned char *orig = (unsigned char *)read_file(cache, &len);
+    CHECK(orig && len > 2000);
+    if (!orig)
+        return test_finish();
+
+    /* modified in place (a byte of a point in the middle): rejected, rebuilt */
+    char kflag[1200];
+    snprintf(kflag, sizeof kflag, "cp=%s,r1cs=%s,cache", cp, r1cs);
+    unsigned char *bad = malloc(len);
+    memcpy(bad, orig, len);
+    bad[len / 2] ^= 0x20;
+    write_all(cache, bad, len);
+    if (daemon_start(&d, "cache2", "--state-dir", state, "--key", kflag, NULL)) {
+        size_t l2 = 0;
+        unsigned char *now = (unsigned char *)read_file(cache, &l2);
+        CHECK(now && l2 == len && !memcmp(now, orig, len));   /* rewritten from the key */
+        free(now);
+        CHECK(prove_one(d.addr, "cp", w));
+        CHECK(daemon_stop(&d, 30) == 0);
+    } else {
+        CHECK(0);
+    }
+    /* a cache the daemon did not make (another secret): rejected, rebuilt with its own tag */
+    snprintf(planted, sizeof planted, "%s/secret", cdir);
+    CHECK(unlink(planted) == 0);
+    if (daemon_start(&d, "cache3", "--state-dir", state, "--key", kflag, NULL)) {
+        size_t l3 = 0;
+        unsigned char *now = (unsigned char *)read_file(cache, &l3);
+        CHECK(now && l3 == len && memcmp(now, orig, len - 32) == 0 &&
+              memcmp(now + len - 32, orig + len - 32, 32) != 0);   /* only the tag differs */
+        free(now);
+        CHECK(access(planted, R_OK) == 0);   /* a new secret */
+        CHECK(prove_one(d.addr, "cp", w));
+        /* removing the key removes its cache */
+        CHECK(req(d.addr, "DELETE", "/v1/keys/cp", NULL, d.admin, err, sizeof err) == 200);
+        CHECK(access(cache, F_OK) != 0);
+        CHECK(daemon_stop(&d, 30) == 0);
+    } else {
+        CHECK(0);
+    }
+    free(bad);
+    free(orig);
+    free(r1cs);
+    free(w);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
     static const daemon_scenario sc[] = {
@@ -416,6 +542,7 @@ int main(int argc, char **argv)
         {"security_noauth", test_noauth},
         {"security_browser", test_browser},
         {"security_admin", test_admin},
+        {"security_cache", test_cache},
     };
     return daemon_test_main(argc, argv, "test_security", sc, sizeof sc / sizeof sc[0]);
 }

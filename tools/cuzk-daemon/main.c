@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -637,6 +638,15 @@ int main(int argc, char **argv)
         close(state_lock);
         return 2;
     }
+    /* the .params keys' decoded caches: STATE_DIR/cache, 0700, authenticated there */
+    char cache_dir[4300];
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache", c.state_dir);
+    if (mkdir(cache_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "cuzk-daemon: %s: cannot create: %s\n", cache_dir, strerror(errno));
+        close(state_lock);
+        return 1;
+    }
+    c.eng.cache_dir = cache_dir;
     if (c.log_file) {
         c.eng.log = fopen(c.log_file, "a");
         if (!c.eng.log) {
