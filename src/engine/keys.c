@@ -2,9 +2,14 @@
 /* The engine's key registry: keys registered by id, loaded through cuzk_key (either kind),
  * evicted least-recently-used when the memory budget needs room, reloaded on demand, and
  * their resident GPU copies. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cuzk/params.h"
 #include "engine/engine_internal.h"
@@ -224,6 +229,80 @@ static cuzk_err keys_full(cuzk_engine *e, const char *id)
                           "first", id, n);
 }
 
+/* ---- the cache directory ---- */
+
+/* Keeps cache_dir bounded: beyond max_keys cache files (at least the registered keys'),
+ * those of no registered key go, the least recently written first; temporary files of
+ * writes that did not finish (a crash) go after an hour. */
+static void cache_dir_prune(cuzk_engine *e)
+{
+    const char *dir = e->cfg.cache_dir;
+    unsigned bound = e->cfg.max_keys ? e->cfg.max_keys : 64;
+    pthread_mutex_lock(&e->mu);
+    size_t n_reg = 0;
+    for (key_entry *k = e->keys; k; k = k->next)
+        n_reg += k->registered;
+    char **keep = calloc(n_reg + 1, sizeof *keep);
+    size_t nk = 0;
+    for (key_entry *k = e->keys; keep && k; k = k->next)
+        if (k->registered && (keep[nk] = cuzk_params_cache_path_in(k->path, dir)))
+            nk++;
+    pthread_mutex_unlock(&e->mu);
+    DIR *d = keep ? opendir(dir) : NULL;
+    struct {
+        char name[256];
+        time_t mtime;
+    } *old = NULL;
+    size_t n_old = 0, n_cache = 0, cap = 0;
+    for (struct dirent *de; d && (de = readdir(d));) {
+        size_t l = strlen(de->d_name);
+        bool tmp = strstr(de->d_name, ".cuzkcache.tmp.") != NULL;
+        if (!tmp && (l < 10 || strcmp(de->d_name + l - 10, ".cuzkcache") != 0))
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (tmp) {
+            if (time(NULL) - st.st_mtime > 3600)
+                unlinkat(dirfd(d), de->d_name, 0);
+            continue;
+        }
+        n_cache++;
+        bool registered = false;
+        for (size_t i = 0; i < nk && !registered; i++) {
+            const char *b = strrchr(keep[i], '/');
+            registered = b && !strcmp(b + 1, de->d_name);
+        }
+        if (registered || l >= sizeof old[0].name)
+            continue;
+        if (n_old == cap) {
+            cap = cap ? 2 * cap : 16;
+            void *o = realloc(old, cap * sizeof *old);
+            if (!o)
+                break;
+            old = o;
+        }
+        snprintf(old[n_old].name, sizeof old[n_old].name, "%s", de->d_name);
+        old[n_old++].mtime = st.st_mtime;
+    }
+    while (n_cache > bound && n_old > 0) {   /* the oldest of no registered key */
+        size_t o = 0;
+        for (size_t i = 1; i < n_old; i++)
+            if (old[i].mtime < old[o].mtime)
+                o = i;
+        if (unlinkat(dirfd(d), old[o].name, 0) == 0)
+            LOG(e, CUZK_LOG_INFO, "event=key_cache_pruned file=%s", old[o].name);
+        old[o] = old[--n_old];
+        n_cache--;
+    }
+    if (d)
+        closedir(d);
+    free(old);
+    for (size_t i = 0; i < nk; i++)
+        free(keep[i]);
+    free(keep);
+}
+
 /* ---- the API ---- */
 
 cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
@@ -348,6 +427,8 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
         "event=key_load_end key=%s format=%s ms=%.3f key_bytes=%llu partition_bytes=%llu", id,
         cuzk_key_format_name(f), (engine_mono_s() - t) * 1e3, (unsigned long long)kb,
         (unsigned long long)pb);
+    if ((pflags & CUZK_PARAMS_CACHE) && e->cfg.cache_dir)
+        cache_dir_prune(e);
     return CUZK_OK;
 }
 

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon_lib.h"
@@ -512,7 +513,22 @@ static int test_cache(void)
     /* a cache the daemon did not make (another secret): rejected, rebuilt with its own tag */
     snprintf(planted, sizeof planted, "%s/secret", cdir);
     CHECK(unlink(planted) == 0);
-    if (daemon_start(&d, "cache3", "--state-dir", state, "--key", kflag, NULL)) {
+    /* and the directory stays bounded: with max_keys 1, the caches of no registered key go,
+     * and an unfinished write's temporary file of an hour ago */
+    char stale[3][600];
+    struct timespec ago[2] = {{0, UTIME_NOW}, {time(NULL) - 7200, 0}};
+    for (int i = 0; i < 3; i++) {
+        snprintf(stale[i], sizeof stale[i], i < 2 ? "%s/gone%d-0011223344556677.cuzkcache"
+                                                  : "%s/x.cuzkcache.tmp.AbC%d", cdir, i);
+        write_all(stale[i], "stale", 5);
+        CHECK(utimensat(AT_FDCWD, stale[i], ago, 0) == 0);
+    }
+    if (daemon_start(&d, "cache3", "--state-dir", state, "--key", kflag, "--max-keys", "1",
+                     NULL)) {
+        for (int i = 0; i < 3; i++)
+            CHECK(access(stale[i], F_OK) != 0);
+        char one[900];
+        CHECK(find_cache(cdir, one, sizeof one) && !strcmp(one, cache));
         size_t l3 = 0;
         unsigned char *now = (unsigned char *)read_file(cache, &l3);
         CHECK(now && l3 == len && memcmp(now, orig, len - 32) == 0 &&
