@@ -6,6 +6,9 @@
 #       writes the port it bound into an --address-file), waits until it answers
 #       GET /healthz, and sets CUZK_DAEMON_PID and CUZK_ADDR (HOST:PORT). Flags are passed
 #       through. Returns 1, with the end of LOG on stderr, when it does not come up.
+#       The daemon's tokens (from its state directory, CUZK_STATE_DIR): CUZK_TOKEN, exported
+#       for cuzk-bench, is the operator's (admin-token: the scripts register keys and submit
+#       critical jobs), CUZK_CLIENT_TOKEN the clients' (token); "" with --no-auth.
 #   cuzk_daemon_stop
 #       SIGTERM, then waits (up to 60 s, then SIGKILL); returns the daemon's exit status.
 #   cuzk_free_port
@@ -31,7 +34,12 @@ cuzk_daemon_start() {
     local bin=$1 log=$2 af i a state=()
     shift 2
     CUZK_STATE_TMP=""
-    for a in "$@"; do [ "$a" = --state-dir ] && CUZK_STATE_TMP=given; done
+    local prev=""
+    for a in "$@"; do
+        [ "$a" = --state-dir ] && CUZK_STATE_TMP=given
+        [ "$prev" = --state-dir ] && CUZK_STATE_DIR=$a
+        prev=$a
+    done
     if [ -z "$CUZK_STATE_TMP" ]; then
         CUZK_STATE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cuzk-state.XXXXXX")
         CUZK_STATE_DIR=$CUZK_STATE_TMP
@@ -57,6 +65,10 @@ cuzk_daemon_start() {
         fi
         if [ -n "$CUZK_ADDR" ] && "$bin/cuzk-bench" health --addr "$CUZK_ADDR" --quiet >/dev/null 2>&1; then
             rm -f "$af"
+            CUZK_TOKEN=""; CUZK_CLIENT_TOKEN=""
+            [ -r "$CUZK_STATE_DIR/admin-token" ] && CUZK_TOKEN=$(head -n 1 "$CUZK_STATE_DIR/admin-token")
+            [ -r "$CUZK_STATE_DIR/token" ] && CUZK_CLIENT_TOKEN=$(head -n 1 "$CUZK_STATE_DIR/token")
+            export CUZK_TOKEN CUZK_CLIENT_TOKEN
             return 0
         fi
         sleep 0.1

@@ -73,6 +73,13 @@ typedef struct {
     unsigned max_partitions;         /* witnesses per job */
     double priority_aging_s;         /* a waiting job's priority rises one level per this
                                         many seconds, up to critical; 0: no aging */
+    unsigned max_keys;               /* registered keys; a new id beyond gives CUZK_EBUSY
+                                        (0: no limit, the default; cuzk-daemon's is 16) */
+    const char *cache_dir;           /* the .params keys' decoded caches (cuzk_params_load_ex;
+                                        kept by the caller while the engine lives); NULL:
+                                        beside each key. A removed key's cache is deleted;
+                                        beyond max_keys (or 64) caches there, those of no
+                                        registered key, the oldest first */
     unsigned debug_device_delay_ms;  /* testing: extra time holding the device lock */
     cuzk_log_level log_level;
     FILE *log;                       /* NULL: stderr */

@@ -38,6 +38,8 @@ typedef struct {
     unsigned params_flags;     /* .params: CUZK_PARAMS_TRUSTED, CUZK_PARAMS_CACHE (params.h) */
     const cuzk_gpu_opts *gpu;  /* .params: where the subgroup checks run (params_check_min);
                                   NULL: the defaults */
+    const char *cache_dir;     /* .params with CUZK_PARAMS_CACHE: the cache's directory
+                                  (cuzk_params_load_ex); NULL: beside the key */
 } cuzk_key_opts;
 
 /* Loads the key at path (opts NULL: a .zkey with no options). The file says its format: one

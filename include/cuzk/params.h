@@ -75,8 +75,9 @@ typedef struct {
 #define CUZK_PARAMS_TRUSTED 1u   /* skip the subgroup checks of h, l, a, b_g1, b_g2 (the
                                     curve equation, flags and ranges are always checked,
                                     and so is the subgroup of the vk points and IC) */
-#define CUZK_PARAMS_CACHE 2u     /* use PATH.cuzkcache when it matches PATH (size, mtime,
-                                    head and tail digest); otherwise decode PATH and write it */
+#define CUZK_PARAMS_CACHE 2u     /* use the decoded cache when it matches PATH (size, mtime,
+                                    head and tail digest); otherwise decode PATH and write it
+                                    (cuzk_params_load_ex: in which directory) */
 
 /* Memory-maps PATH and decodes every vector on cuzk_parallel_threads() threads.
  * Errors: CUZK_EIO, CUZK_ESIZE (a length that the file cannot hold, bytes after the last
@@ -87,6 +88,14 @@ cuzk_err cuzk_params_load(cuzk_params **out, const char *path, unsigned flags) C
  * the device, when this build has CUDA and one answers (gpu NULL: the defaults). */
 cuzk_err cuzk_params_load_gpu(cuzk_params **out, const char *path, unsigned flags,
                               const cuzk_gpu_opts *gpu) CUZK_WUR;
+/* The same with CUZK_PARAMS_CACHE's cache in cache_dir (made 0700 when missing; it must be
+ * this user's and closed to group and others): NAME-HASH.cuzkcache there, authenticated
+ * with an HMAC keyed by cache_dir/secret (made at the first write: 32 random bytes, 0600),
+ * so a cache planted or modified there is decoded again (checked) and rewritten, never
+ * trusted. cache_dir NULL: PATH.cuzkcache beside the key, trusted as much as its directory
+ * (as cuzk_params_load_gpu). cuzk-daemon keeps its caches in STATE_DIR/cache. */
+cuzk_err cuzk_params_load_ex(cuzk_params **out, const char *path, unsigned flags,
+                             const cuzk_gpu_opts *gpu, const char *cache_dir) CUZK_WUR;
 void cuzk_params_free(cuzk_params *p);
 /* Writes the layout above (points must be valid, none infinity: CUZK_EINVAL otherwise). */
 cuzk_err cuzk_params_write(const char *path, const cuzk_params *p) CUZK_WUR;
@@ -94,9 +103,14 @@ cuzk_err cuzk_params_write(const char *path, const cuzk_params *p) CUZK_WUR;
 uint64_t cuzk_params_file_bytes(const cuzk_params *p);
 
 /* The cache file: PATH.cuzkcache (decoded Montgomery affine arrays after a header with the
- * source's size, mtime and a digest of its first and last MiB). Written atomically
- * (temporary file, rename). cuzk_params_cache_path returns a malloc'd string. */
+ * source's size, mtime and a digest of its first and last MiB). Written atomically (a
+ * temporary file beside it made with mkstemp, fsynced, renamed). cuzk_params_cache_path
+ * returns a malloc'd string; cuzk_params_cache_path_in the name of the cache in cache_dir
+ * (NULL: the same as cuzk_params_cache_path). cuzk_params_cache_remove deletes that file
+ * (none there is no error). */
 char *cuzk_params_cache_path(const char *path);
+char *cuzk_params_cache_path_in(const char *path, const char *cache_dir);
+cuzk_err cuzk_params_cache_remove(const char *params_path, const char *cache_dir);
 cuzk_err cuzk_params_cache_write(const cuzk_params *p, const char *params_path) CUZK_WUR;
 /* CUZK_EFORMAT when there is no cache or it does not match the source (detail says why). */
 cuzk_err cuzk_params_cache_load(cuzk_params **out, const char *params_path) CUZK_WUR;

@@ -2,9 +2,14 @@
 /* The engine's key registry: keys registered by id, loaded through cuzk_key (either kind),
  * evicted least-recently-used when the memory budget needs room, reloaded on demand, and
  * their resident GPU copies. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cuzk/params.h"
 #include "engine/engine_internal.h"
@@ -51,7 +56,8 @@ static cuzk_err entry_load(const cuzk_engine *e, const key_entry *k, cuzk_key **
     cuzk_gpu_opts g = e->cfg.gpu;
     if (e->devices[0].gpu < 0) /* the CPU backend: the .params subgroup checks there too */
         g.params_check_min = SIZE_MAX;
-    cuzk_key_opts o = {.r1cs = k->r1cs, .params_flags = k->pflags, .gpu = &g};
+    cuzk_key_opts o = {.r1cs = k->r1cs, .params_flags = k->pflags, .gpu = &g,
+                       .cache_dir = e->cfg.cache_dir};
     return cuzk_key_load(out, k->path, &o);
 }
 
@@ -209,6 +215,94 @@ static bool id_ok(const char *id)
     return true;
 }
 
+/* CUZK_EBUSY when max_keys keys are registered (e->mu held). */
+static cuzk_err keys_full(cuzk_engine *e, const char *id)
+{
+    if (e->cfg.max_keys == 0)
+        return CUZK_OK;
+    unsigned n = 0;
+    for (key_entry *k = e->keys; k; k = k->next)
+        n += k->registered;
+    if (n < e->cfg.max_keys)
+        return CUZK_OK;
+    return cuzk_error_set(CUZK_EBUSY, "key %s: %u keys are registered, max_keys: remove one "
+                          "first", id, n);
+}
+
+/* ---- the cache directory ---- */
+
+/* Keeps cache_dir bounded: beyond max_keys cache files (at least the registered keys'),
+ * those of no registered key go, the least recently written first; temporary files of
+ * writes that did not finish (a crash) go after an hour. */
+static void cache_dir_prune(cuzk_engine *e)
+{
+    const char *dir = e->cfg.cache_dir;
+    unsigned bound = e->cfg.max_keys ? e->cfg.max_keys : 64;
+    pthread_mutex_lock(&e->mu);
+    size_t n_reg = 0;
+    for (key_entry *k = e->keys; k; k = k->next)
+        n_reg += k->registered;
+    char **keep = calloc(n_reg + 1, sizeof *keep);
+    size_t nk = 0;
+    for (key_entry *k = e->keys; keep && k; k = k->next)
+        if (k->registered && (keep[nk] = cuzk_params_cache_path_in(k->path, dir)))
+            nk++;
+    pthread_mutex_unlock(&e->mu);
+    DIR *d = keep ? opendir(dir) : NULL;
+    struct {
+        char name[256];
+        time_t mtime;
+    } *old = NULL;
+    size_t n_old = 0, n_cache = 0, cap = 0;
+    for (struct dirent *de; d && (de = readdir(d));) {
+        size_t l = strlen(de->d_name);
+        bool tmp = strstr(de->d_name, ".cuzkcache.tmp.") != NULL;
+        if (!tmp && (l < 10 || strcmp(de->d_name + l - 10, ".cuzkcache") != 0))
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (tmp) {
+            if (time(NULL) - st.st_mtime > 3600)
+                unlinkat(dirfd(d), de->d_name, 0);
+            continue;
+        }
+        n_cache++;
+        bool registered = false;
+        for (size_t i = 0; i < nk && !registered; i++) {
+            const char *b = strrchr(keep[i], '/');
+            registered = b && !strcmp(b + 1, de->d_name);
+        }
+        if (registered || l >= sizeof old[0].name)
+            continue;
+        if (n_old == cap) {
+            cap = cap ? 2 * cap : 16;
+            void *o = realloc(old, cap * sizeof *old);
+            if (!o)
+                break;
+            old = o;
+        }
+        snprintf(old[n_old].name, sizeof old[n_old].name, "%s", de->d_name);
+        old[n_old++].mtime = st.st_mtime;
+    }
+    while (n_cache > bound && n_old > 0) {   /* the oldest of no registered key */
+        size_t o = 0;
+        for (size_t i = 1; i < n_old; i++)
+            if (old[i].mtime < old[o].mtime)
+                o = i;
+        if (unlinkat(dirfd(d), old[o].name, 0) == 0)
+            LOG(e, CUZK_LOG_INFO, "event=key_cache_pruned file=%s", old[o].name);
+        old[o] = old[--n_old];
+        n_cache--;
+    }
+    if (d)
+        closedir(d);
+    free(old);
+    for (size_t i = 0; i < nk; i++)
+        free(keep[i]);
+    free(keep);
+}
+
 /* ---- the API ---- */
 
 cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
@@ -254,7 +348,10 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
         pthread_mutex_unlock(&e->mu);
         return r;
     }
+    cuzk_err full = keys_full(e, id);
     pthread_mutex_unlock(&e->mu);
+    if (full != CUZK_OK)
+        return full;
 
     k = calloc(1, sizeof *k);
     if (!k)
@@ -292,6 +389,12 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
         free(k);
         return cuzk_engine_key_add_ex(e, info, id, path, opts);
     }
+    if ((r = keys_full(e, id)) != CUZK_OK) {   /* others registered meanwhile */
+        pthread_mutex_unlock(&e->mu);
+        cuzk_key_free(key);
+        free(k);
+        return r;
+    }
     if (k->key_bytes > e->cfg.memory_budget) {
         pthread_mutex_unlock(&e->mu);
         cuzk_key_free(key);
@@ -324,6 +427,8 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
         "event=key_load_end key=%s format=%s ms=%.3f key_bytes=%llu partition_bytes=%llu", id,
         cuzk_key_format_name(f), (engine_mono_s() - t) * 1e3, (unsigned long long)kb,
         (unsigned long long)pb);
+    if ((pflags & CUZK_PARAMS_CACHE) && e->cfg.cache_dir)
+        cache_dir_prune(e);
     return CUZK_OK;
 }
 
@@ -337,8 +442,20 @@ cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id)
     }
     k->registered = false;
     LOG(e, CUZK_LOG_INFO, "event=key_remove key=%s users=%u", id, k->refs - 1);
+    /* its decoded cache goes with it, unless another registered key reads the same file */
+    bool shared = false;
+    for (key_entry *o = e->keys; o; o = o->next)
+        shared |= o->registered && !strcmp(o->path, k->path);
+    char path[sizeof k->path];
+    bool cached = !shared && (k->pflags & CUZK_PARAMS_CACHE) && e->cfg.cache_dir;
+    snprintf(path, sizeof path, "%s", k->path);
     key_unref(e, k);
     pthread_mutex_unlock(&e->mu);
+    if (cached && cuzk_params_cache_remove(path, e->cfg.cache_dir) != CUZK_OK) {
+        LOG(e, CUZK_LOG_WARN, "event=key_cache_remove_failed key=%s reason=\"%s\"", id,
+            cuzk_error_detail());
+        cuzk_error_clear();
+    }
     return CUZK_OK;
 }
 

@@ -124,9 +124,9 @@ static cuzk_err load_zkey(cuzk_key *k, const char *path)
 }
 
 static cuzk_err load_params(cuzk_key *k, const char *path, const char *r1cs, unsigned flags,
-                            const cuzk_gpu_opts *gpu)
+                            const cuzk_gpu_opts *gpu, const char *cache_dir)
 {
-    cuzk_err r = cuzk_params_load_gpu(&k->pa, path, flags, gpu);
+    cuzk_err r = cuzk_params_load_ex(&k->pa, path, flags, gpu, cache_dir);
     if (r == CUZK_OK)
         r = cuzk_bellman_circuit_load_for(&k->bc, r1cs, k->pa);
     if (r == CUZK_OK && (r = cuzk_params_check_circuit(k->pa, k->bc)) != CUZK_OK) {
@@ -163,7 +163,8 @@ cuzk_err cuzk_key_load(cuzk_key **out, const char *path, const cuzk_key_opts *op
         return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", path);
     k->format = f;
     r = f == CUZK_KEY_ZKEY ? load_zkey(k, path)
-                           : load_params(k, path, r1cs, flags, opts ? opts->gpu : NULL);
+                           : load_params(k, path, r1cs, flags, opts ? opts->gpu : NULL,
+                                         opts ? opts->cache_dir : NULL);
     if (r != CUZK_OK) {
         cuzk_key_free(k);
         return r;

@@ -315,12 +315,19 @@ cuzk_err cuzk_params_load(cuzk_params **out, const char *path, unsigned flags)
 cuzk_err cuzk_params_load_gpu(cuzk_params **out, const char *path, unsigned flags,
                               const cuzk_gpu_opts *gpu)
 {
+    return cuzk_params_load_ex(out, path, flags, gpu, NULL);
+}
+
+cuzk_err cuzk_params_load_ex(cuzk_params **out, const char *path, unsigned flags,
+                             const cuzk_gpu_opts *gpu, const char *cache_dir)
+{
     *out = NULL;
     if (!path)
         return cuzk_error_set(CUZK_EINVAL, "params: no path");
     if (flags & CUZK_PARAMS_CACHE) {
         cuzk_params *p;
-        if (params_cache_load_checked(&p, path, !(flags & CUZK_PARAMS_TRUSTED)) == CUZK_OK) {
+        if (params_cache_load_checked(&p, path, !(flags & CUZK_PARAMS_TRUSTED), cache_dir) ==
+            CUZK_OK) {
             *out = p;
             return CUZK_OK;
         }
@@ -340,7 +347,8 @@ cuzk_err cuzk_params_load_gpu(cuzk_params **out, const char *path, unsigned flag
     }
     if (e == CUZK_OK && (flags & CUZK_PARAMS_CACHE)) {
         /* a cache that cannot be written (read-only directory) only costs the next start */
-        if (params_cache_write_flagged(*out, path, !(flags & CUZK_PARAMS_TRUSTED)) != CUZK_OK)
+        if (params_cache_write_flagged(*out, path, !(flags & CUZK_PARAMS_TRUSTED), cache_dir) !=
+            CUZK_OK)
             cuzk_error_clear();
     }
     return e;

@@ -38,10 +38,11 @@ cuzk_err params_decode(cuzk_params **out, const char *path, const uint8_t *m, ui
                        unsigned flags, size_t gpu_min) CUZK_WUR;
 
 /* The cache records whether its source was decoded with the subgroup checks; a load that
- * wants them (need_checked) refuses a cache made without. */
-cuzk_err params_cache_write_flagged(const cuzk_params *p, const char *params_path,
-                                    bool checked) CUZK_WUR;
-cuzk_err params_cache_load_checked(cuzk_params **out, const char *params_path,
-                                   bool need_checked) CUZK_WUR;
+ * wants them (need_checked) refuses a cache made without. cache_dir: the cache there,
+ * authenticated (NULL: beside the key, trusted). */
+cuzk_err params_cache_write_flagged(const cuzk_params *p, const char *params_path, bool checked,
+                                    const char *cache_dir) CUZK_WUR;
+cuzk_err params_cache_load_checked(cuzk_params **out, const char *params_path, bool need_checked,
+                                   const char *cache_dir) CUZK_WUR;
 
 #endif

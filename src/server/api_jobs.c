@@ -223,6 +223,11 @@ enum MHD_Result api_job_submit(server *s, struct MHD_Connection *c, const req *r
                          prio_s);
         goto out;
     }
+    if (prio == CUZK_PRIO_CRITICAL && !s->cfg.critical_any && !auth_admin(s, c)) {
+        ret = send_error(s, c, 403, "priority critical takes the admin token (the operator's "
+                                    "choice: critical = any lets every client)");
+        goto out;
+    }
     cuzk_engine_key_info ki;
     if (cuzk_engine_key_get(s->e, &ki, key) != CUZK_OK) {
         cuzk_engine_count_rejected(s->e);

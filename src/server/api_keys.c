@@ -7,6 +7,9 @@
 
 enum MHD_Result api_key_add(server *s, struct MHD_Connection *c, const req *rq)
 {
+    if (!auth_admin(s, c))
+        return send_error(s, c, 403, "registering a key is the operator's: it takes the admin "
+                                     "token (state_dir/admin-token), not the clients'");
     json_error_t jerr;
     json_t *root = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
@@ -49,8 +52,12 @@ enum MHD_Result api_key_add(server *s, struct MHD_Connection *c, const req *rq)
         if (r == CUZK_OK)
             ret = send_json(s, c, ki.existed ? 200 : 201, server_key_json(&ki));
         else
-            ret = send_error(s, c, r == CUZK_EINVAL ? 400 : r == CUZK_ENOMEM ? 500 : 422, "%s",
-                             cuzk_error_detail());
+            ret = send_error(s, c,
+                             r == CUZK_EINVAL  ? 400
+                             : r == CUZK_EBUSY ? 409
+                             : r == CUZK_ENOMEM ? 500
+                                                : 422,
+                             "%s", cuzk_error_detail());
     }
     json_decref(root);
     return ret;
@@ -75,6 +82,9 @@ enum MHD_Result api_key_get(server *s, struct MHD_Connection *c, const char *id)
 
 enum MHD_Result api_key_remove(server *s, struct MHD_Connection *c, const char *id)
 {
+    if (!auth_admin(s, c))
+        return send_error(s, c, 403, "removing a key is the operator's: it takes the admin "
+                                     "token (state_dir/admin-token), not the clients'");
     if (cuzk_engine_key_remove(s->e, id) != CUZK_OK)
         return send_error(s, c, 404, "unknown key \"%.100s\"", id);
     return send_json(s, c, 200, json_pack("{s:s, s:b}", "id", id, "removed", 1));

@@ -197,6 +197,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *con_cls = rq;
         conns_phase(t, CONN_BODY);   /* the headers are in: the body's deadline from now */
         /* Checks that need no body: answered before it is read. */
+        char why[300];
+        if (!auth_browser_ok(s, c, why, sizeof why)) {
+            rq->answered = true;
+            return send_error(s, c, 403, "%s", why);
+        }
         if (strcmp(url, "/healthz") != 0 && !auth_ok(s, c)) {
             rq->answered = true;
             return send_error(s, c, 401, "missing or wrong bearer token");
@@ -322,7 +327,12 @@ cuzk_err server_start(server **out, cuzk_engine *e, const server_config *c)
         s->fd[i] = s->lock_fd[i] = -1;
     if (s->cfg.http_threads == 0)
         s->cfg.http_threads = 1;
-    cuzk_err r = conns_start(s);
+    cuzk_err r = CUZK_OK;
+    if (!s->cfg.no_auth && (!s->cfg.token || !s->cfg.token[0]))
+        r = cuzk_error_set(CUZK_EINVAL, "server: no bearer token (and authentication not "
+                                        "turned off)");
+    if (r == CUZK_OK)
+        r = conns_start(s);
     if (r == CUZK_OK)
         r = longpoll_start(s);
     for (unsigned i = 0; i < s->cfg.n_allow && r == CUZK_OK; i++) {

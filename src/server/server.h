@@ -4,6 +4,7 @@
 #define CUZK_SERVER_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "cuzk/engine.h"
 
@@ -14,9 +15,23 @@ typedef struct {
     const char *listen[SERVER_MAX_LISTEN];   /* "HOST:PORT", "[V6]:PORT" or "unix:PATH" */
     unsigned n_listen;
     const char *state_dir;                   /* the daemon's state directory */
-    const char *token;                       /* bearer token, NULL or "": none */
+    const char *token;                       /* the clients' bearer token */
+    const char *admin_token;                 /* the operator's: accepted where token is, and
+                                              * the only one for key registration, eviction
+                                              * and (critical_admin) priority critical */
+    bool no_auth;                            /* no token at all (loopback only, checked by
+                                              * the daemon): every client is the operator */
+    bool critical_any;                       /* any client may submit priority critical
+                                              * (false: only with the admin token) */
     const char *allow_dirs[SERVER_MAX_ALLOW];
     unsigned n_allow;
+    /* Browsers: a request with an Origin header is refused unless its value is listed; one
+     * whose Host is not the listener's address (DNS rebinding) unless the name is listed
+     * ("NAME" any port, "NAME:PORT", "*" any Host). See auth_browser_ok. */
+    const char *allow_origin[SERVER_MAX_ALLOW];
+    unsigned n_allow_origin;
+    const char *allow_host[SERVER_MAX_ALLOW];
+    unsigned n_allow_host;
     size_t max_body;                         /* bytes of a request body */
     size_t max_body_total;                   /* bytes of all bodies being received at once */
     double max_wait_s;                       /* cap of ?wait= */

@@ -131,7 +131,15 @@ void longpoll_stop(server *s);
 void longpoll_free(server *s);
 
 /* auth.c */
+/* The request carries the clients' or the operator's token (or there is no_auth). */
 bool auth_ok(const server *s, struct MHD_Connection *c);
+/* The request carries the operator's token (or there is no_auth). */
+bool auth_admin(const server *s, struct MHD_Connection *c);
+/* Not from a web page, or from one the operator allows: no Origin header (or a listed one),
+ * and a Host that names the listener: any on a Unix socket; an IP address with the
+ * listener's port; localhost with the port on a loopback listener; a listed name. Writes the
+ * reason of a refusal. */
+bool auth_browser_ok(const server *s, struct MHD_Connection *c, char *why, size_t wlen);
 /* With --allow-dir: path must resolve inside an allowed directory. Writes the reason. */
 bool path_allowed(const server *s, const char *path, char *why, size_t wlen);
 

@@ -129,7 +129,8 @@ daemon)
     [ $rc -eq 2 ] && grep -q "127.0.0.1:$port" "$T/unreach.err" && ok \
         || bad "unreachable daemon: exit $rc, stderr: $(cat "$T/unreach.err")"
 
-    if ! cuzk_daemon_start "$BIN" "$T/daemon.log"; then
+    # its state directory where cuzk-bench looks by default ($XDG_STATE_HOME/cuzk)
+    if ! cuzk_daemon_start "$BIN" "$T/daemon.log" --state-dir "$T/xdg/cuzk"; then
         bad "cuzk-daemon did not start"; finish
     fi
     export CUZK_ADDR
@@ -148,6 +149,22 @@ daemon)
     "$BENCH" metrics >"$T/metrics.txt" 2>&1 && grep -q '^cuzk_' "$T/metrics.txt" && ok \
         || bad "metrics: $(head -c 300 "$T/metrics.txt")"
     "$BENCH" evict --key chain >"$T/evict.txt" 2>&1 && ok || bad "evict: $(cat "$T/evict.txt")"
+    # the daemon's tokens: found in its state directory (by default or --state-dir), or
+    # --token-file; without one the daemon refuses (401)
+    if [ "$(id -u)" -ne 0 ]; then   # root's default is /var/lib/cuzk
+        CUZK_TOKEN= XDG_STATE_HOME="$T/xdg" "$BENCH" status >/dev/null 2>"$T/deftok.err" && ok \
+            || bad "status with the default state directory's token: $(cat "$T/deftok.err")"
+    fi
+    CUZK_TOKEN= "$BENCH" status --state-dir "$T/xdg/cuzk" >/dev/null 2>"$T/sdtok.err" && ok \
+        || bad "status --state-dir: $(cat "$T/sdtok.err")"
+    CUZK_TOKEN= "$BENCH" status --token-file "$T/xdg/cuzk/token" >/dev/null 2>"$T/tf.err" && ok \
+        || bad "status --token-file: $(cat "$T/tf.err")"
+    CUZK_TOKEN= "$BENCH" status --state-dir "$T/none" >/dev/null 2>"$T/notok.err"
+    rc=$?
+    [ $rc -eq 1 ] && grep -q "401" "$T/notok.err" && ok || bad "no token: exit $rc: $(cat "$T/notok.err")"
+    "$BENCH" status --token-file "$T/none/token" >/dev/null 2>"$T/tfmiss.err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "token-file" "$T/tfmiss.err" && ok || bad "missing --token-file: exit $rc"
     cuzk_daemon_stop; rc=$?
     [ $rc -eq 0 ] && ok || bad "cuzk-daemon exited $rc after SIGTERM"
 

@@ -51,6 +51,45 @@ void track(pid_t p, bool add)
         }
 }
 
+/* The tokens of the daemons started, by address (http_ex sends them). */
+static struct {
+    char addr[256], addr2[256];
+    char token[520], admin[520];
+} tokens[16];
+
+static void tokens_forget(const char *addr)
+{
+    for (int i = 0; i < 16; i++)
+        if (addr[0] && (!strcmp(tokens[i].addr, addr) || !strcmp(tokens[i].addr2, addr)))
+            memset(&tokens[i], 0, sizeof tokens[i]);
+}
+
+static void tokens_remember(const daemon_proc *d)
+{
+    tokens_forget(d->addr);
+    for (int i = 0; i < 16; i++)
+        if (!tokens[i].addr[0]) {
+            snprintf(tokens[i].addr, sizeof tokens[i].addr, "%s", d->addr);
+            snprintf(tokens[i].addr2, sizeof tokens[i].addr2, "%s", d->addr2);
+            snprintf(tokens[i].token, sizeof tokens[i].token, "%s", d->token);
+            snprintf(tokens[i].admin, sizeof tokens[i].admin, "%s", d->admin);
+            return;
+        }
+}
+
+/* The first line of a file into out ("" when unreadable). */
+static void first_line(const char *path, char *out, size_t n)
+{
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(out, (int)n, f))
+            out[0] = 0;
+        fclose(f);
+    }
+    out[strcspn(out, "\r\n")] = 0;
+}
+
 /* Starts cuzk-daemon with the given flags (NULL-terminated) plus a free loopback port, an
  * address file and a log file. Returns false when it does not come up within 20 s. */
 bool daemon_start(daemon_proc *d, const char *tag, ...)
@@ -65,13 +104,24 @@ bool daemon_start(daemon_proc *d, const char *tag, ...)
     argv[n++] = exe;
     va_list ap;
     va_start(ap, tag);
-    bool listen_given = false, state_given = false;
+    bool listen_given = false, state_given = false, no_auth = false;
+    const char *token = NULL, *token_file = NULL, *admin_file = NULL;
     snprintf(d->state, sizeof d->state, "%s/%s.state", tmp_dir, tag);
-    for (const char *a; (a = va_arg(ap, const char *)) && n < 56;) {
+    for (const char *a, *prev = ""; (a = va_arg(ap, const char *)) && n < 56; prev = a) {
         if (!strcmp(a, "--listen"))
             listen_given = true;
         if (!strcmp(a, "--state-dir"))
             state_given = true;
+        if (!strcmp(prev, "--state-dir"))
+            snprintf(d->state, sizeof d->state, "%s", a);
+        if (!strcmp(a, "--no-auth"))
+            no_auth = true;
+        if (!strcmp(prev, "--token"))
+            token = a;
+        if (!strcmp(prev, "--token-file"))
+            token_file = a;
+        if (!strcmp(prev, "--admin-token-file"))
+            admin_file = a;
         argv[n++] = a;
     }
     va_end(ap);
@@ -108,8 +158,21 @@ bool daemon_start(daemon_proc *d, const char *tag, ...)
             fclose(f);
             d->addr[strcspn(d->addr, "\n")] = 0;
             d->addr2[strcspn(d->addr2, "\n")] = 0;
-            if (ok)
+            if (ok) {
+                char path[400];
+                d->token[0] = d->admin[0] = 0;
+                if (!no_auth) {
+                    snprintf(path, sizeof path, "%s/token", d->state);
+                    if (token)
+                        snprintf(d->token, sizeof d->token, "%s", token);
+                    else
+                        first_line(token_file ? token_file : path, d->token, sizeof d->token);
+                    snprintf(path, sizeof path, "%s/admin-token", d->state);
+                    first_line(admin_file ? admin_file : path, d->admin, sizeof d->admin);
+                }
+                tokens_remember(d);
                 return true;
+            }
         }
         int st;
         if (waitpid(p, &st, WNOHANG) == p) {
@@ -129,6 +192,7 @@ int daemon_stop(daemon_proc *d, double timeout_s)
 {
     if (d->pid <= 0)
         return -1;
+    tokens_forget(d->addr);
     kill(d->pid, SIGTERM);
     int st = 0;
     for (int i = 0; i < (int)(timeout_s * 20); i++) {
@@ -207,8 +271,29 @@ bool http_ex(resp *r, const char *addr, const char *method, const char *path,
     }
     if (extra_header)
         h = curl_slist_append(h, extra_header);
-    if (http_auth && (!extra_header || strncasecmp(extra_header, "Authorization:", 14) != 0))
+    bool own_auth = extra_header && strncasecmp(extra_header, "Authorization:", 14) == 0;
+    char bearer[600];
+    if (http_auth && !own_auth) {
         h = curl_slist_append(h, http_auth);
+    } else if (!own_auth) {
+        /* the daemon's tokens: the operator's for what only the operator may do */
+        bool admin = (!strcmp(method, "POST") && !strncmp(path, "/v1/keys", 8) &&
+                      (path[8] == 0 || path[8] == '?')) ||
+                     (!strcmp(method, "DELETE") && !strncmp(path, "/v1/keys/", 9)) ||
+                     (!strcmp(method, "POST") && !strncmp(path, "/v1/proofs", 10) &&
+                      ((body && memmem(body, len, "\"critical\"", 10)) ||
+                       strstr(path, "priority=critical")));
+        for (int i = 0; i < 16; i++)
+            if (tokens[i].addr[0] &&
+                (!strcmp(tokens[i].addr, addr) || !strcmp(tokens[i].addr2, addr))) {
+                const char *t = admin && tokens[i].admin[0] ? tokens[i].admin : tokens[i].token;
+                if (t[0]) {
+                    snprintf(bearer, sizeof bearer, "Authorization: Bearer %s", t);
+                    h = curl_slist_append(h, bearer);
+                }
+                break;
+            }
+    }
     h = curl_slist_append(h, "Expect:");
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);

@@ -14,7 +14,11 @@
 extern const char *bin_dir, *src_dir;   /* CUZK_BIN, CUZK_SRC */
 extern char tmp_dir[256];               /* this run's directory (kept when it fails) */
 /* Sent with every request when set (a bearer token header), unless extra_header is an
- * Authorization header of its own ("Authorization:" alone sends none). */
+ * Authorization header of its own ("Authorization:" alone sends none). When it is not set, a
+ * request to a daemon started by daemon_start carries that daemon's tokens: the operator's
+ * (admin) token for what only the operator may do (POST /v1/keys, DELETE /v1/keys/ID, a job
+ * of priority critical: in a JSON body or ?priority=critical), the clients' token for the
+ * rest. */
 extern const char *http_auth;
 extern long http_timeout_s;
 
@@ -24,6 +28,8 @@ typedef struct {
     char addr2[256];     /* second listener (e.g. unix:PATH) */
     char log[300];
     char state[300];   /* its --state-dir, unless the test gives one */
+    char token[520];   /* the clients' token it requires ("" with --no-auth) */
+    char admin[520];   /* the operator's token */
 } daemon_proc;
 
 typedef struct {
@@ -39,7 +45,9 @@ void kill_all(void);
 void track(pid_t p, bool add);
 
 /* Starts cuzk-daemon with the given flags (NULL-terminated) plus a free loopback port, an
- * address file and a log file. Returns false when it does not come up within 20 s. */
+ * address file and a log file. Returns false when it does not come up within 20 s. Then
+ * d->token and d->admin hold its tokens (--token, --token-file, --admin-token-file, else
+ * those it made in its state directory), which requests to its addresses carry. */
 bool daemon_start(daemon_proc *d, const char *tag, ...);
 
 /* SIGTERM and wait up to timeout_s; returns the exit status, or -1 after a SIGKILL. */

@@ -214,13 +214,16 @@ static int conn_open(unsigned a, unsigned b)
     return fd;
 }
 
+/* The daemon's clients' token header, for the raw requests. */
+static char conn_auth[160];
+
 /* The start of a request: "METHOD PATH HTTP/1.1", Host (the listen address), the bearer
- * token header when the tests send one, then `more` (header lines, each ending in CRLF;
- * the caller ends the headers). */
+ * token header, then `more` (header lines, each ending in CRLF; the caller ends the
+ * headers). */
 static void req_head(char *out, size_t n, const char *method, const char *path, const char *more)
 {
     snprintf(out, n, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s%s%s", method, path, conn_port,
-             http_auth ? http_auth : "", http_auth ? "\r\n" : "", more);
+             conn_auth, conn_auth[0] ? "\r\n" : "", more);
 }
 
 /* Waits until every fd's connect completed; false if one failed or 10 s passed. */
@@ -598,6 +601,7 @@ static int test_conns(void)
         return test_finish();
     }
     conn_port = atoi(strrchr(d.addr, ':') + 1);
+    snprintf(conn_auth, sizeof conn_auth, "Authorization: Bearer %.128s", d.token);
     conns_per_ip();
     conns_flood();
     conns_slow_body();

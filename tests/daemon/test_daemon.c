@@ -463,7 +463,8 @@ static int test_errors(void)
         resp r;
         CHECK(http(&r, d.addr, "GET", "/healthz", NULL) && r.status == 200);
         resp_free(&r);
-        CHECK(http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 401);
+        CHECK(http_ex(&r, d.addr, "GET", "/v1/status", NULL, NULL, 0, "Authorization:") &&
+              r.status == 401);
         resp_free(&r);
         CHECK(http_ex(&r, d.addr, "GET", "/v1/status", NULL, NULL, 0, "Authorization: Bearer wrong") &&
               r.status == 401);
@@ -471,14 +472,16 @@ static int test_errors(void)
         const char *auth = "Authorization: Bearer s3cret";
         CHECK(http_ex(&r, d.addr, "GET", "/v1/status", NULL, NULL, 0, auth) && r.status == 200);
         resp_free(&r);
+        char admin[600];   /* keys are registered with the operator's token */
+        snprintf(admin, sizeof admin, "Authorization: Bearer %s", d.admin);
         char *zk = test_fixture_dup("chain", "circuit.zkey");
         char *zm = test_fixture_dup("multiplier", "circuit.zkey");
         snprintf(body, sizeof body, "{\"id\": \"chain\", \"path\": \"%s\"}", zk);
-        CHECK(http_ex(&r, d.addr, "POST", "/v1/keys", "application/json", body, strlen(body), auth) &&
+        CHECK(http_ex(&r, d.addr, "POST", "/v1/keys", "application/json", body, strlen(body), admin) &&
               r.status == 201);
         resp_free(&r);
         snprintf(body, sizeof body, "{\"id\": \"mult\", \"path\": \"%s\"}", zm);
-        CHECK(http_ex(&r, d.addr, "POST", "/v1/keys", "application/json", body, strlen(body), auth) &&
+        CHECK(http_ex(&r, d.addr, "POST", "/v1/keys", "application/json", body, strlen(body), admin) &&
               r.status == 403 && strstr(jstr(r.json, "error"), "allow"));
         resp_free(&r);
         snprintf(body, sizeof body, "{\"key\": \"chain\", \"witnesses\": [\"%s\"]}", w_mult);
@@ -529,8 +532,9 @@ static void test_body_budget(void);
 static int test_limits(void)
 {
     daemon_proc d;
-    if (!daemon_start(&d, "limits", "--gpu-workers", "1", "--max-queued", "3", "--debug-device-delay-ms",
-                      "300", NULL)) {
+    /* --allow-host x: the raw requests' Host */
+    if (!daemon_start(&d, "limits", "--allow-host", "x", "--gpu-workers", "1", "--max-queued", "3",
+                      "--debug-device-delay-ms", "300", NULL)) {
         CHECK(0);
         return test_finish();
     }
@@ -559,13 +563,16 @@ static int test_limits(void)
     resp_free(&r);
 
     /* clients that disconnect mid-request: a body cut short, headers cut short, a long poll */
-    const char *partial = "POST /v1/proofs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          "Content-Length: 100000\r\n\r\n{\"key\": \"chain\", \"witn";
+    char partial[1024];
+    snprintf(partial, sizeof partial, "POST /v1/proofs HTTP/1.1\r\nHost: x\r\nAuthorization: "
+             "Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+             "{\"key\": \"chain\", \"witn", d.token);
     for (int i = 0; i < 5; i++)
         send_and_vanish(d.addr, partial, strlen(partial));
     send_and_vanish(d.addr, "GET /v1/sta", 11);
-    char lp[256];
-    snprintf(lp, sizeof lp, "GET /v1/proofs/%s?wait=30 HTTP/1.1\r\nHost: x\r\n\r\n", ids[2]);
+    char lp[1024];
+    snprintf(lp, sizeof lp, "GET /v1/proofs/%s?wait=30 HTTP/1.1\r\nHost: x\r\nAuthorization: "
+             "Bearer %s\r\n\r\n", ids[2], d.token);
     send_and_vanish(d.addr, lp, strlen(lp));
     /* nothing was harmed: the jobs complete, and the daemon answers */
     for (int i = 0; i < 3; i++) {
@@ -890,8 +897,10 @@ static int test_params(void)
              cp, r1cs);
     CHECK(post_key(d.addr, body, err, sizeof err) == 201);
     CHECK(post_key(d.addr, body, err, sizeof err) == 200);   /* the same again: a no-op */
-    char cache[420];
+    char cache[420];   /* in STATE_DIR/cache (authenticated), not beside the key */
     snprintf(cache, sizeof cache, "%s.cuzkcache", cp);
+    CHECK(access(cache, F_OK) != 0);
+    snprintf(cache, sizeof cache, "%s/cache/secret", d.state);
     CHECK(access(cache, R_OK) == 0);
     CHECK(add_key(d.addr, "chain", "chain"));
     CHECK(add_key(d.addr, "mult", "multiplier"));
@@ -2417,13 +2426,14 @@ static void test_body_budget(void)
 {
     daemon_proc d;
     /* 70K: one 60 KB body fits alone (its buffer takes 64K+1), not beside the slow one's */
-    if (!daemon_start(&d, "bodies", "--max-body", "64K", "--max-body-total", "70K", NULL)) {
+    if (!daemon_start(&d, "bodies", "--allow-host", "x", "--max-body", "64K", "--max-body-total",
+                      "70K", NULL)) {
         CHECK(0);
         return;
     }
-    char head[200];
-    snprintf(head, sizeof head, "POST /v1/proofs HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                                "application/json\r\nContent-Length: 65000\r\n\r\n");
+    char head[1024];
+    snprintf(head, sizeof head, "POST /v1/proofs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+             "%s\r\nContent-Type: application/json\r\nContent-Length: 65000\r\n\r\n", d.token);
     static char junk[60000];
     memset(junk, ' ', sizeof junk);
     int fd = tcp_connect(d.addr);
@@ -2671,9 +2681,15 @@ static int test_fuzz(void)
         if (fd >= 0)
             close(fd);
     }
+    /* FZ_TOKEN is the operator's (it registers keys) */
+    char admin_file[300];
+    snprintf(admin_file, sizeof admin_file, "%s/fuzz-admin-token", tmp_dir);
+    write_all(admin_file, (const unsigned char *)FZ_TOKEN "\n", strlen(FZ_TOKEN) + 1);
     daemon_proc d;
-    if (!daemon_start(&d, "fuzz", "--example", "--token", FZ_TOKEN, "--max-body", "64K",
-                      "--max-partitions", "16", "--loader-threads", "1", NULL)) {
+    if (!daemon_start(&d, "fuzz", "--example", "--allow-host", "x", "--token", "fuzz-client",
+                      "--admin-token-file", admin_file,
+                      "--max-body", "64K", "--max-partitions", "16", "--loader-threads", "1",
+                      NULL)) {
         CHECK(0);
         return test_finish();
     }
@@ -2733,7 +2749,8 @@ static int test_fuzz(void)
     write_all(inside, fz_wtns, fz_wlen);
     CHECK(symlink("/etc/passwd", link) == 0 && mkfifo(fifo, 0600) == 0);
     snprintf(fz_fifo, sizeof fz_fifo, "%s", fifo);
-    if (daemon_start(&d, "fuzz-allow", "--example", "--token", FZ_TOKEN, "--allow-dir", allow,
+    if (daemon_start(&d, "fuzz-allow", "--example", "--token", "fuzz-client",
+                     "--admin-token-file", admin_file, "--allow-dir", allow,
                      NULL)) {
         fz_addr = d.addr;
         free(fz_wpath);

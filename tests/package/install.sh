@@ -92,5 +92,12 @@ for _ in $(seq 100); do [ -s "$T/addr" ] && break; sleep 0.1; done
 [ -s "$T/addr" ] || { cat "$T/daemon.log"; fail "the installed daemon did not start"; }
 grep -q "witness=$P/share/cuzk/example/witness.wtns" "$T/daemon.log" ||
     { cat "$T/daemon.log"; fail "the daemon's example is not the installed one"; }
+# it made its token (0600) and requires it; the installed cuzk-bench finds it there
+[ "$(stat -c %a "$T/state/token")" = 600 ] || fail "the daemon's token is not 0600"
+"$P/bin/cuzk-bench" status --addr "$(head -n 1 "$T/addr")" --state-dir "$T/state" >/dev/null ||
+    fail "cuzk-bench status with the daemon's token failed"
+if "$P/bin/cuzk-bench" status --addr "$(head -n 1 "$T/addr")" --state-dir "$T/none" >/dev/null 2>&1; then
+    fail "the daemon answered without a token"
+fi
 kill "$dpid"; wait "$dpid" 2>/dev/null || true; dpid=
 echo "PASS: package"

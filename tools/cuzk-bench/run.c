@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "config.h"
 
 /* Default daemon address: loopback, the daemon's default port. */
 #define BENCH_DEFAULT_ADDR "127.0.0.1:9820"
@@ -31,7 +32,13 @@ static const char usage_text[] =
     "  evict   --key ID                 evict a key from the daemon\n"
     "options:\n"
     "  --addr HOST:PORT|unix:PATH  daemon address (default " BENCH_DEFAULT_ADDR ", or $CUZK_ADDR)\n"
-    "  --token T                   bearer token (or $CUZK_TOKEN)\n"
+    "  --token T                   bearer token (or $CUZK_TOKEN; by default the first line of\n"
+    "                              STATE_DIR/admin-token when this user may read it, else of\n"
+    "                              STATE_DIR/token: a daemon's own tokens)\n"
+    "  --token-file FILE           bearer token: FILE's first line\n"
+    "  --state-dir DIR             the daemon's state directory, where its tokens are\n"
+    "                              (default: cuzk-daemon's, /var/lib/cuzk as root, else\n"
+    "                              $XDG_STATE_HOME/cuzk or ~/.local/state/cuzk)\n"
     "  --key ID                    key id at the daemon (default: the --zkey file name without .zkey)\n"
     "  --zkey PATH                 proving key: registered with the daemon, or loaded with --in-process\n"
     "  --witness PATH              a .wtns file; repeat for the partitions of one job\n"
@@ -70,6 +77,19 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+/* The first line of path into out; false when it cannot be read or the line is empty. */
+static bool read_token_file(const char *path, char *out, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool ok = fgets(out, (int)n, f) != NULL;
+    fclose(f);
+    if (ok)
+        out[strcspn(out, "\r\n")] = 0;
+    return ok && out[0];
+}
+
 /* Parses the options shared by the commands; returns 0, or 2 after a message. */
 static int parse_opts(const char *cmd, int argc, char **argv, bench_opts *o, const char ***wit_store)
 {
@@ -85,7 +105,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, bench_opts *o, con
         return usage_err(cmd, "out of memory");
     *wit_store = wit;
     o->witness = wit;
-    char msg[300];
+    char msg[4400];
+    const char *token_file = NULL, *state_dir = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -103,6 +124,13 @@ static int parse_opts(const char *cmd, int argc, char **argv, bench_opts *o, con
         } else if (!strcmp(a, "--token")) {
             NEED_ARG();
             o->token = v;
+            token_file = NULL;
+        } else if (!strcmp(a, "--token-file")) {
+            NEED_ARG();
+            token_file = v;
+        } else if (!strcmp(a, "--state-dir")) {
+            NEED_ARG();
+            state_dir = v;
         } else if (!strcmp(a, "--key")) {
             NEED_ARG();
             o->key = v;
@@ -179,6 +207,29 @@ static int parse_opts(const char *cmd, int argc, char **argv, bench_opts *o, con
             return usage_err(cmd, msg);
         }
 #undef NEED_ARG
+    }
+    /* the token: --token, --token-file, $CUZK_TOKEN, else the daemon's own files */
+    static char tokbuf[600];
+    if (token_file) {
+        if (!read_token_file(token_file, tokbuf, sizeof tokbuf)) {
+            snprintf(msg, sizeof msg, "--token-file %s: cannot read a token (its first line)",
+                     token_file);
+            return usage_err(cmd, msg);
+        }
+        o->token = tokbuf;
+    } else if (!o->token || !o->token[0]) {
+        char dir[4096], path[4200];
+        o->token = NULL;
+        if (state_dir)
+            bench_copy(dir, sizeof dir, state_dir);
+        else if (!tool_default_state_dir(tool_env_get(), dir, sizeof dir))
+            dir[0] = 0;
+        static const char *const names[] = {"admin-token", "token"};
+        for (int k = 0; k < 2 && dir[0] && !o->token; k++) {
+            snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+            if (read_token_file(path, tokbuf, sizeof tokbuf))
+                o->token = tokbuf;
+        }
     }
     /* default key id: the zkey's file name without its directory and .zkey */
     static char keybuf[256];

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <arpa/inet.h>
 #include <ini.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <strings.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -27,6 +29,7 @@
 #include "cuzk/engine.h"
 #include "io/binfile.h"
 #include "server/server.h"
+#include "secret.h"
 #include "state.h"
 
 #ifndef CUZK_EXAMPLE_REL
@@ -75,7 +78,8 @@ typedef struct {
         bool trusted, cache;
     } keys[MAX_KEYS];
     unsigned n_keys;
-    char *token_buf;
+    const char *token_file, *admin_token_file;   /* read once the flags are parsed */
+    char token_buf[DAEMON_TOKEN_MAX], admin_buf[DAEMON_TOKEN_MAX];
     bool example;
     char ini_error[1024];   /* the first bad line of the INI file, without its number */
 } daemon_config;
@@ -91,9 +95,21 @@ static void usage(FILE *f)
         "  --state-dir DIR           the daemon's own state (default /var/lib/cuzk as root,\n"
         "                            else $XDG_STATE_HOME/cuzk or ~/.local/state/cuzk);\n"
         "                            created 0700; one daemon per directory\n"
-        "  --token TOKEN             require 'Authorization: Bearer TOKEN'\n"
-        "  --token-file FILE         the same, the token read from FILE\n"
+        "  --token TOKEN             the clients' token: require 'Authorization: Bearer TOKEN'\n"
+        "                            (default: STATE_DIR/token, made at the first start)\n"
+        "  --token-file FILE         the same, the token read from FILE's first line\n"
+        "  --admin-token-file FILE   the operator's token (key registration and eviction,\n"
+        "                            priority critical; default: STATE_DIR/admin-token)\n"
+        "  --no-auth                 no token at all: any client may do anything (refused\n"
+        "                            unless every listener is loopback or a Unix socket)\n"
         "  --allow-dir DIR           only read keys and witnesses under DIR (repeatable)\n"
+        "  --critical admin|any      who may submit priority critical (default admin: the\n"
+        "                            admin token only)\n"
+        "  --max-keys N              keys registered at once (default 16; 409 beyond)\n"
+        "  --allow-origin ORIGIN     accept requests from this web page origin\n"
+        "                            (https://app.example:8443; repeatable; default: none)\n"
+        "  --allow-host NAME[:PORT]  accept this Host besides the listener's own address\n"
+        "                            (repeatable; '*' any: only behind a proxy that checks)\n"
         "  --key ID=PATH             register and load a .zkey at start (repeatable)\n"
         "  --key ID=PATH,r1cs=R1CS[,trusted][,cache]\n"
         "                            the same for a bellman .params key and its circuit\n"
@@ -204,19 +220,6 @@ static bool parse_bool(const char *s, bool *out)
     return false;
 }
 
-static char *read_token(const char *path)
-{
-    FILE *f;
-    if (io_fopen_regular(&f, path) != CUZK_OK) /* a FIFO is refused, not waited on */
-        return NULL;
-    char buf[512];
-    char *r = fgets(buf, sizeof buf, f) ? strdup(buf) : NULL;
-    fclose(f);
-    if (r)
-        r[strcspn(r, "\r\n")] = 0;
-    return r;
-}
-
 /* The index of the key entry of id (made when new); MAX_KEYS when the table is full. */
 static unsigned key_slot(daemon_config *c, const char *id)
 {
@@ -307,11 +310,27 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
     }
     if (!strcmp(name, "token"))
         return (s->token = keep(v)) != NULL;
-    if (!strcmp(name, "token_file")) {
-        free(c->token_buf);
-        c->token_buf = read_token(v);
-        s->token = c->token_buf;
-        return c->token_buf != NULL;
+    if (!strcmp(name, "token_file"))
+        return (c->token_file = keep(v)) != NULL;
+    if (!strcmp(name, "admin_token_file"))
+        return (c->admin_token_file = keep(v)) != NULL;
+    if (!strcmp(name, "no_auth"))
+        return parse_bool(v, &s->no_auth);
+    if (!strcmp(name, "critical")) {
+        if (strcmp(v, "admin") != 0 && strcmp(v, "any") != 0)
+            return false;
+        s->critical_any = !strcmp(v, "any");
+        return true;
+    }
+    if (!strcmp(name, "max_keys"))
+        return parse_uint(v, &e->max_keys) && e->max_keys > 0;
+    if (!strcmp(name, "allow_origin") || !strcmp(name, "allow_host")) {
+        bool o = !strcmp(name, "allow_origin");
+        unsigned *n = o ? &s->n_allow_origin : &s->n_allow_host;
+        if (*n >= SERVER_MAX_ALLOW || !v[0])
+            return false;
+        (o ? s->allow_origin : s->allow_host)[(*n)++] = keep(v);
+        return true;
     }
     if (!strcmp(name, "allow_dir")) {
         if (s->n_allow >= SERVER_MAX_ALLOW)
@@ -459,6 +478,10 @@ static int parse_args(daemon_config *c, int argc, char **argv)
             c->example = true;
             continue;
         }
+        if (!strcmp(a, "--no-auth")) {
+            c->srv.no_auth = true;
+            continue;
+        }
         if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
             fprintf(stderr, "cuzk-daemon: %s: unknown option or missing value\n", a);
             usage(stderr);
@@ -536,6 +559,101 @@ static void fd_limit_raise(server_config *srv)
     }
 }
 
+/* The host part of a listener "HOST:PORT" or "[V6]:PORT" into host ("" for ":PORT"); false
+ * for a Unix socket. */
+static bool listen_host(const char *spec, char *host, size_t n)
+{
+    if (!strncmp(spec, "unix:", 5))
+        return false;
+    const char *end = spec[0] == '[' ? strchr(spec, ']') : strrchr(spec, ':');
+    const char *start = spec[0] == '[' ? spec + 1 : spec;
+    size_t len = end ? (size_t)(end - start) : strlen(start);
+    snprintf(host, n, "%.*s", (int)len, start);
+    return true;
+}
+
+/* A listener on every interface: ":PORT", "0.0.0.0:PORT", "[::]:PORT". */
+static bool listen_is_wildcard(const char *host)
+{
+    unsigned char a[16], zero[16] = {0};
+    return !host[0] || (inet_pton(AF_INET, host, a) == 1 && !memcmp(a, zero, 4)) ||
+           (inet_pton(AF_INET6, host, a) == 1 && !memcmp(a, zero, 16));
+}
+
+/* 127.0.0.0/8, ::1, localhost. */
+static bool listen_is_loopback(const char *host)
+{
+    unsigned char a[16], one[16] = {[15] = 1};
+    return !strcasecmp(host, "localhost") || (inet_pton(AF_INET, host, a) == 1 && a[0] == 127) ||
+           (inet_pton(AF_INET6, host, a) == 1 && !memcmp(a, one, 16));
+}
+
+/* The tokens: the clients' (given, or STATE_DIR/token) and the operator's (given, or
+ * STATE_DIR/admin-token), or none with --no-auth on loopback. Returns false after a message. */
+static bool auth_setup(daemon_config *c, unsigned *made)
+{
+    server_config *s = &c->srv;
+    char why[4600];
+    *made = 0;
+    if (s->no_auth) {
+        if (s->token || c->token_file || c->admin_token_file) {
+            fprintf(stderr, "cuzk-daemon: --no-auth with a token: choose one\n");
+            return false;
+        }
+        for (unsigned i = 0; i < s->n_listen; i++) {
+            char host[300];
+            if (listen_host(s->listen[i], host, sizeof host) && !listen_is_loopback(host)) {
+                fprintf(stderr, "cuzk-daemon: --no-auth: refused with the listener %s, which is "
+                        "not loopback (anyone who reaches it could register keys and submit "
+                        "jobs)\n", s->listen[i]);
+                return false;
+            }
+        }
+        return true;
+    }
+    if (s->token && !s->token[0]) {
+        fprintf(stderr, "cuzk-daemon: the token is empty (it would let every client in; "
+                        "--no-auth says so explicitly)\n");
+        return false;
+    }
+    bool m = false;
+    if (c->token_file) {
+        if (!daemon_secret_read_file(c->token_file, c->token_buf, sizeof c->token_buf, why,
+                                     sizeof why)) {
+            fprintf(stderr, "cuzk-daemon: token_file %s\n", why);
+            return false;
+        }
+        s->token = c->token_buf;
+    } else if (!s->token) {
+        if (!daemon_secret_get(c->state_dir, "token", c->token_buf, sizeof c->token_buf, &m, why,
+                               sizeof why)) {
+            fprintf(stderr, "cuzk-daemon: %s\n", why);
+            return false;
+        }
+        s->token = c->token_buf;
+        *made |= m;
+    }
+    bool ok = c->admin_token_file
+                  ? daemon_secret_read_file(c->admin_token_file, c->admin_buf, sizeof c->admin_buf,
+                                            why, sizeof why)
+                  : daemon_secret_get(c->state_dir, "admin-token", c->admin_buf,
+                                      sizeof c->admin_buf, &m, why, sizeof why);
+    if (!ok) {
+        fprintf(stderr, "cuzk-daemon: %s%s\n", c->admin_token_file ? "admin_token_file " : "",
+                why);
+        return false;
+    }
+    if (!c->admin_token_file)
+        *made |= (unsigned)m << 1;
+    s->admin_token = c->admin_buf;
+    if (!strcmp(s->token, s->admin_token)) {
+        fprintf(stderr, "cuzk-daemon: the clients' token and the operator's (admin) token are "
+                        "the same: every client would be the operator\n");
+        return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -550,6 +668,7 @@ int main(int argc, char **argv)
     cuzk_engine_config_default(&c.eng);
     c.eng.backend = env.backend;
     server_config_default(&c.srv);
+    c.eng.max_keys = 16;
     c.shutdown_grace_s = 30;
     int rc = parse_args(&c, argc, argv);
     if (rc)
@@ -586,6 +705,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "cuzk-daemon: %s\n", why);
         return 1;
     }
+    unsigned tokens_made;
+    if (!auth_setup(&c, &tokens_made)) {
+        close(state_lock);
+        return 2;
+    }
+    /* the .params keys' decoded caches: STATE_DIR/cache, 0700, authenticated there */
+    char cache_dir[4300];
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache", c.state_dir);
+    if (mkdir(cache_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "cuzk-daemon: %s: cannot create: %s\n", cache_dir, strerror(errno));
+        close(state_lock);
+        return 1;
+    }
+    c.eng.cache_dir = cache_dir;
     if (c.log_file) {
         c.eng.log = fopen(c.log_file, "a");
         if (!c.eng.log) {
@@ -628,6 +761,20 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (c.srv.no_auth)
+        cuzk_engine_log(e, CUZK_LOG_WARN, "event=auth_off reason=\"--no-auth: no token, every "
+                        "client may register keys and submit jobs\"");
+    if (tokens_made & 1)
+        cuzk_engine_log(e, CUZK_LOG_INFO, "event=token_made path=%s/token", c.state_dir);
+    if (tokens_made & 2)
+        cuzk_engine_log(e, CUZK_LOG_INFO, "event=token_made path=%s/admin-token", c.state_dir);
+    for (unsigned i = 0; i < c.srv.n_listen; i++) {
+        char host[300];
+        if (listen_host(c.srv.listen[i], host, sizeof host) && listen_is_wildcard(host))
+            cuzk_engine_log(e, CUZK_LOG_WARN, "event=listen_all_interfaces listen=%s reason=\"every "
+                            "interface: anyone who reaches this host may try the token\"",
+                            c.srv.listen[i]);
+    }
     if (c.example)
         cuzk_engine_log(e, CUZK_LOG_INFO, "event=example key=example witness=%s", example_wtns);
     server *s = NULL;
@@ -665,7 +812,8 @@ int main(int argc, char **argv)
         fclose(c.eng.log);
     for (unsigned i = 0; i < n_owned; i++)
         free(owned[i]);
-    free(c.token_buf);
+    explicit_bzero(c.token_buf, sizeof c.token_buf);
+    explicit_bzero(c.admin_buf, sizeof c.admin_buf);
     close(state_lock);
     return 0;
 }
