@@ -96,6 +96,11 @@ static cuzk_err gpu_cpu_side(const cuzk_gpu_batch_io *io, size_t j, cuzk_gpu_buf
         if (e != CUZK_OK)
             return e;
         cuzk_parallel_memcpy(slot->abc, io->abc[j], sizeof(cuzk_fr) * 3 * n, io->nthreads);
+    } else if (io->abc_split) {
+        cuzk_err e = cuzk_gpu_bufs_reserve(slot, 3 * n);
+        if (e != CUZK_OK)
+            return e;
+        cuzk_abc_split_copy(slot->abc, io->abc_split, j, io->abc_len, n, io->nthreads);
     } else if (dev_synth) {
         cuzk_err e = cuzk_gpu_bufs_witness(slot, io->w[j], io->pk->n_vars);
         if (e != CUZK_OK)
@@ -252,7 +257,7 @@ cuzk_err cuzk_gpu_batch_prove(cuzk_gpu_batch *b, const cuzk_gpu_batch_io *io,
     }
     for (unsigned d = 0; d < nk; d++) {
         g[d] = (gpu_pipe){.io = io, .gk = b->keys[d], .lock = nk == 1 ? b->lock : NULL,
-                          .next = &next, .dev_synth = !io->abc && cuzk_gpu_key_synth(b->keys[d])};
+                          .next = &next, .dev_synth = !io->abc && !io->abc_split && cuzk_gpu_key_synth(b->keys[d])};
         /* device 0 runs on this thread, the others on their own */
         if (d > 0)
             started[d] = pthread_create(&th[d], NULL, gpu_device_main, &g[d]) == 0;
