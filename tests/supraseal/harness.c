@@ -14,7 +14,9 @@
  *   harness [options] split  R1CS PARAMS W.wtns            (Curio: two threads, one gpu mutex)
  * options: --backend auto|cpu|gpu (the library's; default cpu), --native cpu|gpu|off (the
  * reference proofs' backend; default cpu), --runs N (prove: time N calls, print ms),
- * --seed S. Exit 0 when every check passes, 1 otherwise, 2 when it could not run.
+ * --seed S, --trusted (the .params without subgroup checks, here and in the library),
+ * --vk VK.json (with --native off: the key is loaded by the library only; for large keys).
+ * Exit 0 when every check passes, 1 otherwise, 2 when it could not run.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -209,18 +211,27 @@ static cuzk_fr **wits;         /* the witnesses, n_vars values each */
 static circuit_data *cdata;    /* one per witness */
 static cuzk_backend native_be = CUZK_BACKEND_CPU;
 static bool native_off;
+static const char *vk_json;    /* --vk: the verification key from JSON, the key not loaded here */
+static bool trusted;           /* --trusted: the .params without subgroup checks, here and there */
 
 static void fixture_load(char **wpaths, size_t n)
 {
-    cuzk_err e = cuzk_params_load(&params, params_path, 0);
-    if (e != CUZK_OK)
-        die(params_path, e);
-    if ((e = cuzk_bellman_circuit_load_for(&bcirc, r1cs_path, params)) != CUZK_OK)
-        die(r1cs_path, e);
-    if ((e = cuzk_params_check_circuit(params, bcirc)) != CUZK_OK)
-        die("check", e);
-    if ((e = cuzk_vk_from_params(&vk, params)) != CUZK_OK)
-        die("vk", e);
+    cuzk_err e;
+    if (vk_json) { /* large keys: one copy in the process, the library's */
+        if ((e = cuzk_vk_read_json(&vk, vk_json)) != CUZK_OK)
+            die(vk_json, e);
+        if ((e = cuzk_bellman_circuit_load(&bcirc, r1cs_path)) != CUZK_OK)
+            die(r1cs_path, e);
+    } else {
+        if ((e = cuzk_params_load(&params, params_path, trusted ? CUZK_PARAMS_TRUSTED : 0)) != CUZK_OK)
+            die(params_path, e);
+        if ((e = cuzk_bellman_circuit_load_for(&bcirc, r1cs_path, params)) != CUZK_OK)
+            die(r1cs_path, e);
+        if ((e = cuzk_params_check_circuit(params, bcirc)) != CUZK_OK)
+            die("check", e);
+        if ((e = cuzk_vk_from_params(&vk, params)) != CUZK_OK)
+            die("vk", e);
+    }
     densities_build(&dens, bcirc);
     n_wtns = n;
     wits = xmalloc(n * sizeof *wits);
@@ -687,20 +698,29 @@ int main(int argc, char **argv)
             runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             rng = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--vk") && i + 1 < argc)
+            vk_json = argv[++i];
+        else if (!strcmp(argv[i], "--trusted"))
+            trusted = true;
         else
             break;
     }
     if (argc - i < 4) {
         fprintf(stderr, "usage: harness [--backend auto|cpu|gpu] [--native cpu|gpu|off] "
-                        "[--runs N] [--seed S]\n"
+                        "[--runs N] [--seed S] [--trusted] [--vk VK.json]\n"
                         "  prove R1CS PARAMS BATCH W.wtns... | errors|refs|split R1CS PARAMS W.wtns\n");
         return 2;
     }
     const char *mode = argv[i];
     r1cs_path = argv[i + 1];
     params_path = argv[i + 2];
-    if (!rust_ok(cuzk_supraseal_set_option("backend", backend), "backend"))
+    if (!rust_ok(cuzk_supraseal_set_option("backend", backend), "backend") ||
+        (trusted && !rust_ok(cuzk_supraseal_set_option("params", "trusted"), "params")))
         return 2;
+    if (vk_json && (!native_off || strcmp(argv[i], "prove"))) {
+        fprintf(stderr, "--vk needs --native off and the prove mode\n");
+        return 2;
+    }
     int rc;
     if (!strcmp(mode, "prove")) {
         size_t n = (size_t)atol(argv[i + 3]);
