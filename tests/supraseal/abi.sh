@@ -14,6 +14,9 @@ H="$BIN/tests/supraseal/cuzk_supraseal_harness"
 HC="$BIN/tests/supraseal/cuzk_supraseal_curio_harness"
 opts=(--backend "$BACKEND" --native "$NATIVE")
 run() { echo "+ $*"; "$@" || { echo "FAIL: $*"; exit 1; }; }
+if [ "$BACKEND" = gpu ] || [ "$NATIVE" = gpu ]; then
+    "$H" gpu-available || { echo "SKIP: the GPU backend asked for, no device"; exit 77; }
+fi
 
 # a PoRep-shaped synthetic circuit, 10 partitions
 "$BIN/cuzk" gen --constraints 2000 --public 12 --partitions 10 --profile porep --seed 5 -q -o "$T/porep"

@@ -12,6 +12,7 @@
  *   harness [options] errors R1CS PARAMS W.wtns            (every error path: code and message)
  *   harness [options] refs   R1CS PARAMS W.wtns            (clone/drop/evict while proofs run)
  *   harness [options] split  R1CS PARAMS W.wtns            (Curio: two threads, one gpu mutex)
+ *   harness gpu-available                                  (exit 0 when a GPU answers, else 77)
  * options: --backend auto|cpu|gpu (the library's; default cpu), --native cpu|gpu|off (the
  * reference proofs' backend; default cpu), --runs N (prove: time N calls, print ms),
  * --seed S, --trusted (the .params without subgroup checks, here and in the library),
@@ -704,6 +705,12 @@ int main(int argc, char **argv)
             trusted = true;
         else
             break;
+    }
+    if (argc - i == 1 && !strcmp(argv[i], "gpu-available")) { /* 0 yes, 77 no (CTest's skip) */
+        bool yes = cuzk_groth16_backend(NULL) == CUZK_BACKEND_GPU;
+        printf("gpu: %s\n", yes ? "a device answers" : cuzk_error_detail()[0] ? cuzk_error_detail()
+                                                                        : "none (no CUDA build or device)");
+        return yes ? 0 : 77;
     }
     if (argc - i < 4) {
         fprintf(stderr, "usage: harness [--backend auto|cpu|gpu] [--native cpu|gpu|off] "
