@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,17 @@ _Static_assert(sizeof(fr_t) == sizeof(cuzk_fr), "fr_t is cuzk_fr");
 _Static_assert(sizeof(cuzk_abi_g1_affine) == sizeof(cuzk_g1_affine), "G1 affine layout");
 _Static_assert(sizeof(cuzk_abi_g2_affine) == sizeof(cuzk_g2_affine), "G2 affine layout");
 _Static_assert(sizeof(groth16_proof) == sizeof(cuzk_proof), "proof layout");
+/* the crate's layouts (x86-64 and aarch64: 8-byte pointers and usize) */
+_Static_assert(sizeof(groth16_proof) == 384 && offsetof(groth16_proof, b) == 96 &&
+               offsetof(groth16_proof, c) == 288, "groth16_proof: G1 96, G2 192, G1 96 bytes");
+_Static_assert(sizeof(SRS) == sizeof(void *), "SRS is one pointer");
+_Static_assert(sizeof(RustError) == 16 && offsetof(RustError, message) == 8, "RustError");
+_Static_assert(sizeof(Assignment) == 17 * 8 && offsetof(Assignment, b_inp_density) == 3 * 8 &&
+               offsetof(Assignment, b_aux_density) == 6 * 8 && offsetof(Assignment, a) == 9 * 8 &&
+               offsetof(Assignment, abc_size) == 12 * 8 &&
+               offsetof(Assignment, inp_assignment_data) == 13 * 8 &&
+               offsetof(Assignment, aux_assignment_size) == 16 * 8,
+               "Assignment: 17 fields of 8 bytes in SupraSeal's order");
 
 /* ---- errors ---- */
 static RustError rust_ok(void) { return (RustError){0, NULL}; }
@@ -405,12 +417,18 @@ static bool same_density(const Assignment *x, const Assignment *y)
            same_bits(x->b_aux_density, y->b_aux_density, x->aux_assignment_size);
 }
 
-/* dst bits [off, off + bits) = src bits [0, bits) */
+/* dst bits [off, off + bits) |= src bits [0, bits) (dst has a word to spare past them) */
 static void bits_put(uint64_t *dst, size_t off, const uint64_t *src, size_t bits)
 {
-    for (size_t i = 0; i < bits; i++)
-        if (src[i / 64] >> (i % 64) & 1)
-            dst[(off + i) / 64] |= 1ULL << ((off + i) % 64);
+    size_t words = bits / 64, q = off / 64;
+    unsigned sh = (unsigned)(off % 64);
+    uint64_t last = bits % 64 ? src[words] & ((1ULL << (bits % 64)) - 1) : 0;
+    for (size_t i = 0; i <= words; i++) {
+        uint64_t w = i < words ? src[i] : last;
+        dst[q + i] |= w << sh;
+        if (sh && w >> (64 - sh))
+            dst[q + i + 1] |= w >> (64 - sh);
+    }
 }
 
 /* One prover batch: circuits [first, first + n) with their densities. */
