@@ -677,9 +677,26 @@ static int do_split(void)
                 "start to destroy"))
         destroy_pending_proof(pend);
     batch_free(&b);
-    destroy_gpu_mutex(mtx);
+    /* every handle gone between start and finalize: the pending proof holds the key */
+    batch_make(&b, 2);
+    SRS tmp = clone_SRS(&srs);
+    pend = NULL;
+    RustError r = generate_groth16_proofs_start_c(b.as, b.n, b.r, b.s, &tmp, mtx, -1, &pend);
+    drop_SRS(&tmp);
     evict_SRS(&srs);
     drop_SRS(&srs);
+    if (rust_ok(r, "start, then the handles dropped")) {
+        worker fw = {.pending = pend, .b = b};
+        pthread_t th;
+        if (pthread_create(&th, NULL, finalizer_main, &fw))
+            exit(2);
+        pthread_join(th, NULL);
+        CHECK(rust_ok(fw.fr, "finalize after the handles went"), "finalize after drop");
+        batch_check(&b, "finalized after every handle was dropped");
+    } else
+        CHECK(0, "start failed");
+    batch_free(&b);
+    destroy_gpu_mutex(mtx);
     return failures != 0;
 }
 #endif
