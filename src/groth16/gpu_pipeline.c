@@ -70,6 +70,7 @@ typedef struct {
     pthread_mutex_t *lock;
     atomic_size_t *next;       /* the next unclaimed partition of the batch */
     bool dev_synth;            /* a, b, c synthesised on the device */
+    cuzk_fr *wbuf;             /* io->wit_fill's buffer (one CPU side at a time writes it) */
     cuzk_gpu_bufs *slot[2];
     size_t job[2];             /* the partition in each slot; n_wit: none left */
     bool ready[2];
@@ -88,9 +89,17 @@ typedef struct {
  * or for synthesis on the device the witness, into the slot's page-locked buffer; and the
  * prepared splits of the MSMs. */
 static cuzk_err gpu_cpu_side(const cuzk_gpu_batch_io *io, size_t j, cuzk_gpu_bufs *slot,
-                             bool dev_synth)
+                             bool dev_synth, cuzk_fr **wbuf)
 {
     size_t n = (size_t)1 << io->pk->log2_domain;
+    const cuzk_fr *wj = io->wit_fill ? NULL : io->w[j];
+    if (io->wit_fill) { /* the caller's witness into this worker's buffer (read here only) */
+        if (!*wbuf && !(*wbuf = malloc(sizeof(cuzk_fr) * io->pk->n_vars)))
+            return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory for a witness of %u values",
+                                  io->pk->n_vars);
+        io->wit_fill(io->wit_ctx, j, *wbuf);
+        wj = *wbuf;
+    }
     if (io->abc) { /* given: into page-locked memory, so the upload runs at full speed */
         cuzk_err e = cuzk_gpu_bufs_reserve(slot, 3 * n);
         if (e != CUZK_OK)
@@ -102,13 +111,13 @@ static cuzk_err gpu_cpu_side(const cuzk_gpu_batch_io *io, size_t j, cuzk_gpu_buf
             return e;
         cuzk_abc_split_copy(slot->abc, io->abc_split, j, io->abc_len, n, io->nthreads);
     } else if (dev_synth) {
-        cuzk_err e = cuzk_gpu_bufs_witness(slot, io->w[j], io->pk->n_vars);
+        cuzk_err e = cuzk_gpu_bufs_witness(slot, wj, io->pk->n_vars);
         if (e != CUZK_OK)
             return e;
     } else {
-        cuzk_pk_view_synth_abc(io->pk, io->w[j], slot->abc, io->nthreads);
+        cuzk_pk_view_synth_abc(io->pk, wj, slot->abc, io->nthreads);
     }
-    return cuzk_gpu_prep_splits(io->pk, io->w[j], slot, io->nthreads);
+    return cuzk_gpu_prep_splits(io->pk, wj, slot, io->nthreads);
 }
 
 static size_t gpu_claim(gpu_pipe *g)
@@ -130,7 +139,8 @@ static void *gpu_prep_main(void *arg)
         pthread_mutex_unlock(&g->mu);
         size_t j = stop ? n_wit : gpu_claim(g);
         double t0 = cuzk_now_ms();
-        cuzk_err e = j < n_wit ? gpu_cpu_side(g->io, j, g->slot[s], g->dev_synth) : CUZK_OK;
+        cuzk_err e = j < n_wit ? gpu_cpu_side(g->io, j, g->slot[s], g->dev_synth, &g->wbuf)
+                               : CUZK_OK;
         pthread_mutex_lock(&g->mu);
         g->synth_ms += cuzk_now_ms() - t0;
         g->job[s] = j;
@@ -172,7 +182,7 @@ static void *gpu_device_main(void *arg)
             if ((j = gpu_claim(g)) >= io->n_wit)
                 break;
             double t0 = cuzk_now_ms();
-            e = gpu_cpu_side(io, j, g->slot[s], g->dev_synth);
+            e = gpu_cpu_side(io, j, g->slot[s], g->dev_synth, &g->wbuf);
             g->synth_ms += cuzk_now_ms() - t0;
         } else {
             pthread_mutex_lock(&g->mu);
@@ -216,6 +226,8 @@ static void *gpu_device_main(void *arg)
     if (g->slot[1] != g->slot[0])
         cuzk_gpu_bufs_put(g->gk, g->slot[1]);
     cuzk_gpu_bufs_put(g->gk, g->slot[0]);
+    free(g->wbuf);
+    g->wbuf = NULL;
     return NULL;
 }
 
@@ -257,7 +269,7 @@ cuzk_err cuzk_gpu_batch_prove(cuzk_gpu_batch *b, const cuzk_gpu_batch_io *io,
     }
     for (unsigned d = 0; d < nk; d++) {
         g[d] = (gpu_pipe){.io = io, .gk = b->keys[d], .lock = nk == 1 ? b->lock : NULL,
-                          .next = &next, .dev_synth = !io->abc && !io->abc_split && cuzk_gpu_key_synth(b->keys[d])};
+                          .next = &next, .dev_synth = !io->abc && !io->abc_split && !io->wit_fill && cuzk_gpu_key_synth(b->keys[d])};
         /* device 0 runs on this thread, the others on their own */
         if (d > 0)
             started[d] = pthread_create(&th[d], NULL, gpu_device_main, &g[d]) == 0;

@@ -56,11 +56,18 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *p
 /* What the SupraSeal C2 ABI (src/supraseal) hands the prover beyond cuzk_prove_opts:
  * r[j], s[j] for witness j (both NULL: as opts says), and a, b, c as three vectors per
  * witness of abc_len <= n values each, zero beyond (abc_split[3j], [3j+1], [3j+2]; read
- * during start only; NULL: opts->abc or synthesis). */
+ * during start only; NULL: opts->abc or synthesis).
+ * wit_fill, when set, stands for the witnesses (which may then be NULL): it writes witness
+ * j's n_vars values into dst, on any one thread at a time, during start only, each time the
+ * prover reads that witness (for the GPU pipeline: when it prepares that partition, beside
+ * the device's work on the one before; so no copy of the batch is held). The caller has
+ * checked that each witness starts with 1; a, b, c must be given. */
 typedef struct {
     const cuzk_fr *r, *s;
     const cuzk_fr *const *abc_split;
     size_t abc_len;
+    void (*wit_fill)(void *ctx, size_t j, cuzk_fr *dst);
+    void *wit_ctx;
 } cuzk_prove_extra;
 cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view *pk,
                                           const cuzk_fr *const *witnesses, size_t n_wit,

@@ -243,14 +243,18 @@ cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view
                                           const cuzk_prove_extra *x)
 {
     *out = NULL;
+    bool fill = x && x->wit_fill;
+    if (!view || (!witnesses && n_wit && !fill))
+        return cuzk_error_set(CUZK_EINVAL, "prove: no key or no witnesses");
     if (x && x->abc_split && x->abc_len > ((size_t)1 << view->log2_domain))
         return cuzk_error_set(CUZK_ESIZE, "prove: a, b, c have %zu values, the domain 2^%u",
                               x->abc_len, view->log2_domain);
-    if (!view || (!witnesses && n_wit))
-        return cuzk_error_set(CUZK_EINVAL, "prove: no key or no witnesses");
+    if (fill && (wit_len != view->n_vars || !((opts && opts->abc) || x->abc_split)))
+        return cuzk_error_set(CUZK_EINVAL, "prove: witnesses by wit_fill need their length "
+                                           "%u and a, b, c given", view->n_vars);
     cuzk_error_clear();
     double t0 = cuzk_now_ms();
-    for (size_t j = 0; j < n_wit; j++) {
+    for (size_t j = 0; j < n_wit && !fill; j++) {
         cuzk_err e = cuzk_pk_view_check_witness(view, witnesses[j], wit_len);
         if (e != CUZK_OK) {
             char why[400];
@@ -312,7 +316,7 @@ cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view
     p->b2_on_gpu = gpu && gb.b2_on_device;
     if (p->b2_on_gpu) {
         for (size_t j = 0; j < n_wit; j++) /* nothing reads them after start: no copy */
-            p->wv[j] = witnesses[j];
+            p->wv[j] = fill ? NULL : witnesses[j];
     } else {
         p->w = malloc(sizeof(cuzk_fr) * nv * (n_wit ? n_wit : 1));
         if (!p->w) {
@@ -320,7 +324,10 @@ cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view
             goto fail;
         }
         for (size_t j = 0; j < n_wit; j++) {
-            memcpy(p->w + j * nv, witnesses[j], sizeof(cuzk_fr) * nv);
+            if (fill)
+                x->wit_fill(x->wit_ctx, j, p->w + j * nv);
+            else
+                memcpy(p->w + j * nv, witnesses[j], sizeof(cuzk_fr) * nv);
             p->wv[j] = p->w + j * nv;
         }
     }
@@ -336,7 +343,9 @@ cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view
     if (gpu) {
         cuzk_gpu_batch_io io = {.pk = pk, .n_wit = n_wit, .nthreads = p->nthreads,
                                 .w = p->wv, .abc = p->abc_in, .abc_split = p->abc_split,
-                                .abc_len = p->abc_len, .h = p->h, .a = p->a,
+                                .abc_len = p->abc_len, .h = p->h,
+                                .wit_fill = fill && p->b2_on_gpu ? x->wit_fill : NULL,
+                                .wit_ctx = fill ? x->wit_ctx : NULL, .a = p->a,
                                 .b1 = p->b1, .l = p->l, .b2 = p->b2_on_gpu ? p->b2 : NULL};
         e = cuzk_gpu_batch_prove(&gb, &io, &p->t);
     } else {

@@ -7,9 +7,11 @@
  *
  * A call becomes one prover batch per run of consecutive circuits with the same densities
  * (bellperson's circuits of one batch share them, so one batch): the key's view takes the
- * densities, a, b, c go to the prover as the caller's three vectors (no padded copy), the
- * witness of each circuit is its inputs then its private wires in one array (a copy of
- * n_vars values per circuit, held during the device part only).
+ * densities, a, b, c go to the prover as the caller's three vectors (no padded copy), and
+ * each witness (its inputs then its private wires) is written into one array where the
+ * prover reads it: on the GPU, per device into one buffer as its partition is prepared,
+ * beside the device's work on the one before; on the CPU, or with B_G2 on a CPU thread, into
+ * the pending proof's copies.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -393,6 +395,9 @@ static RustError check_assignment(const cuzk_srs *s, const Assignment *p, size_t
             return rust_err(CUZK_ESIZE, "circuit %zu: %s has %zu bits set, its popcount says "
                                         "%zu", i, d[j].name, have, d[j].claimed);
     }
+    if (!inp || !cuzk_fr_is_one((const cuzk_fr *)&p->inp_assignment_data[0]))
+        return rust_err(CUZK_EFORMAT, "circuit %zu: the first input is not 1 (bellperson's "
+                                      "constant one)", i);
     if (p->abc_size > n || p->abc_size == 0)
         return rust_err(CUZK_ESIZE, "circuit %zu: abc_size is %zu, the domain (%s: h has %u "
                                     "points) holds 1 .. %zu", i, p->abc_size, path, k->n_h, n);
@@ -524,6 +529,21 @@ static cuzk_err srs_gpu_keys(cuzk_srs *s, const cuzk_pk_view *v, const cuzk_supr
     return e;
 }
 
+/* The witnesses of a run of circuits as the prover reads them (cuzk_prove_extra.wit_fill). */
+typedef struct {
+    const Assignment *p;   /* the run's first circuit */
+    unsigned threads;
+} wit_src;
+
+static void wit_fill(void *ctx, size_t j, cuzk_fr *dst)
+{
+    const wit_src *ws = ctx;
+    const Assignment *p = &ws->p[j];
+    memcpy(dst, p->inp_assignment_data, sizeof(cuzk_fr) * p->inp_assignment_size);
+    cuzk_parallel_memcpy(dst + p->inp_assignment_size, p->aux_assignment_data,
+                         sizeof(cuzk_fr) * p->aux_assignment_size, ws->threads);
+}
+
 RustError cuzk_abi_start(cuzk_abi_pending **out, const Assignment provers[], size_t num_circuits,
                          const fr_t r_s[], const fr_t s_s[], const SRS *srs, void *gpu_mtx,
                          int gpu_index)
@@ -601,21 +621,13 @@ RustError cuzk_abi_start(cuzk_abi_pending **out, const Assignment provers[], siz
                            s->n_gk);
             break;
         }
-        cuzk_fr *w = malloc(sizeof(cuzk_fr) * nv * g->n);
-        const cuzk_fr **wv = calloc(g->n, sizeof *wv);
         const cuzk_fr **abc = calloc(3 * g->n, sizeof *abc);
-        if (!w || !wv || !abc) {
-            free(w), free(wv), free(abc);
-            ret = rust_err(CUZK_ENOMEM, "out of memory for %zu witnesses of %zu values", g->n, nv);
+        if (!abc) {
+            ret = rust_err(CUZK_ENOMEM, "out of memory");
             break;
         }
         for (size_t j = 0; j < g->n; j++) {
             const Assignment *p = &provers[g->first + j];
-            cuzk_fr *wj = w + j * nv;
-            memcpy(wj, p->inp_assignment_data, sizeof(cuzk_fr) * p->inp_assignment_size);
-            cuzk_parallel_memcpy(wj + p->inp_assignment_size, p->aux_assignment_data,
-                                 sizeof(cuzk_fr) * p->aux_assignment_size, c.threads);
-            wv[j] = wj;
             abc[3 * j] = (const cuzk_fr *)p->a;
             abc[3 * j + 1] = (const cuzk_fr *)p->b;
             abc[3 * j + 2] = (const cuzk_fr *)p->c;
@@ -627,11 +639,14 @@ RustError cuzk_abi_start(cuzk_abi_pending **out, const Assignment provers[], siz
             o.gpu_keys = s->gk;
             o.n_gpu_keys = s->n_gk;
         }
+        /* each witness is its inputs then its aux values, written where the prover reads it */
+        wit_src src = {&provers[g->first], c.threads};
         cuzk_prove_extra x = {.r = (const cuzk_fr *)&r_s[g->first],
                               .s = (const cuzk_fr *)&s_s[g->first],
-                              .abc_split = abc, .abc_len = p0->abc_size};
-        e = cuzk_groth16_prove_start_view_ex(&g->pending, &v, wv, g->n, nv, &o, &x);
-        free(w), free(wv), free(abc);
+                              .abc_split = abc, .abc_len = p0->abc_size,
+                              .wit_fill = wit_fill, .wit_ctx = &src};
+        e = cuzk_groth16_prove_start_view_ex(&g->pending, &v, NULL, g->n, nv, &o, &x);
+        free(abc);
         if (e != CUZK_OK)
             ret = rust_from(e, g->n == num_circuits ? "prove" : "prove (a run of circuits)");
     }
