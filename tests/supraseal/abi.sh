@@ -38,4 +38,15 @@ run "$H" "${opts[@]}" refs "${P[@]}" "${W[0]}"
 run "$HC" "${opts[@]}" prove "${P[@]}" 3 "${W[@]:0:3}"
 run "$HC" "${opts[@]}" split "${P[@]}" "${W[1]}"
 run "$HC" "${opts[@]}" errors "${CC[@]}" "$C/witness.wtns"
+# the environment, read at the first call: good values are taken, a bad one fails create_SRS
+run env CUZK_THREADS=1 CUZK_PARAMS=trusted CUZK_GPU=b_g2=cpu,msm_chunk=4096 \
+    "$H" "${opts[@]}" prove "${CC[@]}" 1 "$C/witness.wtns"
+for bad in CUZK_BACKEND=tpu CUZK_THREADS=x CUZK_PARAMS=maybe CUZK_PARAMS_CACHE=2 CUZK_GPU=synth; do
+    if env "$bad" "$H" "${opts[@]}" prove "${CC[@]}" 1 "$C/witness.wtns" >"$T/env.out" 2>&1; then
+        echo "FAIL: $bad was accepted"; exit 1
+    fi
+    grep -q "the environment: ${bad%%=*}" "$T/env.out" ||
+        { cat "$T/env.out"; echo "FAIL: $bad: the error does not name the variable"; exit 1; }
+    echo "env $bad: refused ($(grep -o 'the environment: .*' "$T/env.out" | head -1))"
+done
 echo "supraseal abi: ok"
