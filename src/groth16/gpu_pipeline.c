@@ -92,8 +92,8 @@ static cuzk_err gpu_cpu_side(const cuzk_gpu_batch_io *io, size_t j, cuzk_gpu_buf
                              bool dev_synth, cuzk_fr **wbuf)
 {
     size_t n = (size_t)1 << io->pk->log2_domain;
-    const cuzk_fr *wj = io->wit_fill ? NULL : io->w[j];
-    if (io->wit_fill) { /* the caller's witness into this worker's buffer (read here only) */
+    const cuzk_fr *wj = io->wit_fill || io->wit_inp ? NULL : io->w[j];
+    if (io->wit_fill && !io->wit_inp) { /* the caller's witness into this worker's buffer (read here only) */
         if (!*wbuf && !(*wbuf = malloc(sizeof(cuzk_fr) * io->pk->n_vars)))
             return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory for a witness of %u values",
                                   io->pk->n_vars);
@@ -117,6 +117,9 @@ static cuzk_err gpu_cpu_side(const cuzk_gpu_batch_io *io, size_t j, cuzk_gpu_buf
     } else {
         cuzk_pk_view_synth_abc(io->pk, wj, slot->abc, io->nthreads);
     }
+    if (io->wit_inp) /* dev_synth is off: the witness is read here only */
+        return cuzk_gpu_prep_splits_parts(io->pk, io->wit_inp[j], io->wit_aux[j], slot,
+                                          io->nthreads);
     return cuzk_gpu_prep_splits(io->pk, wj, slot, io->nthreads);
 }
 
@@ -268,8 +271,9 @@ cuzk_err cuzk_gpu_batch_prove(cuzk_gpu_batch *b, const cuzk_gpu_batch_io *io,
         return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory");
     }
     for (unsigned d = 0; d < nk; d++) {
+        bool given = io->abc || io->abc_split || io->wit_fill || io->wit_inp;
         g[d] = (gpu_pipe){.io = io, .gk = b->keys[d], .lock = nk == 1 ? b->lock : NULL,
-                          .next = &next, .dev_synth = !io->abc && !io->abc_split && !io->wit_fill && cuzk_gpu_key_synth(b->keys[d])};
+                          .next = &next, .dev_synth = !given && cuzk_gpu_key_synth(b->keys[d])};
         /* device 0 runs on this thread, the others on their own */
         if (d > 0)
             started[d] = pthread_create(&th[d], NULL, gpu_device_main, &g[d]) == 0;

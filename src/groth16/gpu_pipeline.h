@@ -47,6 +47,8 @@ typedef struct {
      * partition is prepared (cuzk_prove_extra) */
     void (*wit_fill)(void *ctx, size_t j, cuzk_fr *dst);
     void *wit_ctx;
+    /* or, w NULL, each witness in its two parts (cuzk_prove_extra), read in place */
+    const cuzk_fr *const *wit_inp, *const *wit_aux;
     cuzk_g1_jac *h, *a, *b1, *l;  /* n_wit results each */
     cuzk_g2_jac *b2;              /* n_wit results when b2_on_device, else NULL */
 } cuzk_gpu_batch_io;

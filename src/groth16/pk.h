@@ -68,6 +68,10 @@ typedef struct {
     size_t abc_len;
     void (*wit_fill)(void *ctx, size_t j, cuzk_fr *dst);
     void *wit_ctx;
+    /* With wit_fill, optionally the two parts it joins: witness j's inputs wit_inp[j]
+     * (n_public + 1 values) and private wires wit_aux[j]; the GPU pipeline then prepares its
+     * partitions from them in place (cuzk_gpu_prep_splits_parts), without the copy. */
+    const cuzk_fr *const *wit_inp, *const *wit_aux;
 } cuzk_prove_extra;
 cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view *pk,
                                           const cuzk_fr *const *witnesses, size_t n_wit,

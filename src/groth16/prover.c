@@ -345,7 +345,9 @@ cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view
                                 .w = p->wv, .abc = p->abc_in, .abc_split = p->abc_split,
                                 .abc_len = p->abc_len, .h = p->h,
                                 .wit_fill = fill && p->b2_on_gpu ? x->wit_fill : NULL,
-                                .wit_ctx = fill ? x->wit_ctx : NULL, .a = p->a,
+                                .wit_ctx = fill ? x->wit_ctx : NULL,
+                                .wit_inp = fill && p->b2_on_gpu ? x->wit_inp : NULL,
+                                .wit_aux = fill && p->b2_on_gpu ? x->wit_aux : NULL, .a = p->a,
                                 .b1 = p->b1, .l = p->l, .b2 = p->b2_on_gpu ? p->b2 : NULL};
         e = cuzk_gpu_batch_prove(&gb, &io, &p->t);
     } else {

@@ -8,10 +8,9 @@
  * A call becomes one prover batch per run of consecutive circuits with the same densities
  * (bellperson's circuits of one batch share them, so one batch): the key's view takes the
  * densities, a, b, c go to the prover as the caller's three vectors (no padded copy), and
- * each witness (its inputs then its private wires) is written into one array where the
- * prover reads it: on the GPU, per device into one buffer as its partition is prepared,
- * beside the device's work on the one before; on the CPU, or with B_G2 on a CPU thread, into
- * the pending proof's copies.
+ * each witness as its two parts: on the GPU its partition's host side is prepared from them
+ * in place (cuzk_gpu_prep_splits_parts); on the CPU, or with B_G2 on a CPU thread, they are
+ * joined into the pending proof's copies (wit_fill).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -621,16 +620,19 @@ RustError cuzk_abi_start(cuzk_abi_pending **out, const Assignment provers[], siz
                            s->n_gk);
             break;
         }
-        const cuzk_fr **abc = calloc(3 * g->n, sizeof *abc);
+        const cuzk_fr **abc = calloc(5 * g->n, sizeof *abc);
         if (!abc) {
             ret = rust_err(CUZK_ENOMEM, "out of memory");
             break;
         }
+        const cuzk_fr **inp = abc + 3 * g->n, **aux = inp + g->n;
         for (size_t j = 0; j < g->n; j++) {
             const Assignment *p = &provers[g->first + j];
             abc[3 * j] = (const cuzk_fr *)p->a;
             abc[3 * j + 1] = (const cuzk_fr *)p->b;
             abc[3 * j + 2] = (const cuzk_fr *)p->c;
+            inp[j] = (const cuzk_fr *)p->inp_assignment_data;
+            aux[j] = (const cuzk_fr *)p->aux_assignment_data;
         }
         cuzk_prove_opts o = {.nthreads = c.threads, .backend = be, .gpu = &c.gpu};
         if (be == CUZK_BACKEND_GPU && gpu_index >= 0)
@@ -644,7 +646,8 @@ RustError cuzk_abi_start(cuzk_abi_pending **out, const Assignment provers[], siz
         cuzk_prove_extra x = {.r = (const cuzk_fr *)&r_s[g->first],
                               .s = (const cuzk_fr *)&s_s[g->first],
                               .abc_split = abc, .abc_len = p0->abc_size,
-                              .wit_fill = wit_fill, .wit_ctx = &src};
+                              .wit_fill = wit_fill, .wit_ctx = &src,
+                              .wit_inp = inp, .wit_aux = aux};
         e = cuzk_groth16_prove_start_view_ex(&g->pending, &v, NULL, g->n, nv, &o, &x);
         free(abc);
         if (e != CUZK_OK)
