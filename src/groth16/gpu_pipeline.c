@@ -70,7 +70,6 @@ typedef struct {
     pthread_mutex_t *lock;
     atomic_size_t *next;       /* the next unclaimed partition of the batch */
     bool dev_synth;            /* a, b, c synthesised on the device */
-    cuzk_fr *wbuf;             /* io->wit_fill's buffer (one CPU side at a time writes it) */
     cuzk_gpu_bufs *slot[2];
     size_t job[2];             /* the partition in each slot; n_wit: none left */
     bool ready[2];
@@ -89,17 +88,10 @@ typedef struct {
  * or for synthesis on the device the witness, into the slot's page-locked buffer; and the
  * prepared splits of the MSMs. */
 static cuzk_err gpu_cpu_side(const cuzk_gpu_batch_io *io, size_t j, cuzk_gpu_bufs *slot,
-                             bool dev_synth, cuzk_fr **wbuf)
+                             bool dev_synth)
 {
     size_t n = (size_t)1 << io->pk->log2_domain;
-    const cuzk_fr *wj = io->wit_fill || io->wit_inp ? NULL : io->w[j];
-    if (io->wit_fill && !io->wit_inp) { /* the caller's witness into this worker's buffer (read here only) */
-        if (!*wbuf && !(*wbuf = malloc(sizeof(cuzk_fr) * io->pk->n_vars)))
-            return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory for a witness of %u values",
-                                  io->pk->n_vars);
-        io->wit_fill(io->wit_ctx, j, *wbuf);
-        wj = *wbuf;
-    }
+    const cuzk_fr *wj = io->wit_inp ? NULL : io->w[j];
     if (io->abc) { /* given: into page-locked memory, so the upload runs at full speed */
         cuzk_err e = cuzk_gpu_bufs_reserve(slot, 3 * n);
         if (e != CUZK_OK)
@@ -142,8 +134,7 @@ static void *gpu_prep_main(void *arg)
         pthread_mutex_unlock(&g->mu);
         size_t j = stop ? n_wit : gpu_claim(g);
         double t0 = cuzk_now_ms();
-        cuzk_err e = j < n_wit ? gpu_cpu_side(g->io, j, g->slot[s], g->dev_synth, &g->wbuf)
-                               : CUZK_OK;
+        cuzk_err e = j < n_wit ? gpu_cpu_side(g->io, j, g->slot[s], g->dev_synth) : CUZK_OK;
         pthread_mutex_lock(&g->mu);
         g->synth_ms += cuzk_now_ms() - t0;
         g->job[s] = j;
@@ -185,7 +176,7 @@ static void *gpu_device_main(void *arg)
             if ((j = gpu_claim(g)) >= io->n_wit)
                 break;
             double t0 = cuzk_now_ms();
-            e = gpu_cpu_side(io, j, g->slot[s], g->dev_synth, &g->wbuf);
+            e = gpu_cpu_side(io, j, g->slot[s], g->dev_synth);
             g->synth_ms += cuzk_now_ms() - t0;
         } else {
             pthread_mutex_lock(&g->mu);
@@ -229,8 +220,6 @@ static void *gpu_device_main(void *arg)
     if (g->slot[1] != g->slot[0])
         cuzk_gpu_bufs_put(g->gk, g->slot[1]);
     cuzk_gpu_bufs_put(g->gk, g->slot[0]);
-    free(g->wbuf);
-    g->wbuf = NULL;
     return NULL;
 }
 
@@ -271,7 +260,7 @@ cuzk_err cuzk_gpu_batch_prove(cuzk_gpu_batch *b, const cuzk_gpu_batch_io *io,
         return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory");
     }
     for (unsigned d = 0; d < nk; d++) {
-        bool given = io->abc || io->abc_split || io->wit_fill || io->wit_inp;
+        bool given = io->abc || io->abc_split || io->wit_inp;
         g[d] = (gpu_pipe){.io = io, .gk = b->keys[d], .lock = nk == 1 ? b->lock : NULL,
                           .next = &next, .dev_synth = !given && cuzk_gpu_key_synth(b->keys[d])};
         /* device 0 runs on this thread, the others on their own */

@@ -43,11 +43,7 @@ typedef struct {
     const cuzk_fr *const *abc;    /* given a, b, c (cuzk_prove_opts.abc), or NULL */
     const cuzk_fr *const *abc_split; /* or given as three vectors (cuzk_prove_extra) */
     size_t abc_len;
-    /* w NULL: each witness written by wit_fill into a buffer of the device's worker when its
-     * partition is prepared (cuzk_prove_extra) */
-    void (*wit_fill)(void *ctx, size_t j, cuzk_fr *dst);
-    void *wit_ctx;
-    /* or, w NULL, each witness in its two parts (cuzk_prove_extra), read in place */
+    /* or (w[j] NULL) each witness in its two parts (cuzk_prove_extra), read in place */
     const cuzk_fr *const *wit_inp, *const *wit_aux;
     cuzk_g1_jac *h, *a, *b1, *l;  /* n_wit results each */
     cuzk_g2_jac *b2;              /* n_wit results when b2_on_device, else NULL */

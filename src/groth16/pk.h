@@ -58,10 +58,9 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *p
  * witness of abc_len <= n values each, zero beyond (abc_split[3j], [3j+1], [3j+2]; read
  * during start only; NULL: opts->abc or synthesis).
  * wit_fill, when set, stands for the witnesses (which may then be NULL): it writes witness
- * j's n_vars values into dst, on any one thread at a time, during start only, each time the
- * prover reads that witness (for the GPU pipeline: when it prepares that partition, beside
- * the device's work on the one before; so no copy of the batch is held). The caller has
- * checked that each witness starts with 1; a, b, c must be given. */
+ * j's n_vars values into dst, during start only, where the prover keeps copies (the CPU
+ * backend, B_G2's CPU thread). The caller has checked that each witness starts with 1; a, b,
+ * c must be given. */
 typedef struct {
     const cuzk_fr *r, *s;
     const cuzk_fr *const *abc_split;
@@ -70,7 +69,7 @@ typedef struct {
     void *wit_ctx;
     /* With wit_fill, optionally the two parts it joins: witness j's inputs wit_inp[j]
      * (n_public + 1 values) and private wires wit_aux[j]; the GPU pipeline then prepares its
-     * partitions from them in place (cuzk_gpu_prep_splits_parts), without the copy. */
+     * partitions from them in place (cuzk_gpu_prep_splits_parts), without a copy. */
     const cuzk_fr *const *wit_inp, *const *wit_aux;
 } cuzk_prove_extra;
 cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view *pk,

@@ -244,6 +244,8 @@ cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view
 {
     *out = NULL;
     bool fill = x && x->wit_fill;
+    /* the parts, read in place by the GPU pipeline when nothing else reads the witnesses */
+    bool parts = fill && x->wit_inp && x->wit_aux;
     if (!view || (!witnesses && n_wit && !fill))
         return cuzk_error_set(CUZK_EINVAL, "prove: no key or no witnesses");
     if (x && x->abc_split && x->abc_len > ((size_t)1 << view->log2_domain))
@@ -314,9 +316,11 @@ cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view
     /* B_G2 runs beside everything else on its own CPU thread (overlapping the device work on
      * the GPU backend), unless the resident keys do it on the devices. */
     p->b2_on_gpu = gpu && gb.b2_on_device;
-    if (p->b2_on_gpu) {
+    /* witnesses read by the pipeline only, during start: the caller's, or their parts */
+    bool in_place = p->b2_on_gpu && (!fill || parts);
+    if (in_place) {
         for (size_t j = 0; j < n_wit; j++) /* nothing reads them after start: no copy */
-            p->wv[j] = fill ? NULL : witnesses[j];
+            p->wv[j] = parts ? NULL : witnesses[j];
     } else {
         p->w = malloc(sizeof(cuzk_fr) * nv * (n_wit ? n_wit : 1));
         if (!p->w) {
@@ -344,10 +348,8 @@ cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view
         cuzk_gpu_batch_io io = {.pk = pk, .n_wit = n_wit, .nthreads = p->nthreads,
                                 .w = p->wv, .abc = p->abc_in, .abc_split = p->abc_split,
                                 .abc_len = p->abc_len, .h = p->h,
-                                .wit_fill = fill && p->b2_on_gpu ? x->wit_fill : NULL,
-                                .wit_ctx = fill ? x->wit_ctx : NULL,
-                                .wit_inp = fill && p->b2_on_gpu ? x->wit_inp : NULL,
-                                .wit_aux = fill && p->b2_on_gpu ? x->wit_aux : NULL, .a = p->a,
+                                .wit_inp = in_place && parts ? x->wit_inp : NULL,
+                                .wit_aux = in_place && parts ? x->wit_aux : NULL, .a = p->a,
                                 .b1 = p->b1, .l = p->l, .b2 = p->b2_on_gpu ? p->b2 : NULL};
         e = cuzk_gpu_batch_prove(&gb, &io, &p->t);
     } else {
