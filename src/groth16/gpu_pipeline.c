@@ -91,19 +91,28 @@ static cuzk_err gpu_cpu_side(const cuzk_gpu_batch_io *io, size_t j, cuzk_gpu_buf
                              bool dev_synth)
 {
     size_t n = (size_t)1 << io->pk->log2_domain;
+    const cuzk_fr *wj = io->wit_inp ? NULL : io->w[j];
     if (io->abc) { /* given: into page-locked memory, so the upload runs at full speed */
         cuzk_err e = cuzk_gpu_bufs_reserve(slot, 3 * n);
         if (e != CUZK_OK)
             return e;
         cuzk_parallel_memcpy(slot->abc, io->abc[j], sizeof(cuzk_fr) * 3 * n, io->nthreads);
+    } else if (io->abc_split) {
+        cuzk_err e = cuzk_gpu_bufs_reserve(slot, 3 * n);
+        if (e != CUZK_OK)
+            return e;
+        cuzk_abc_split_copy(slot->abc, io->abc_split, j, io->abc_len, n, io->nthreads);
     } else if (dev_synth) {
-        cuzk_err e = cuzk_gpu_bufs_witness(slot, io->w[j], io->pk->n_vars);
+        cuzk_err e = cuzk_gpu_bufs_witness(slot, wj, io->pk->n_vars);
         if (e != CUZK_OK)
             return e;
     } else {
-        cuzk_pk_view_synth_abc(io->pk, io->w[j], slot->abc, io->nthreads);
+        cuzk_pk_view_synth_abc(io->pk, wj, slot->abc, io->nthreads);
     }
-    return cuzk_gpu_prep_splits(io->pk, io->w[j], slot, io->nthreads);
+    if (io->wit_inp) /* dev_synth is off: the witness is read here only */
+        return cuzk_gpu_prep_splits_parts(io->pk, io->wit_inp[j], io->wit_aux[j], slot,
+                                          io->nthreads);
+    return cuzk_gpu_prep_splits(io->pk, wj, slot, io->nthreads);
 }
 
 static size_t gpu_claim(gpu_pipe *g)
@@ -251,8 +260,9 @@ cuzk_err cuzk_gpu_batch_prove(cuzk_gpu_batch *b, const cuzk_gpu_batch_io *io,
         return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory");
     }
     for (unsigned d = 0; d < nk; d++) {
+        bool given = io->abc || io->abc_split || io->wit_inp;
         g[d] = (gpu_pipe){.io = io, .gk = b->keys[d], .lock = nk == 1 ? b->lock : NULL,
-                          .next = &next, .dev_synth = !io->abc && cuzk_gpu_key_synth(b->keys[d])};
+                          .next = &next, .dev_synth = !given && cuzk_gpu_key_synth(b->keys[d])};
         /* device 0 runs on this thread, the others on their own */
         if (d > 0)
             started[d] = pthread_create(&th[d], NULL, gpu_device_main, &g[d]) == 0;

@@ -41,6 +41,10 @@ typedef struct {
     unsigned nthreads;            /* host threads for the CPU side (not 0) */
     const cuzk_fr *const *w;      /* n_wit witnesses of n_vars values */
     const cuzk_fr *const *abc;    /* given a, b, c (cuzk_prove_opts.abc), or NULL */
+    const cuzk_fr *const *abc_split; /* or given as three vectors (cuzk_prove_extra) */
+    size_t abc_len;
+    /* or (w[j] NULL) each witness in its two parts (cuzk_prove_extra), read in place */
+    const cuzk_fr *const *wit_inp, *const *wit_aux;
     cuzk_g1_jac *h, *a, *b1, *l;  /* n_wit results each */
     cuzk_g2_jac *b2;              /* n_wit results when b2_on_device, else NULL */
 } cuzk_gpu_batch_io;

@@ -627,6 +627,69 @@ cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu
     return CUZK_OK;
 }
 
+/* dst bits [off, off + n) |= src bits [0, n) (src's bits past n are 0; dst holds
+ * CUZK_MSM_BITVEC_WORDS(off + n) words). */
+static void bits_place(uint64_t *dst, size_t off, const uint64_t *src, size_t n)
+{
+    size_t q = off / 64, words = CUZK_MSM_BITVEC_WORDS(n), end = CUZK_MSM_BITVEC_WORDS(off + n);
+    unsigned sh = (unsigned)(off % 64);
+    for (size_t i = 0; i < words; i++) {
+        dst[q + i] |= src[i] << sh;
+        if (sh && q + i + 1 < end)
+            dst[q + i + 1] |= src[i] >> (64 - sh);
+    }
+}
+
+cuzk_err cuzk_gpu_prep_splits_parts(const cuzk_pk_view *pk, const cuzk_fr *inp,
+                                    const cuzk_fr *aux, cuzk_gpu_bufs *b, unsigned T)
+{
+    size_t nv = pk->n_vars, off = pk->n_public + 1, n_aux = nv - off;
+    size_t wi = CUZK_MSM_BITVEC_WORDS(off), wa = CUZK_MSM_BITVEC_WORDS(n_aux) + 1;
+    uint64_t *t = calloc(2 * wi + 4 * wa, sizeof(uint64_t));
+    if (!t)
+        return cuzk_error_set(CUZK_ENOMEM, "prove: out of memory for the witness's bit vectors");
+    uint64_t *in_one = t, *in_sig = t + wi, *ax_one = t + 2 * wi, *ax_sig = ax_one + wa;
+    uint64_t *a_aux = ax_sig + wa, *b_aux = a_aux + wa;
+    /* the classification of each part, placed into the whole witness's vectors */
+    cuzk_msm_classify_fr(in_one, in_sig, NULL, inp, off, 1);
+    cuzk_msm_classify_fr(ax_one, ax_sig, NULL, aux, n_aux, T);
+    size_t ww = CUZK_MSM_BITVEC_WORDS(nv);
+    memset(b->w_one, 0, ww * sizeof(uint64_t));
+    memset(b->w_sig, 0, ww * sizeof(uint64_t));
+    memcpy(b->w_one, in_one, wi * sizeof(uint64_t));
+    memcpy(b->w_sig, in_sig, wi * sizeof(uint64_t));
+    bits_place(b->w_one, off, ax_one, n_aux);
+    bits_place(b->w_sig, off, ax_sig, n_aux);
+    /* the splits' bit vectors and room, as cuzk_gpu_prep_splits makes them */
+    cuzk_err e = prep_density(&b->sp[0], b, pk->a_density, nv, T);
+    if (e == CUZK_OK)
+        e = prep_density(&b->sp[1], b, pk->b_density, nv, T);
+    cuzk_gpu_split_in *sp = &b->sp[2];
+    sp->n = n_aux;
+    cuzk_msm_bitvec_extract(sp->one, b->w_one, off, sp->n);
+    cuzk_msm_bitvec_extract(sp->sig, b->w_sig, off, sp->n);
+    if (e == CUZK_OK)
+        e = split_room(sp, cuzk_msm_bitvec_count(sp->sig, sp->n));
+    /* the gathers: the inputs' significant values first, then the aux part's */
+    cuzk_msm_gather_out gi[2] = {{.out = b->sp[0].s, .mask = pk->a_density},
+                                 {.out = b->sp[1].s, .mask = pk->b_density}};
+    if (e == CUZK_OK)
+        e = cuzk_msm_gather_fr_multi(gi, 2, inp, off, in_sig, 1);
+    if (e == CUZK_OK) {
+        cuzk_msm_bitvec_extract(a_aux, pk->a_density, off, n_aux);
+        cuzk_msm_bitvec_extract(b_aux, pk->b_density, off, n_aux);
+        cuzk_msm_gather_out ga[3] = {{.out = b->sp[0].s + gi[0].count, .mask = a_aux},
+                                     {.out = b->sp[1].s + gi[1].count, .mask = b_aux},
+                                     {.out = b->sp[2].s}};
+        e = cuzk_msm_gather_fr_multi(ga, 3, aux, n_aux, ax_sig, T);
+        b->sp[0].n_sig = gi[0].count + ga[0].count;
+        b->sp[1].n_sig = gi[1].count + ga[1].count;
+        b->sp[2].n_sig = ga[2].count;
+    }
+    free(t);
+    return e;
+}
+
 /* Where B_G2 runs with the GPU backend: on the device by default (measured on an H200 with
  * 16 host cores, porep-24 x2: 4.2 s with B_G2 on the device against 6.4 s with it on 16 CPU
  * threads; bench/RESULTS.md), falling back to the CPU thread when its G2 bases do not fit

@@ -66,6 +66,13 @@ void cuzk_gpu_bufs_splits_free(cuzk_gpu_bufs *b);
  * next partition while the device works on this one. */
 cuzk_err cuzk_gpu_prep_splits(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_gpu_bufs *bufs,
                               unsigned nthreads) CUZK_WUR;
+/* The same for a witness held in two parts: its inputs inp (n_public + 1 values, w[0] = 1
+ * first) and its private wires aux (n_vars - n_public - 1 values), as the SupraSeal ABI's
+ * callers hold it; the same splits as cuzk_gpu_prep_splits of the two joined, without the
+ * copy (bufs->wcopy must be NULL). */
+cuzk_err cuzk_gpu_prep_splits_parts(const cuzk_pk_view *pk, const cuzk_fr *inp,
+                                    const cuzk_fr *aux, cuzk_gpu_bufs *bufs,
+                                    unsigned nthreads) CUZK_WUR;
 
 /* The device part of one partition, under `lock` (NULL: the key's own lock): a, b, c
  * loaded from the host (n values each), or when a is NULL synthesised on the device from

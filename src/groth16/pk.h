@@ -53,4 +53,32 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *p
                                        const cuzk_fr *const *witnesses, size_t n_wit,
                                        size_t wit_len, const cuzk_prove_opts *opts) CUZK_WUR;
 
+/* What the SupraSeal C2 ABI (src/supraseal) hands the prover beyond cuzk_prove_opts:
+ * r[j], s[j] for witness j (both NULL: as opts says), and a, b, c as three vectors per
+ * witness of abc_len <= n values each, zero beyond (abc_split[3j], [3j+1], [3j+2]; read
+ * during start only; NULL: opts->abc or synthesis).
+ * wit_fill, when set, stands for the witnesses (which may then be NULL): it writes witness
+ * j's n_vars values into dst, during start only, where the prover keeps copies (the CPU
+ * backend, B_G2's CPU thread). The caller has checked that each witness starts with 1; a, b,
+ * c must be given. */
+typedef struct {
+    const cuzk_fr *r, *s;
+    const cuzk_fr *const *abc_split;
+    size_t abc_len;
+    void (*wit_fill)(void *ctx, size_t j, cuzk_fr *dst);
+    void *wit_ctx;
+    /* With wit_fill, optionally the two parts it joins: witness j's inputs wit_inp[j]
+     * (n_public + 1 values) and private wires wit_aux[j]; the GPU pipeline then prepares its
+     * partitions from them in place (cuzk_gpu_prep_splits_parts), without a copy. */
+    const cuzk_fr *const *wit_inp, *const *wit_aux;
+} cuzk_prove_extra;
+cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view *pk,
+                                          const cuzk_fr *const *witnesses, size_t n_wit,
+                                          size_t wit_len, const cuzk_prove_opts *opts,
+                                          const cuzk_prove_extra *x) CUZK_WUR;
+/* a, b, c of witness j from abc_split (cuzk_prove_extra) into dst (3n values, zero beyond
+ * len), on nthreads threads. */
+void cuzk_abc_split_copy(cuzk_fr *dst, const cuzk_fr *const *abc_split, size_t j, size_t len,
+                         size_t n, unsigned nthreads);
+
 #endif

@@ -36,6 +36,8 @@ struct cuzk_pending {
     bool b2_started, b2_joined;
     bool b2_on_gpu;             /* B_G2 computed with the device work, no CPU thread */
     const cuzk_fr *const *abc_in; /* the caller's a, b, c (opts->abc), read during start only */
+    const cuzk_fr *const *abc_split; /* or as three vectors (cuzk_prove_extra), likewise */
+    size_t abc_len;
     cuzk_err b2_err;
     double b2_ms;
 };
@@ -49,6 +51,10 @@ static void fill_abc(const cuzk_pending *p, size_t j, cuzk_fr *abc)
     size_t n = (size_t)1 << p->pk->log2_domain;
     if (p->abc_in) {
         memcpy(abc, p->abc_in[j], sizeof(cuzk_fr) * 3 * n);
+        return;
+    }
+    if (p->abc_split) {
+        cuzk_abc_split_copy(abc, p->abc_split, j, p->abc_len, n, p->nthreads);
         return;
     }
     cuzk_pk_view_synth_abc(p->pk, wit(p, j), abc, p->nthreads);
@@ -123,9 +129,14 @@ const cuzk_fr *cuzk_groth16_public(const cuzk_zkey *pk, const cuzk_fr *witness)
     return witness + 1;
 }
 
-static cuzk_err draw_secrets(cuzk_pending *p, const cuzk_prove_opts *o)
+static cuzk_err draw_secrets(cuzk_pending *p, const cuzk_prove_opts *o, const cuzk_prove_extra *x)
 {
     for (size_t j = 0; j < p->n_wit; j++) {
+        if (x && x->r && x->s) {
+            p->r[j] = x->r[j];
+            p->s[j] = x->s[j];
+            continue;
+        }
         if (o && o->test_r && o->test_s) {
             p->r[j] = *o->test_r;
             p->s[j] = *o->test_s;
@@ -224,12 +235,29 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
                                        const cuzk_fr *const *witnesses, size_t n_wit,
                                        size_t wit_len, const cuzk_prove_opts *opts)
 {
+    return cuzk_groth16_prove_start_view_ex(out, view, witnesses, n_wit, wit_len, opts, NULL);
+}
+
+cuzk_err cuzk_groth16_prove_start_view_ex(cuzk_pending **out, const cuzk_pk_view *view,
+                                          const cuzk_fr *const *witnesses, size_t n_wit,
+                                          size_t wit_len, const cuzk_prove_opts *opts,
+                                          const cuzk_prove_extra *x)
+{
     *out = NULL;
-    if (!view || (!witnesses && n_wit))
+    bool fill = x && x->wit_fill;
+    /* the parts, read in place by the GPU pipeline when nothing else reads the witnesses */
+    bool parts = fill && x->wit_inp && x->wit_aux;
+    if (!view || (!witnesses && n_wit && !fill))
         return cuzk_error_set(CUZK_EINVAL, "prove: no key or no witnesses");
+    if (x && x->abc_split && x->abc_len > ((size_t)1 << view->log2_domain))
+        return cuzk_error_set(CUZK_ESIZE, "prove: a, b, c have %zu values, the domain 2^%u",
+                              x->abc_len, view->log2_domain);
+    if (fill && (wit_len != view->n_vars || !((opts && opts->abc) || x->abc_split)))
+        return cuzk_error_set(CUZK_EINVAL, "prove: witnesses by wit_fill need their length "
+                                           "%u and a, b, c given", view->n_vars);
     cuzk_error_clear();
     double t0 = cuzk_now_ms();
-    for (size_t j = 0; j < n_wit; j++) {
+    for (size_t j = 0; j < n_wit && !fill; j++) {
         cuzk_err e = cuzk_pk_view_check_witness(view, witnesses[j], wit_len);
         if (e != CUZK_OK) {
             char why[400];
@@ -244,6 +272,10 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
     p->pk_view = *view;
     p->pk = &p->pk_view;
     p->abc_in = opts ? opts->abc : NULL;
+    if (!p->abc_in && x && x->abc_split) {
+        p->abc_split = x->abc_split;
+        p->abc_len = x->abc_len;
+    }
     const cuzk_pk_view *pk = p->pk;
     size_t nv = pk->n_vars, n = (size_t)1 << pk->log2_domain;
     p->n_wit = n_wit;
@@ -278,16 +310,18 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
         cuzk_error_set(e, "prove: cannot build the NTT domain of 2^%u", pk->log2_domain);
         goto fail;
     }
-    if ((e = draw_secrets(p, opts)) != CUZK_OK) {
+    if ((e = draw_secrets(p, opts, x)) != CUZK_OK) {
         cuzk_error_set(e, "prove: getrandom failed");
         goto fail;
     }
     /* B_G2 runs beside everything else on its own CPU thread (overlapping the device work on
      * the GPU backend), unless the resident keys do it on the devices. */
     p->b2_on_gpu = gpu && gb.b2_on_device;
-    if (p->b2_on_gpu) {
+    /* witnesses read by the pipeline only, during start: the caller's, or their parts */
+    bool in_place = p->b2_on_gpu && (!fill || parts);
+    if (in_place) {
         for (size_t j = 0; j < n_wit; j++) /* nothing reads them after start: no copy */
-            p->wv[j] = witnesses[j];
+            p->wv[j] = parts ? NULL : witnesses[j];
     } else {
         p->w = malloc(sizeof(cuzk_fr) * nv * (n_wit ? n_wit : 1));
         if (!p->w) {
@@ -295,7 +329,10 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
             goto fail;
         }
         for (size_t j = 0; j < n_wit; j++) {
-            memcpy(p->w + j * nv, witnesses[j], sizeof(cuzk_fr) * nv);
+            if (fill)
+                x->wit_fill(x->wit_ctx, j, p->w + j * nv);
+            else
+                memcpy(p->w + j * nv, witnesses[j], sizeof(cuzk_fr) * nv);
             p->wv[j] = p->w + j * nv;
         }
     }
@@ -310,7 +347,10 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *v
 
     if (gpu) {
         cuzk_gpu_batch_io io = {.pk = pk, .n_wit = n_wit, .nthreads = p->nthreads,
-                                .w = p->wv, .abc = p->abc_in, .h = p->h, .a = p->a,
+                                .w = p->wv, .abc = p->abc_in, .abc_split = p->abc_split,
+                                .abc_len = p->abc_len, .h = p->h,
+                                .wit_inp = in_place && parts ? x->wit_inp : NULL,
+                                .wit_aux = in_place && parts ? x->wit_aux : NULL, .a = p->a,
                                 .b1 = p->b1, .l = p->l, .b2 = p->b2_on_gpu ? p->b2 : NULL};
         e = cuzk_gpu_batch_prove(&gb, &io, &p->t);
     } else {

@@ -2,6 +2,8 @@
 /* Synthesis on the CPU: a = A.w, b = B.w, c = C.w (or a o b) over the key's rows, zero beyond
  * them, on all threads (the CPU backend's prep, and the GPU backend's when the key's matrices
  * are not on the device). */
+#include <string.h>
+
 #include "cuzk/ff.h"
 #include "groth16/pk.h"
 #include "util/parallel.h"
@@ -77,4 +79,13 @@ void cuzk_pk_view_synth_abc(const cuzk_pk_view *pk, const cuzk_fr *w, cuzk_fr *a
     size_t n = (size_t)1 << pk->log2_domain;
     synth_ctx sc = {pk, w, abc, abc + n, abc + 2 * n};
     cuzk_parallel_for(n, 1024, nthreads, synth_range, &sc);
+}
+
+void cuzk_abc_split_copy(cuzk_fr *dst, const cuzk_fr *const *abc_split, size_t j, size_t len,
+                         size_t n, unsigned nthreads)
+{
+    for (size_t v = 0; v < 3; v++) {
+        cuzk_parallel_memcpy(dst + v * n, abc_split[3 * j + v], sizeof(cuzk_fr) * len, nthreads);
+        memset(dst + v * n + len, 0, sizeof(cuzk_fr) * (n - len));
+    }
 }

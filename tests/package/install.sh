@@ -78,6 +78,35 @@ out=$(LD_LIBRARY_PATH=$libdir "$T/cmake/consumer" "$Z/circuit.zkey" "$Z/witness.
 grep -q '^ok ' <<<"$out" ||
     fail "CMake consumer"
 echo "consumers: pkg-config shared and static, CMake: proofs verify"
+# The SupraSeal C2 ABI libraries (docs/filecoin.md): installed with their header and .pc
+# files; the shared ones export the crate's symbols (and cuzk_supraseal_set_option) only; a
+# consumer links each flavour through pkg-config, shared and static.
+[ -e "$P/include/cuzk_supraseal.h" ] || fail "include/cuzk_supraseal.h is not installed"
+"$P/bin/cuzk" setup "$Z/circuit.r1cs" "$T/abi.params" >/dev/null || fail "cuzk setup for the ABI key"
+abi_common="clone_SRS create_SRS cuzk_supraseal_set_option drop_SRS evict_SRS generate_groth16_proofs_c"
+for flavour in supraseal supraseal_curio; do
+    for f in libcuzk_$flavour.so libcuzk_$flavour.a pkgconfig/cuzk_$flavour.pc; do
+        [ -e "$libdir/$f" ] || fail "$libdir/$f is not installed"
+    done
+    want=$abi_common
+    [ $flavour = supraseal_curio ] && want="$want create_gpu_mutex destroy_gpu_mutex destroy_pending_proof finalize_groth16_proof_c generate_groth16_proofs_start_c"
+    want=$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')
+    have=$(nm -D --defined-only "$(readlink -f "$libdir/libcuzk_$flavour.so")" | awk '{print $NF}' | sort | tr '\n' ' ')
+    [ "$have" = "$want" ] || fail "libcuzk_$flavour.so exports '$have', not '$want'"
+    cc -std=gnu11 -Wall -Wextra -Werror "$SRC/tests/package/supraseal_consumer.c" \
+        $(pkg-config --cflags cuzk_$flavour) $(pkg-config --libs cuzk_$flavour) \
+        -Wl,-rpath,"$libdir" -o "$T/abi-$flavour"
+    out=$("$T/abi-$flavour" "$T/abi.params") || fail "the $flavour consumer (shared)"
+    grep -q '^ok' <<<"$out" || fail "the $flavour consumer (shared)"
+    cc -std=gnu11 "$SRC/tests/package/supraseal_consumer.c" $(pkg-config --cflags cuzk_$flavour) \
+        -static-libgcc "$libdir/libcuzk_$flavour.a" \
+        $(pkg-config --static --libs cuzk_$flavour | sed "s/-lcuzk_$flavour//") -o "$T/abi-$flavour-static"
+    deps=$(ldd "$T/abi-$flavour-static" 2>&1 || true)
+    if grep -q libcuzk <<<"$deps"; then fail "the static $flavour consumer needs a libcuzk .so"; fi
+    out=$("$T/abi-$flavour-static" "$T/abi.params") || fail "the $flavour consumer (static)"
+    grep -q '^ok' <<<"$out" || fail "the $flavour consumer (static)"
+done
+echo "supraseal ABI: both flavours installed, exports exact, consumers shared and static ok"
 
 # every installed program answers --version with the library's version
 v=$(pkg-config --modversion cuzk)
