@@ -53,7 +53,7 @@ cuzk_err cuzk_groth16_prove_start_view(cuzk_pending **out, const cuzk_pk_view *p
                                        const cuzk_fr *const *witnesses, size_t n_wit,
                                        size_t wit_len, const cuzk_prove_opts *opts) CUZK_WUR;
 
-/* What the SupraSeal C2 ABI (src/supraseal) hands the prover beyond cuzk_prove_opts:
+/* What the SupraSeal C2 ABI (abi/supraseal) hands the prover beyond cuzk_prove_opts:
  * r[j], s[j] for witness j (both NULL: as opts says), and a, b, c as three vectors per
  * witness of abc_len <= n values each, zero beyond (abc_split[3j], [3j+1], [3j+2]; read
  * during start only; NULL: opts->abc or synthesis).

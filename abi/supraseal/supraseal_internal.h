@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Internal: what the two flavours of the SupraSeal ABI share (src/supraseal/supraseal.c). */
+/* Internal: what the two flavours of the SupraSeal ABI share (abi/supraseal/supraseal.c). */
 #ifndef CUZK_SUPRASEAL_INTERNAL_H
 #define CUZK_SUPRASEAL_INTERNAL_H
 
