@@ -11,23 +11,28 @@ mkdir -p "$D/bin" "$D/lib"
 grep -qx '/.gpu-deps/' "$ROOT/.git/info/exclude" 2>/dev/null || echo '/.gpu-deps/' >> "$ROOT/.git/info/exclude"
 rm -rf "$D/bin" "$D/lib" "$D/pack.tgz"
 mkdir -p "$D/bin" "$D/lib"
+# the shared libraries a binary needs, but the C library's and the CUDA driver's, into lib/
+pack_libs() {
+    ldd "$1" | awk '/=> \// {print $3}' | while read -r lib; do
+        case "$(basename "$lib")" in
+            libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libcuda.so*) ;;
+            *) cp -L "$lib" "$D/lib/" ;;
+        esac
+    done
+}
 for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD/tests/gpu/test_gpu_setup" \
          "$BUILD/tests/gpu/test_gpu_subgroup" "$BUILD/tests/test_params" \
          "$BUILD/cuzk-bench" "$BUILD/cuzk" "$BUILD/cuzk-daemon"; do
     case "$b" in */test_gpu_subgroup|*/test_params) [ -x "$b" ] || continue ;; esac # optional
     [ -x "$b" ] || { echo "remote-gpu-pack.sh: $b is not built" >&2; exit 1; }
     cp "$b" "$D/bin/"
-    ldd "$b" | awk '/=> \// {print $3}' | while read -r lib; do
-        case "$(basename "$lib")" in
-            libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libcuda.so*) ;;
-            *) cp -L "$lib" "$D/lib/" ;;
-        esac
-    done
+    pack_libs "$b"
 done
 # PACK_EXTRA="FILE=NAME ...": more binaries (e.g. a second build's cuzk-bench) as bin/NAME
 for x in ${PACK_EXTRA:-}; do
     [ -x "${x%%=*}" ] || { echo "remote-gpu-pack.sh: ${x%%=*} is not built" >&2; exit 1; }
     cp "${x%%=*}" "$D/bin/${x#*=}"
+    pack_libs "${x%%=*}"
 done
 # the carry limit is 64 MiB: ship one compressed archive (remote-gpu-round.sh unpacks it)
 tar czf "$D.pack.tgz" -C "$D" bin lib && rm -rf "$D/bin" "$D/lib" && mv "$D.pack.tgz" "$D/pack.tgz"
