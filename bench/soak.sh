@@ -93,7 +93,7 @@ for r in $(seq 1 "$ROUNDS"); do
         body=$(printf '"%s",' $(for i in $(seq 40); do echo "$PWD/$w"; done))
         id=$(curl -s -X POST "http://$CUZK_ADDR/v1/proofs" -H 'Content-Type: application/json' \
             -d "{\"key\": \"example\", \"witnesses\": [${body%,}]}" |
-            sed -n 's/.*"id": *"\{0,1\}\([0-9][0-9]*\).*/\1/p')
+            sed -n 's/.*"id": *"\([0-9a-f]\{32\}\)".*/\1/p')
         code=$(curl -s -o "$tmp/cancel.log" -w '%{http_code}' -X DELETE "http://$CUZK_ADDR/v1/proofs/${id:-none}")
         if [ -z "$id" ] || [ "${code:0:1}" != 2 ]; then
             echo "soak: round $r: submit then cancel: job '${id}', DELETE answered $code:" >&2

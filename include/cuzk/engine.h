@@ -142,6 +142,14 @@ cuzk_err cuzk_engine_key_get(cuzk_engine *e, cuzk_engine_key_info *info, const c
 size_t cuzk_engine_keys(cuzk_engine *e, cuzk_engine_key_info *out, size_t cap);
 
 /* ---- jobs ---- */
+/* A job id: 128 random bits (getrandom) as 32 lowercase hex characters, never reused. */
+#define CUZK_JOB_ID_CHARS 32
+typedef struct {
+    char s[CUZK_JOB_ID_CHARS + 1];
+} cuzk_job_id;
+/* True when s is a well-formed job id (32 lowercase hex characters). */
+bool cuzk_job_id_valid(const char *s);
+
 /* One witness: a path the engine reads, or the bytes of a .wtns file (copied at submit). */
 typedef struct {
     const char *path;
@@ -152,11 +160,11 @@ typedef struct {
 /* Accepts a job of n partitions (one witness each) for key_id. Errors: CUZK_ENOTFOUND (unknown
  * key), CUZK_EINVAL (n = 0 or > max_partitions), CUZK_ESIZE (key + one partition exceed the budget),
  * CUZK_EBUSY (queue full, or shutting down: cuzk_error_detail says which), CUZK_ENOMEM. */
-cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id,
+cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key_id,
                             cuzk_priority prio, const cuzk_witness_src *w, size_t n) CUZK_WUR;
 /* Cancels a non-final job (CUZK_OK; also when it was already cancelled), CUZK_ENOTFOUND when
- * unknown, CUZK_EBUSY when it already ended done or failed. */
-cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id) CUZK_WUR;
+ * unknown (a malformed id too), CUZK_EBUSY when it already ended done or failed. */
+cuzk_err cuzk_engine_cancel(cuzk_engine *e, const char *job_id) CUZK_WUR;
 
 typedef struct {
     double queue_ms;      /* submit to the first partition's load */
@@ -169,7 +177,7 @@ typedef struct {
 } cuzk_job_timings;
 
 typedef struct {
-    uint64_t id;
+    char id[CUZK_JOB_ID_CHARS + 1];
     char key[128];
     cuzk_priority priority;
     cuzk_job_state state;
@@ -185,8 +193,9 @@ typedef struct {
 } cuzk_job_info;
 
 /* Waits up to timeout_s (0: no wait, < 0: forever) for the job to be final, then fills
- * *info (results only when want_results and done). CUZK_ENOTFOUND for an unknown job. */
-cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_id,
+ * *info (results only when want_results and done). CUZK_ENOTFOUND for an unknown or
+ * malformed job id. */
+cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, const char *job_id,
                              double timeout_s, bool want_results) CUZK_WUR;
 void cuzk_job_info_release(cuzk_job_info *info);   /* frees proofs and publics */
 

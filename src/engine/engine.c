@@ -92,7 +92,7 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
         return cuzk_error_set(CUZK_ENOMEM, "engine: out of memory");
     e->cfg = cfg;
     e->t0 = engine_mono_s();
-    e->next_id = 1;
+    e->next_seq = 1;
     e->accepting = true;
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->log_mu, NULL);

@@ -47,7 +47,8 @@ typedef struct key_entry {
 } key_entry;
 
 typedef struct job {
-    uint64_t id;
+    char id[CUZK_JOB_ID_CHARS + 1];
+    uint64_t seq;             /* submission order */
     key_entry *key;           /* NULL once retired */
     char key_id[128];
     cuzk_priority prio;
@@ -110,9 +111,9 @@ struct cuzk_engine {
     key_entry *keys;
     job *jobs, *jobs_tail;
     job *qhead[CUZK_PRIO_COUNT], *qtail[CUZK_PRIO_COUNT];
-    part *ready;              /* sorted: priority desc, job id, partition */
+    part *ready;              /* sorted: priority desc, submission, partition */
     part *fin_head, *fin_tail;
-    uint64_t next_id;
+    uint64_t next_seq;
 
     unsigned n_load, n_ready, n_device, n_fin, n_reserved;
     unsigned jobs_open;       /* non-final jobs */
@@ -161,13 +162,13 @@ bool key_evict_one(cuzk_engine *e, const key_entry *keep);
 /* Loads k again after its eviction, for job_id's partition that reserved its bytes (st
  * LOADING). Lock held; released during the load. On failure the key is UNLOADED again, its
  * bytes given back, and why holds the reason. */
-bool key_reload(cuzk_engine *e, key_entry *k, uint64_t job_id, char *why, size_t whylen);
+bool key_reload(cuzk_engine *e, key_entry *k, const char *job_id, char *why, size_t whylen);
 /* The resident copy of k on GPU device d, made on first use under d's lock with the
  * engine's cuzk_gpu_opts. Lock not held. */
 cuzk_err key_gpu(cuzk_engine *e, key_entry *k, device *d, cuzk_gpu_key **out) CUZK_WUR;
 
 /* ---- jobs.c (lock held) ---- */
-job *job_find(cuzk_engine *e, uint64_t id);
+job *job_find(cuzk_engine *e, const char *id);
 /* Sets the final state once; false when the job was already final. */
 bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason);
 /* Frees the job's inputs and its key reference once it is final and nothing of it is in
@@ -186,7 +187,7 @@ part *sched_take(cuzk_engine *e, job *j);
  * the caller must load the key (key_reload), 0 when reserved with the key loaded, -1 when
  * the job ended or the partition can never fit (job failed). May wait. */
 int sched_reserve(cuzk_engine *e, part *p);
-/* The ready list, in order: priority desc, then job id, then partition. */
+/* The ready list, in order: priority desc, then submission order, then partition. */
 void sched_ready_put(cuzk_engine *e, part *p);
 part *sched_ready_take(cuzk_engine *e);   /* NULL when empty */
 /* A partition leaves the pipeline: its reservation and witness go back. */

@@ -35,8 +35,8 @@ void finalizer_main(cuzk_engine *e)
         cuzk_groth16_pending_free(p->pend);
         p->pend = NULL;
         double t1 = engine_now(e);
-        LOG(e, CUZK_LOG_INFO, "event=finalize_end job=%llu part=%zu ms=%.3f%s",
-            (unsigned long long)j->id, p->idx, (t1 - t0) * 1e3, r == CUZK_OK ? "" : " error=1");
+        LOG(e, CUZK_LOG_INFO, "event=finalize_end job=%s part=%zu ms=%.3f%s",
+            j->id, p->idx, (t1 - t0) * 1e3, r == CUZK_OK ? "" : " error=1");
         cuzk_err vr = CUZK_OK;
         if (r == CUZK_OK && verify) {
             vr = cuzk_groth16_verify(vk, p->pub, npub, &proof);
@@ -46,7 +46,7 @@ void finalizer_main(cuzk_engine *e)
         double t2 = engine_now(e);
         if (verify && r == CUZK_OK)
             LOG(e, vr == CUZK_OK ? CUZK_LOG_DEBUG : CUZK_LOG_ERROR,
-                "event=verify_end job=%llu part=%zu ms=%.3f ok=%d", (unsigned long long)j->id,
+                "event=verify_end job=%s part=%zu ms=%.3f ok=%d", j->id,
                 p->idx, (t2 - t1) * 1e3, vr == CUZK_OK);
 
         pthread_mutex_lock(&e->mu);

@@ -3,15 +3,50 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "engine/engine_internal.h"
 
 /* ---- the job list (engine lock held) ---- */
 
-job *job_find(cuzk_engine *e, uint64_t id)
+bool cuzk_job_id_valid(const char *s)
 {
+    if (!s)
+        return false;
+    for (size_t i = 0; i < CUZK_JOB_ID_CHARS; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return s[CUZK_JOB_ID_CHARS] == '\0';
+}
+
+/* A fresh id: 16 bytes of getrandom as hex. */
+static cuzk_err job_id_new(cuzk_job_id *id)
+{
+    unsigned char b[CUZK_JOB_ID_CHARS / 2];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t r = getrandom(b + got, sizeof b - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return cuzk_error_set(CUZK_ERANDOM, "job id: getrandom: %s", strerror(errno));
+        got += (size_t)r;
+    }
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < sizeof b; i++) {
+        id->s[2 * i] = hex[b[i] >> 4];
+        id->s[2 * i + 1] = hex[b[i] & 15];
+    }
+    id->s[CUZK_JOB_ID_CHARS] = '\0';
+    return CUZK_OK;
+}
+
+job *job_find(cuzk_engine *e, const char *id)
+{
+    if (!cuzk_job_id_valid(id))
+        return NULL;
     for (job *j = e->jobs; j; j = j->next)
-        if (j->id == id)
+        if (!memcmp(j->id, id, CUZK_JOB_ID_CHARS))
             return j;
     return NULL;
 }
@@ -68,9 +103,9 @@ bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason)
         j->publics = NULL;
     }
     LOG(e, st == CUZK_JOB_FAILED ? CUZK_LOG_WARN : CUZK_LOG_INFO,
-        "event=job_final job=%llu state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
+        "event=job_final job=%s state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
         "gpu_ms=%.3f finalize_ms=%.3f verify_ms=%.3f%s%s%s",
-        (unsigned long long)j->id, cuzk_job_state_name(st), j->t.total_ms, j->t.queue_ms,
+        j->id, cuzk_job_state_name(st), j->t.total_ms, j->t.queue_ms,
         j->t.srs_ms, j->t.load_ms, j->t.gpu_ms, j->t.finalize_ms, j->t.verify_ms,
         reason ? " reason=\"" : "", reason ? reason : "", reason ? "\"" : "");
     job_retire_inputs(e, j);
@@ -126,17 +161,18 @@ static job *job_new(const cuzk_witness_src *w, size_t n)
     return j;
 }
 
-cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id,
+cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key_id,
                             cuzk_priority prio, const cuzk_witness_src *w, size_t n)
 {
-    *job_id = 0;
+    memset(job_id, 0, sizeof *job_id);
     if ((unsigned)prio >= CUZK_PRIO_COUNT)
         return cuzk_error_set(CUZK_EINVAL, "bad priority %d", (int)prio);
     if (n == 0 || n > e->cfg.max_partitions)
         return cuzk_error_set(CUZK_EINVAL, "a job needs 1 to %u witnesses, got %zu",
                               e->cfg.max_partitions, n);
     job *j = job_new(w, n);
-    cuzk_err r = j ? CUZK_OK : cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    cuzk_job_id id;
+    cuzk_err r = j ? job_id_new(&id) : cuzk_error_set(CUZK_ENOMEM, "out of memory");
 
     pthread_mutex_lock(&e->mu);
     key_entry *k = r == CUZK_OK ? key_find(e, key_id) : NULL;
@@ -168,7 +204,8 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id
             job_drop(j);
         return r;
     }
-    j->id = e->next_id++;
+    memcpy(j->id, id.s, sizeof j->id);
+    j->seq = e->next_seq++;
     j->key = k;
     snprintf(j->key_id, sizeof j->key_id, "%s", k->id);
     k->refs++;
@@ -189,9 +226,9 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id
     j->in_queue = true;
     e->jobs_open++;
     e->c_submitted++;
-    *job_id = j->id;
-    LOG(e, CUZK_LOG_INFO, "event=job_submit job=%llu key=%s priority=%s partitions=%zu",
-        (unsigned long long)j->id, k->id, cuzk_priority_name(prio), n);
+    *job_id = id;
+    LOG(e, CUZK_LOG_INFO, "event=job_submit job=%s key=%s priority=%s partitions=%zu",
+        j->id, k->id, cuzk_priority_name(prio), n);
     pthread_cond_broadcast(&e->cv_load);
     pthread_mutex_unlock(&e->mu);
     return CUZK_OK;
@@ -204,15 +241,15 @@ void cuzk_engine_count_rejected(cuzk_engine *e)
     pthread_mutex_unlock(&e->mu);
 }
 
-cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id)
+cuzk_err cuzk_engine_cancel(cuzk_engine *e, const char *job_id)
 {
     pthread_mutex_lock(&e->mu);
     job *j = job_find(e, job_id);
     cuzk_err r = CUZK_OK;
     if (!j)
-        r = cuzk_error_set(CUZK_ENOTFOUND, "unknown job %llu", (unsigned long long)job_id);
+        r = cuzk_error_set(CUZK_ENOTFOUND, "unknown job \"%.40s\"", job_id);
     else if (j->state == CUZK_JOB_DONE || j->state == CUZK_JOB_FAILED)
-        r = cuzk_error_set(CUZK_EBUSY, "job %llu already ended: %s", (unsigned long long)job_id,
+        r = cuzk_error_set(CUZK_EBUSY, "job %s already ended: %s", j->id,
                            cuzk_job_state_name(j->state));
     else
         job_finish(e, j, CUZK_JOB_CANCELLED, "cancelled");
@@ -220,7 +257,7 @@ cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id)
     return r;
 }
 
-cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_id,
+cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, const char *job_id,
                              double timeout_s, bool want_results)
 {
     memset(info, 0, sizeof *info);
@@ -239,9 +276,9 @@ cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_i
     }
     if (!j) {
         pthread_mutex_unlock(&e->mu);
-        return cuzk_error_set(CUZK_ENOTFOUND, "unknown job %llu", (unsigned long long)job_id);
+        return cuzk_error_set(CUZK_ENOTFOUND, "unknown job \"%.40s\"", job_id);
     }
-    info->id = j->id;
+    memcpy(info->id, j->id, sizeof info->id);
     snprintf(info->key, sizeof info->key, "%s", j->key_id);
     info->priority = j->prio;
     info->state = j->state;

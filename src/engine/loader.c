@@ -87,13 +87,13 @@ void loader_main(cuzk_engine *e)
         cuzk_fr *wbuf = wpool_take(e, k->n_vars, &wcap);
         pthread_mutex_unlock(&e->mu);
 
-        LOG(e, CUZK_LOG_INFO, "event=load_start job=%llu part=%zu", (unsigned long long)j->id,
+        LOG(e, CUZK_LOG_INFO, "event=load_start job=%s part=%zu", j->id,
             p->idx);
         cuzk_err r = load_part(e, p, wbuf, wcap);
         snprintf(why, sizeof why, "%s", r == CUZK_OK ? "" : cuzk_error_detail());
         double t2 = engine_now(e);
-        LOG(e, CUZK_LOG_INFO, "event=load_end job=%llu part=%zu ms=%.3f%s",
-            (unsigned long long)j->id, p->idx, (t2 - t1) * 1e3, r == CUZK_OK ? "" : " error=1");
+        LOG(e, CUZK_LOG_INFO, "event=load_end job=%s part=%zu ms=%.3f%s",
+            j->id, p->idx, (t2 - t1) * 1e3, r == CUZK_OK ? "" : " error=1");
 
         pthread_mutex_lock(&e->mu);
         e->n_load--;

@@ -104,7 +104,7 @@ void sched_ready_put(cuzk_engine *e, part *p)
     part **pp = &e->ready;
     while (*pp && ((*pp)->j->prio > j->prio ||
                    ((*pp)->j->prio == j->prio &&
-                    ((*pp)->j->id < j->id || ((*pp)->j->id == j->id && (*pp)->idx < p->idx)))))
+                    ((*pp)->j->seq < j->seq || ((*pp)->j->seq == j->seq && (*pp)->idx < p->idx)))))
         pp = &(*pp)->next;
     p->next = *pp;
     *pp = p;

@@ -93,8 +93,7 @@ static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_i
 
 static json_t *job_json(const cuzk_job_info *ji)
 {
-    char id[24];
-    snprintf(id, sizeof id, "%llu", (unsigned long long)ji->id);
+    const char *id = ji->id;
     char err[sizeof ji->error];
     snprintf(err, sizeof err, "%s", ji->error);   /* a reason cut short may end mid-character */
     utf8_scrub(err);
@@ -241,12 +240,10 @@ enum MHD_Result api_job_submit(server *s, struct MHD_Connection *c, const req *r
             goto out;
         }
     }
-    uint64_t id;
+    cuzk_job_id id;
     cuzk_err r = cuzk_engine_submit(s->e, &id, key, prio, ws, n);
     if (r == CUZK_OK) {
-        char ids[24];
-        snprintf(ids, sizeof ids, "%llu", (unsigned long long)id);
-        ret = send_json(s, c, 202, json_pack("{s:s, s:s, s:I}", "id", ids, "state", "queued",
+        ret = send_json(s, c, 202, json_pack("{s:s, s:s, s:I}", "id", id.s, "state", "queued",
                                              "partitions", (json_int_t)n));
     } else {
         unsigned code = r == CUZK_EBUSY ? 503 : r == CUZK_ESIZE ? 422 : r == CUZK_ENOMEM ? 500 : 400;
@@ -264,10 +261,15 @@ out:
 }
 
 
+/* The job id of a URL: 32 lowercase hex characters (anything else is no job: 404). */
+static bool job_id_of(const char *ids)
+{
+    return cuzk_job_id_valid(ids);
+}
+
 enum MHD_Result api_job_get(server *s, struct MHD_Connection *c, const char *ids)
 {
-    uint64_t id;
-    if (!api_parse_u64(ids, &id))
+    if (!job_id_of(ids))
         return send_error(s, c, 404, "unknown job \"%.40s\"", ids);
     double wait = 0;
     const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
@@ -280,9 +282,9 @@ enum MHD_Result api_job_get(server *s, struct MHD_Connection *c, const char *ids
             wait = s->cfg.max_wait_s;
     }
     cuzk_job_info ji;
-    cuzk_err r = cuzk_engine_job_get(s->e, &ji, id, wait, true);
+    cuzk_err r = cuzk_engine_job_get(s->e, &ji, ids, wait, true);
     if (r == CUZK_ENOTFOUND)
-        return send_error(s, c, 404, "unknown job %llu", (unsigned long long)id);
+        return send_error(s, c, 404, "unknown job %s", ids);
     if (r != CUZK_OK)
         return send_error(s, c, 500, "%s", cuzk_error_detail());
     json_t *o = job_json(&ji);
@@ -292,17 +294,14 @@ enum MHD_Result api_job_get(server *s, struct MHD_Connection *c, const char *ids
 
 enum MHD_Result api_job_cancel(server *s, struct MHD_Connection *c, const char *ids)
 {
-    uint64_t id;
-    if (!api_parse_u64(ids, &id))
+    if (!job_id_of(ids))
         return send_error(s, c, 404, "unknown job \"%.40s\"", ids);
-    cuzk_err r = cuzk_engine_cancel(s->e, id);
+    cuzk_err r = cuzk_engine_cancel(s->e, ids);
     if (r == CUZK_ENOTFOUND)
-        return send_error(s, c, 404, "unknown job %llu", (unsigned long long)id);
+        return send_error(s, c, 404, "unknown job %s", ids);
     if (r == CUZK_EBUSY)
         return send_error(s, c, 409, "%s", cuzk_error_detail());
     if (r != CUZK_OK)
         return send_error(s, c, 500, "%s", cuzk_error_detail());
-    char out[24];
-    snprintf(out, sizeof out, "%llu", (unsigned long long)id);
-    return send_json(s, c, 200, json_pack("{s:s, s:s}", "id", out, "state", "cancelled"));
+    return send_json(s, c, 200, json_pack("{s:s, s:s}", "id", ids, "state", "cancelled"));
 }
