@@ -79,6 +79,12 @@ typedef struct {
     cuzk_backend backend;            /* AUTO: every visible GPU when the build has CUDA and
                                         a device answers, else the CPU; CPU: the CPU only
                                         (.params subgroup checks too); GPU: the GPUs */
+    /* The job journal: with state_dir set (an existing directory the caller owns), every
+     * accepted job is on disk before submit returns (state_dir/journal.db, SQLite), uploaded
+     * witnesses are spooled to files in state_dir/spool (held on disk, not in memory), and
+     * cuzk_engine_recover brings the jobs back after a restart. NULL: jobs live in memory
+     * only and end with the process. Copied at cuzk_engine_new. */
+    const char *state_dir;
 } cuzk_engine_config;
 
 /* Defaults sized from the machine: CPUs, physical memory (half of it as budget). */
@@ -91,7 +97,16 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c) CUZK_WU
  * jobs get grace_s seconds to end, then fail. Every job then has its final state (each is
  * logged). Safe to call more than once. */
 void cuzk_engine_shutdown(cuzk_engine *e, double grace_s);
-/* Shuts down (grace 0 if not done before) and frees everything. NULL is a no-op. */
+/* With a journal (state_dir): brings back every job it holds, after the keys are registered
+ * and before jobs are submitted. Unfinished jobs are queued again (partitions whose proofs
+ * were recorded are not proved again); a job whose key is not registered fails with that
+ * reason; finished jobs keep their state and proofs until result_ttl_s after their end (wall
+ * clock: the time before the restart counts). Spool files no unfinished job needs are
+ * deleted. *requeued and *kept (may be NULL) count the unfinished and the finished jobs.
+ * Without a journal: CUZK_OK, nothing to do. Errors: the journal's (CUZK_EFORMAT, CUZK_EIO). */
+cuzk_err cuzk_engine_recover(cuzk_engine *e, unsigned *requeued, unsigned *kept) CUZK_WUR;
+/* Shuts down (grace 0 if not done before) and frees everything. NULL is a no-op. With a
+ * journal, jobs the shutdown fails are left unfinished there: the next start resumes them. */
 void cuzk_engine_free(cuzk_engine *e);
 
 /* ---- keys ---- */
@@ -229,6 +244,9 @@ typedef struct {
     cuzk_engine_device_info devices[CUZK_ENGINE_MAX_DEVICES];
     double stage_s[6];           /* summed seconds: srs, load, gpu, finalize, verify, total */
     unsigned loader_threads, finalizers, lookahead;
+    bool journal;                                /* a job journal is kept (state_dir) */
+    uint64_t journal_commits;                    /* durable writes of the journal */
+    uint64_t spool_files, spool_bytes;           /* uploaded witnesses on disk now */
     cuzk_engine_config config;
 } cuzk_engine_stats;
 

@@ -24,6 +24,7 @@
 
 #include "cuzk/engine.h"
 #include "cuzk/key.h"
+#include "store/store.h"
 
 typedef enum { KEY_UNLOADED = 0, KEY_LOADING = 1, KEY_LOADED = 2 } key_state;
 
@@ -56,8 +57,11 @@ typedef struct job {
     char error[512];
     size_t n;
     char **paths;             /* n entries, NULL where uploaded */
-    unsigned char **data;     /* n entries, NULL where a path */
+    unsigned char **data;     /* n entries: uploads held in memory (no journal), else NULL */
     size_t *len;
+    char **spool;             /* n entries: the spool file of an upload (journal), else NULL */
+    bool *pdone;              /* n entries or NULL: partitions recorded before a restart */
+    size_t n_recorded;        /* partitions whose proofs are being or were journaled */
     size_t next_part;         /* next partition to hand to a loader */
     size_t n_done;
     size_t outstanding;       /* partitions between dispatch and retirement */
@@ -135,6 +139,13 @@ struct cuzk_engine {
     pthread_t reaper;
     bool reaper_started;
 
+    /* the journal (cfg.state_dir set): the store, and the spool directory's descriptor */
+    store *st;
+    int spool_fd;
+    char *state_dir;
+    double journal_expired_at;   /* engine clock of the latest store expiry */
+    uint64_t c_commits, spool_files, spool_bytes;
+
     uint64_t c_submitted, c_done, c_failed, c_cancelled, c_rejected;
     uint64_t c_parts, c_verified, c_loads, c_evictions, c_wreuse;
     double stage_s[6];
@@ -167,10 +178,30 @@ bool key_reload(cuzk_engine *e, key_entry *k, const char *job_id, char *why, siz
  * engine's cuzk_gpu_opts. Lock not held. */
 cuzk_err key_gpu(cuzk_engine *e, key_entry *k, device *d, cuzk_gpu_key **out) CUZK_WUR;
 
+/* ---- journal.c ---- */
+double engine_wall(void);                  /* CLOCK_REALTIME seconds */
+/* Opens state_dir's journal and spool directory (engine_new). */
+cuzk_err journal_open(cuzk_engine *e) CUZK_WUR;
+void journal_close(cuzk_engine *e);
+/* Spools j's uploads (w) and records j (lock not held; j not yet listed). */
+cuzk_err journal_put(cuzk_engine *e, job *j, const cuzk_witness_src *w) CUZK_WUR;
+/* Records a final state other than done (lock held). */
+void journal_finish(cuzk_engine *e, const job *j);
+/* Deletes the spool files of j (lock held). */
+void journal_unspool(cuzk_engine *e, job *j);
+/* Deletes journaled jobs ended more than result_ttl_s ago (lock not held). */
+void journal_expire(cuzk_engine *e);
+/* Opens spool file name for reading (-1 and errno on failure). */
+int journal_spool_open(cuzk_engine *e, const char *name);
+
 /* ---- jobs.c (lock held) ---- */
 job *job_find(cuzk_engine *e, const char *id);
 /* Sets the final state once; false when the job was already final. */
 bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason);
+/* The same; journal false leaves the job unfinished in the journal (shutdown). */
+bool job_finish_ex(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason, bool journal);
+/* Lists j (new or recovered) and queues it when it has partitions to run. */
+void job_link(cuzk_engine *e, job *j);
 /* Frees the job's inputs and its key reference once it is final and nothing of it is in
  * flight any more. */
 void job_retire_inputs(cuzk_engine *e, job *j);

@@ -63,6 +63,20 @@ void finalizer_main(cuzk_engine *e)
             part_fail(e, p, "self-verification failed", vr, why);
             continue;
         }
+        if (e->st && !is_final(j->state)) {
+            /* the proof is on disk before it counts; the last one makes the job done there */
+            bool last = ++j->n_recorded == j->n;
+            pthread_mutex_unlock(&e->mu);
+            cuzk_err jr = store_put_part(e->st, j->id, (uint32_t)p->idx, &proof, p->pub, npub,
+                                         last ? engine_wall() : 0);
+            snprintf(why, sizeof why, "%s", jr == CUZK_OK ? "" : cuzk_error_detail());
+            pthread_mutex_lock(&e->mu);
+            if (jr != CUZK_OK) {
+                part_fail(e, p, "journal", jr, why);
+                continue;
+            }
+            e->c_commits++;
+        }
         e->c_parts++;
         if (verify)
             e->c_verified++;

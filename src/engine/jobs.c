@@ -55,6 +55,7 @@ void job_retire_inputs(cuzk_engine *e, job *j)
 {
     if (!is_final(j->state) || j->outstanding > 0 || j->inputs_freed)
         return;
+    journal_unspool(e, j);
     for (size_t i = 0; i < j->n; i++) {
         free(j->paths[i]);
         free(j->data[i]);
@@ -62,11 +63,16 @@ void job_retire_inputs(cuzk_engine *e, job *j)
     free(j->paths);
     free(j->data);
     free(j->len);
+    free(j->spool);
+    free(j->pdone);
     j->paths = NULL;
     j->data = NULL;
     j->len = NULL;
+    j->spool = NULL;
+    j->pdone = NULL;
     j->inputs_freed = true;
-    key_unref(e, j->key);
+    if (j->key)
+        key_unref(e, j->key);
     j->key = NULL;
 }
 
@@ -80,10 +86,18 @@ void job_free(cuzk_engine *e, job *j)
 
 bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason)
 {
+    return job_finish_ex(e, j, st, reason, true);
+}
+
+bool job_finish_ex(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason, bool journal)
+{
     if (is_final(j->state))
         return false;
     j->state = st;
     snprintf(j->error, sizeof j->error, "%s", reason ? reason : "");
+    /* done: recorded with the last partition's proof (finalizer.c) */
+    if (journal && st != CUZK_JOB_DONE)
+        journal_finish(e, j);
     j->finished = engine_now(e);
     j->t.total_ms = (j->finished - j->submitted) * 1e3;
     sched_queue_remove(e, j);
@@ -122,7 +136,10 @@ static void job_drop(job *j)
     for (size_t i = 0; i < j->n && j->paths && j->data; i++) {
         free(j->paths[i]);
         free(j->data[i]);
+        if (j->spool)
+            free(j->spool[i]);
     }
+    free(j->spool);
     free(j->paths);
     free(j->data);
     free(j->len);
@@ -131,9 +148,9 @@ static void job_drop(job *j)
     free(j);
 }
 
-/* A job of n witnesses copied from w (paths duplicated, uploads copied); NULL when out of
- * memory. */
-static job *job_new(const cuzk_witness_src *w, size_t n)
+/* A job of n witnesses from w (paths duplicated; uploads copied unless they go to the
+ * spool); NULL when out of memory. */
+static job *job_new(const cuzk_witness_src *w, size_t n, bool spool)
 {
     job *j = calloc(1, sizeof *j);
     if (!j)
@@ -142,11 +159,14 @@ static job *job_new(const cuzk_witness_src *w, size_t n)
     j->paths = calloc(n, sizeof(char *));
     j->data = calloc(n, sizeof(unsigned char *));
     j->len = calloc(n, sizeof(size_t));
+    j->spool = calloc(n, sizeof(char *));
     j->proofs = calloc(n, sizeof(cuzk_proof));
-    bool ok = j->paths && j->data && j->len && j->proofs;
+    bool ok = j->paths && j->data && j->len && j->spool && j->proofs;
     for (size_t i = 0; ok && i < n; i++) {
         if (w[i].path) {
             ok = (j->paths[i] = strdup(w[i].path)) != NULL;
+        } else if (spool) {
+            j->len[i] = w[i].len;
         } else {
             ok = (j->data[i] = malloc(w[i].len ? w[i].len : 1)) != NULL;
             if (ok && w[i].len)
@@ -170,7 +190,7 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key
     if (n == 0 || n > e->cfg.max_partitions)
         return cuzk_error_set(CUZK_EINVAL, "a job needs 1 to %u witnesses, got %zu",
                               e->cfg.max_partitions, n);
-    job *j = job_new(w, n);
+    job *j = job_new(w, n, e->st != NULL);
     cuzk_job_id id;
     cuzk_err r = j ? job_id_new(&id) : cuzk_error_set(CUZK_ENOMEM, "out of memory");
 
@@ -195,6 +215,28 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key
     } else if (k->n_public && !(j->publics = calloc(n * k->n_public, sizeof(cuzk_fr)))) {
         r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
     }
+    if (r == CUZK_OK) {
+        memcpy(j->id, id.s, sizeof j->id);
+        j->key = k;
+        snprintf(j->key_id, sizeof j->key_id, "%s", k->id);
+        k->refs++;
+        j->n_public = k->n_public;
+        j->prio = prio;
+        j->state = CUZK_JOB_QUEUED;
+        j->submitted = engine_now(e);
+        e->jobs_open++;   /* its place in the queue, held while it is journaled */
+        if (e->st) {
+            /* durable before the answer: spooled and committed outside the lock */
+            pthread_mutex_unlock(&e->mu);
+            r = journal_put(e, j, w);
+            pthread_mutex_lock(&e->mu);
+            if (r != CUZK_OK) {
+                e->jobs_open--;
+                key_unref(e, k);
+                j->key = NULL;
+            }
+        }
+    }
     if (r != CUZK_OK) {
         e->c_rejected++;
         pthread_mutex_unlock(&e->mu);
@@ -204,34 +246,35 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key
             job_drop(j);
         return r;
     }
-    memcpy(j->id, id.s, sizeof j->id);
     j->seq = e->next_seq++;
-    j->key = k;
-    snprintf(j->key_id, sizeof j->key_id, "%s", k->id);
-    k->refs++;
-    j->n_public = k->n_public;
-    j->prio = prio;
-    j->state = CUZK_JOB_QUEUED;
-    j->submitted = engine_now(e);
+    job_link(e, j);
+    e->c_submitted++;
+    *job_id = id;
+    LOG(e, CUZK_LOG_INFO, "event=job_submit job=%s key=%s priority=%s partitions=%zu",
+        j->id, k->id, cuzk_priority_name(prio), n);
+    if (!e->accepting) /* the shutdown began while it was journaled: the next start runs it */
+        job_finish_ex(e, j, CUZK_JOB_FAILED, "daemon shutting down (job had not started)", false);
+    pthread_cond_broadcast(&e->cv_load);
+    pthread_mutex_unlock(&e->mu);
+    return CUZK_OK;
+}
+
+void job_link(cuzk_engine *e, job *j)
+{
     if (e->jobs_tail)
         e->jobs_tail->next = j;
     else
         e->jobs = j;
     e->jobs_tail = j;
+    if (is_final(j->state) || !j->key)
+        return;
+    cuzk_priority prio = j->prio;
     if (e->qtail[prio])
         e->qtail[prio]->qnext = j;
     else
         e->qhead[prio] = j;
     e->qtail[prio] = j;
     j->in_queue = true;
-    e->jobs_open++;
-    e->c_submitted++;
-    *job_id = id;
-    LOG(e, CUZK_LOG_INFO, "event=job_submit job=%s key=%s priority=%s partitions=%zu",
-        j->id, k->id, cuzk_priority_name(prio), n);
-    pthread_cond_broadcast(&e->cv_load);
-    pthread_mutex_unlock(&e->mu);
-    return CUZK_OK;
 }
 
 void cuzk_engine_count_rejected(cuzk_engine *e)

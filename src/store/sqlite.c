@@ -101,7 +101,7 @@ static bool set_final(sq_store *s, const char *id, int state, const char *error,
     sqlite3_stmt *st = NULL;
     bool ok = sqlite3_prepare_v2(s->db,
                                  "UPDATE jobs SET state = ?2, error = ?3, finished = ?4"
-                                 " WHERE id = ?1",
+                                 " WHERE id = ?1 AND state < 2",
                                  -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);

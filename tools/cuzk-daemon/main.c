@@ -74,6 +74,7 @@ typedef struct {
     unsigned n_keys;
     char *token_buf;
     bool example;
+    bool no_journal;   /* journal = off / --no-journal: jobs in memory only */
     char ini_error[1024];   /* the first bad line of the INI file, without its number */
 } daemon_config;
 
@@ -104,6 +105,9 @@ static void usage(FILE *f)
         "  --finalizers N            finaliser pool size\n"
         "  --prove-threads N         threads inside one proof (0: all CPUs)\n"
         "  --no-verify               do not self-verify proofs (on by default)\n"
+        "  --no-journal              keep jobs in memory only (journal = off): a crash or a\n"
+        "                            restart loses them (by default every accepted job is\n"
+        "                            journaled in the state directory and resumed)\n"
         "  --job-timeout S           fail a job not finished after S seconds (0: never)\n"
         "  --max-queued N            unfinished jobs accepted; beyond: 503 + Retry-After\n"
         "  --max-partitions N        witnesses per job\n"
@@ -346,6 +350,13 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return parse_uint(v, &e->debug_device_delay_ms);
     if (!strcmp(name, "verify"))
         return parse_bool(v, &e->verify);
+    if (!strcmp(name, "journal")) {
+        bool on;
+        if (!parse_bool(v, &on))
+            return false;
+        c->no_journal = !on;
+        return true;
+    }
     if (!strcmp(name, "job_timeout"))
         return parse_secs(v, &e->job_timeout_s);
     if (!strcmp(name, "result_ttl"))
@@ -426,6 +437,10 @@ static int parse_args(daemon_config *c, int argc, char **argv)
         }
         if (!strcmp(a, "--no-verify")) {
             c->eng.verify = false;
+            continue;
+        }
+        if (!strcmp(a, "--no-journal")) {
+            c->no_journal = true;
             continue;
         }
         if (!strcmp(a, "--example")) {
@@ -531,6 +546,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     cuzk_engine *e = NULL;
+    c.eng.state_dir = c.no_journal ? NULL : c.state_dir;
     if (cuzk_engine_new(&e, &c.eng) != CUZK_OK) {
         fprintf(stderr, "cuzk-daemon: %s\n", cuzk_error_detail());
         return 1;
@@ -552,6 +568,14 @@ int main(int argc, char **argv)
             cuzk_engine_free(e);
             return 1;
         }
+    }
+    if (c.no_journal)
+        cuzk_engine_log(e, CUZK_LOG_WARN, "event=journal_off reason=\"journal = off: accepted "
+                        "jobs are lost with the process\"");
+    else if (cuzk_engine_recover(e, NULL, NULL) != CUZK_OK) {
+        cuzk_engine_log(e, CUZK_LOG_ERROR, "event=startup_failed reason=\"%s\"", cuzk_error_detail());
+        cuzk_engine_free(e);
+        return 1;
     }
     if (c.example)
         cuzk_engine_log(e, CUZK_LOG_INFO, "event=example key=example witness=%s", example_wtns);
