@@ -147,6 +147,16 @@ int daemon_stop(daemon_proc *d, double timeout_s)
     return -1;
 }
 
+void daemon_kill(daemon_proc *d)
+{
+    if (d->pid <= 0)
+        return;
+    kill(d->pid, SIGKILL);
+    waitpid(d->pid, NULL, 0);
+    track(d->pid, false);
+    d->pid = 0;
+}
+
 /* ---- HTTP ---- */
 
 

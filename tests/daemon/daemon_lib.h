@@ -45,6 +45,9 @@ bool daemon_start(daemon_proc *d, const char *tag, ...);
 /* SIGTERM and wait up to timeout_s; returns the exit status, or -1 after a SIGKILL. */
 int daemon_stop(daemon_proc *d, double timeout_s);
 
+/* SIGKILL (a crash: no shutdown runs) and reap it. */
+void daemon_kill(daemon_proc *d);
+
 void resp_free(resp *r);
 
 /* One request. addr is HOST:PORT or unix:PATH. extra_header may be NULL. The path is sent
