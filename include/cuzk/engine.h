@@ -85,6 +85,14 @@ typedef struct {
      * cuzk_engine_recover brings the jobs back after a restart. NULL: jobs live in memory
      * only and end with the process. Copied at cuzk_engine_new. */
     const char *state_dir;
+    /* Witness paths: opened once at submission, only beneath one of these directories
+     * (without following a symbolic link on the way), and read later from that descriptor.
+     * With none listed, path witnesses are refused (CUZK_EUNSUPPORTED) unless
+     * witness_any_path (in-process callers trusting their own paths). At most 32; copied at
+     * cuzk_engine_new. */
+    const char *const *allow_dirs;
+    unsigned n_allow_dirs;
+    bool witness_any_path;
 } cuzk_engine_config;
 
 /* Defaults sized from the machine: CPUs, physical memory (half of it as budget). */
@@ -172,9 +180,14 @@ typedef struct {
     size_t len;
 } cuzk_witness_src;
 
-/* Accepts a job of n partitions (one witness each) for key_id. Errors: CUZK_ENOTFOUND (unknown
- * key), CUZK_EINVAL (n = 0 or > max_partitions), CUZK_ESIZE (key + one partition exceed the budget),
- * CUZK_EBUSY (queue full, or shutting down: cuzk_error_detail says which), CUZK_ENOMEM. */
+/* Accepts a job of n partitions (one witness each) for key_id. Each witness is read and checked
+ * against the key first (a path opened once, as allow_dirs says, and kept open). Errors:
+ * CUZK_ENOTFOUND (unknown key), CUZK_EINVAL (n = 0 or > max_partitions), CUZK_ESIZE (key + one
+ * partition exceed the budget, or a witness of another size than the key's), CUZK_EUNSUPPORTED
+ * (a path refused: outside the allowed directories, a link on the way, path witnesses off),
+ * CUZK_EIO (a witness file that cannot be opened or read), the .wtns reader's errors
+ * (CUZK_EFORMAT, ...) for a malformed witness, CUZK_EBUSY (queue full, or shutting down:
+ * cuzk_error_detail says which), CUZK_ENOMEM. */
 cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key_id,
                             cuzk_priority prio, const cuzk_witness_src *w, size_t n) CUZK_WUR;
 /* Cancels a non-final job (CUZK_OK; also when it was already cancelled), CUZK_ENOTFOUND when

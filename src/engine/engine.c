@@ -101,7 +101,14 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
     pthread_cond_init(&e->cv_fin, NULL);
     pthread_cond_init(&e->cv_job, NULL);
     e->spool_fd = -1;
-    cuzk_err jr = journal_open(e);
+    cuzk_err jr = witness_dirs_open(e);
+    if (jr != CUZK_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", cuzk_error_detail());
+        cuzk_engine_free(e);
+        return cuzk_error_set(jr, "%s", why);
+    }
+    jr = journal_open(e);
     if (jr != CUZK_OK) {
         char why[600];
         snprintf(why, sizeof why, "%s", cuzk_error_detail());
@@ -233,6 +240,7 @@ void cuzk_engine_free(cuzk_engine *e)
         ;
     pthread_mutex_unlock(&e->mu);
     journal_close(e);
+    witness_dirs_close(e);
     free(e->threads);
     for (unsigned i = 0; i < e->n_devices; i++)
         pthread_mutex_destroy(&e->devices[i].lock);

@@ -60,6 +60,7 @@ typedef struct job {
     unsigned char **data;     /* n entries: uploads held in memory (no journal), else NULL */
     size_t *len;
     char **spool;             /* n entries: the spool file of an upload (journal), else NULL */
+    int *fds;                 /* n entries: the opened witness file of a path, else -1 */
     bool *pdone;              /* n entries or NULL: partitions recorded before a restart */
     size_t n_recorded;        /* partitions whose proofs are being or were journaled */
     size_t next_part;         /* next partition to hand to a loader */
@@ -101,6 +102,7 @@ typedef struct part {
 } part;
 
 #define ENGINE_WPOOL_MAX 8 /* idle witness buffers kept, at most */
+#define ENGINE_MAX_ALLOW 32
 
 struct cuzk_engine {
     cuzk_engine_config cfg;
@@ -139,6 +141,12 @@ struct cuzk_engine {
     pthread_t reaper;
     bool reaper_started;
 
+    /* directories path witnesses may be opened beneath (witness.c) */
+    struct engine_allow {
+        int fd;
+        char *given, *real;   /* as configured, and its realpath */
+    } allow[ENGINE_MAX_ALLOW];
+    unsigned n_allow;
     /* the journal (cfg.state_dir set): the store, and the spool directory's descriptor */
     store *st;
     int spool_fd;
@@ -193,6 +201,16 @@ void journal_unspool(cuzk_engine *e, job *j);
 void journal_expire(cuzk_engine *e);
 /* Opens spool file name for reading (-1 and errno on failure). */
 int journal_spool_open(cuzk_engine *e, const char *name);
+
+/* ---- witness.c ---- */
+cuzk_err witness_dirs_open(cuzk_engine *e) CUZK_WUR;
+void witness_dirs_close(cuzk_engine *e);
+/* Opens the witness at path as allow_dirs says: a regular file, no link followed beneath an
+ * allowed directory. *fd the descriptor. */
+cuzk_err witness_open(const cuzk_engine *e, const char *path, int *fd) CUZK_WUR;
+/* Loads the witness open at fd (called name in errors) into buf (room for cap values). */
+cuzk_err witness_load_fd(cuzk_wtns **w, int fd, const char *name, cuzk_fr *buf,
+                         size_t cap) CUZK_WUR;
 
 /* ---- jobs.c (lock held) ---- */
 job *job_find(cuzk_engine *e, const char *id);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "engine/engine_internal.h"
 
@@ -59,7 +60,11 @@ void job_retire_inputs(cuzk_engine *e, job *j)
     for (size_t i = 0; i < j->n; i++) {
         free(j->paths[i]);
         free(j->data[i]);
+        if (j->fds && j->fds[i] >= 0)
+            close(j->fds[i]);
     }
+    free(j->fds);
+    j->fds = NULL;
     free(j->paths);
     free(j->data);
     free(j->len);
@@ -138,8 +143,11 @@ static void job_drop(job *j)
         free(j->data[i]);
         if (j->spool)
             free(j->spool[i]);
+        if (j->fds && j->fds[i] >= 0)
+            close(j->fds[i]);
     }
     free(j->spool);
+    free(j->fds);
     free(j->paths);
     free(j->data);
     free(j->len);
@@ -150,7 +158,7 @@ static void job_drop(job *j)
 
 /* A job of n witnesses from w (paths duplicated; uploads copied unless they go to the
  * spool); NULL when out of memory. */
-static job *job_new(const cuzk_witness_src *w, size_t n, bool spool)
+static job *job_new(const cuzk_witness_src *w, const int *fds, size_t n, bool spool)
 {
     job *j = calloc(1, sizeof *j);
     if (!j)
@@ -160,8 +168,11 @@ static job *job_new(const cuzk_witness_src *w, size_t n, bool spool)
     j->data = calloc(n, sizeof(unsigned char *));
     j->len = calloc(n, sizeof(size_t));
     j->spool = calloc(n, sizeof(char *));
+    j->fds = malloc(n * sizeof(int));
     j->proofs = calloc(n, sizeof(cuzk_proof));
-    bool ok = j->paths && j->data && j->len && j->spool && j->proofs;
+    bool ok = j->paths && j->data && j->len && j->spool && j->fds && j->proofs;
+    for (size_t i = 0; j->fds && i < n; i++)
+        j->fds[i] = fds[i];
     for (size_t i = 0; ok && i < n; i++) {
         if (w[i].path) {
             ok = (j->paths[i] = strdup(w[i].path)) != NULL;
@@ -181,6 +192,63 @@ static job *job_new(const cuzk_witness_src *w, size_t n, bool spool)
     return j;
 }
 
+/* Opens (paths) and reads each witness once, checked against the key: its size, its first
+ * value 1. fds[i]: the opened file of a path witness, else -1 (all closed on failure). */
+static cuzk_err witnesses_check(cuzk_engine *e, const char *key_id, const cuzk_witness_src *w,
+                                int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fds[i] = -1;
+    pthread_mutex_lock(&e->mu);
+    key_entry *k = key_find(e, key_id);
+    uint32_t n_vars = k ? k->n_vars : 0;
+    char kid[128], kpath[4096], kr1cs[4096];
+    if (k) {
+        snprintf(kid, sizeof kid, "%s", k->id);
+        snprintf(kpath, sizeof kpath, "%s", k->path);
+        snprintf(kr1cs, sizeof kr1cs, "%s", k->r1cs);
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (!k)
+        return cuzk_error_set(CUZK_ENOTFOUND, "unknown key \"%.100s\"", key_id);
+    cuzk_err r = CUZK_OK;
+    for (size_t i = 0; r == CUZK_OK && i < n; i++) {
+        const char *wname = w[i].path ? w[i].path : "uploaded .wtns";
+        cuzk_wtns *wt = NULL;
+        if (w[i].path) {
+            r = witness_open(e, w[i].path, &fds[i]);
+            if (r == CUZK_OK)
+                r = witness_load_fd(&wt, fds[i], w[i].path, NULL, 0);
+        } else {
+            r = cuzk_wtns_load_mem(&wt, wname, w[i].data, w[i].len);
+        }
+        if (r != CUZK_OK) {
+            char d[700];
+            snprintf(d, sizeof d, "%s", cuzk_error_detail()[0] ? cuzk_error_detail()
+                                                                 : cuzk_strerror(r));
+            if (r == CUZK_ENOTFOUND)   /* a missing file, not an unknown key */
+                r = CUZK_EIO;
+            r = cuzk_error_set(r, "witness %zu: %s", i, d);
+        } else if (wt->n != n_vars) {
+            r = cuzk_error_set(CUZK_ESIZE,
+                               "witness %zu (%.300s): %u values, key %s (%.300s%s%.300s) expects %u",
+                               i, wname, wt->n, kid, kpath, kr1cs[0] ? " for " : "", kr1cs,
+                               n_vars);
+        } else if (!cuzk_fr_is_one(&wt->w[0])) {
+            r = cuzk_error_set(CUZK_EFORMAT, "witness %zu (%.300s): its first value is not 1", i,
+                               wname);
+        }
+        cuzk_wtns_free(wt);
+    }
+    if (r != CUZK_OK)
+        for (size_t i = 0; i < n; i++)
+            if (fds[i] >= 0) {
+                close(fds[i]);
+                fds[i] = -1;
+            }
+    return r;
+}
+
 cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key_id,
                             cuzk_priority prio, const cuzk_witness_src *w, size_t n)
 {
@@ -190,7 +258,25 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key
     if (n == 0 || n > e->cfg.max_partitions)
         return cuzk_error_set(CUZK_EINVAL, "a job needs 1 to %u witnesses, got %zu",
                               e->cfg.max_partitions, n);
-    job *j = job_new(w, n, e->st != NULL);
+    int *fds = malloc(n * sizeof(int));
+    if (!fds)
+        return cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    cuzk_err wr = witnesses_check(e, key_id, w, fds, n);
+    if (wr != CUZK_OK) {
+        free(fds);
+        pthread_mutex_lock(&e->mu);
+        e->c_rejected++;
+        pthread_mutex_unlock(&e->mu);
+        LOG(e, CUZK_LOG_INFO, "event=job_rejected key=%.100s reason=\"%s\"", key_id,
+            cuzk_error_detail());
+        return wr;
+    }
+    job *j = job_new(w, fds, n, e->st != NULL);
+    if (!j)
+        for (size_t i = 0; i < n; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+    free(fds);   /* the job holds the descriptors now */
     cuzk_job_id id;
     cuzk_err r = j ? job_id_new(&id) : cuzk_error_set(CUZK_ENOMEM, "out of memory");
 

@@ -244,9 +244,13 @@ static int recover_one(void *arg, const store_job *sj)
         j->len = calloc(j->n, sizeof *j->len);
         j->spool = calloc(j->n, sizeof *j->spool);
         j->pdone = calloc(j->n, sizeof *j->pdone);
+        j->fds = malloc(j->n * sizeof *j->fds);
+        for (size_t i = 0; j->fds && i < j->n; i++)
+            j->fds[i] = -1;
         j->proofs = calloc(j->n, sizeof *j->proofs);
         j->publics = calloc((size_t)j->n * j->n_public + 1, sizeof *j->publics);
-        ok = j->paths && j->data && j->len && j->spool && j->pdone && j->proofs && j->publics;
+        ok = j->paths && j->data && j->len && j->spool && j->pdone && j->fds && j->proofs &&
+             j->publics;
     }
     for (size_t i = 0; ok && j && i < j->n; i++)
         ok = (sj->spooled[i] ? (j->spool[i] = strdup(sj->src[i]))
@@ -267,6 +271,12 @@ static int recover_one(void *arg, const store_job *sj)
         j->n_done += sj->part_done[i];
     }
     j->n_recorded = j->n_done;
+    /* path witnesses of an unfinished job: opened again, as confined as at submission */
+    char werr[sizeof j->error] = "";
+    for (size_t i = 0; !is_final((cuzk_job_state)sj->state) && i < j->n && !werr[0]; i++)
+        if (j->paths[i] && !j->pdone[i] && witness_open(e, j->paths[i], &j->fds[i]) != CUZK_OK)
+            snprintf(werr, sizeof werr, "witness %zu after the restart: %.400s", i,
+                     cuzk_error_detail());
     pthread_mutex_lock(&e->mu);
     j->submitted = engine_time_of(e, sj->submitted);
     j->seq = e->next_seq++;
@@ -281,8 +291,8 @@ static int recover_one(void *arg, const store_job *sj)
             free(j->paths[i]);
             free(j->spool[i]);
         }
-        free(j->paths), free(j->data), free(j->len), free(j->spool);
-        j->paths = NULL, j->data = NULL, j->len = NULL, j->spool = NULL;
+        free(j->paths), free(j->data), free(j->len), free(j->spool), free(j->fds);
+        j->paths = NULL, j->data = NULL, j->len = NULL, j->spool = NULL, j->fds = NULL;
         if (j->state != CUZK_JOB_DONE) {
             free(j->proofs), free(j->publics);
             j->proofs = NULL, j->publics = NULL;
@@ -292,7 +302,9 @@ static int recover_one(void *arg, const store_job *sj)
     } else {
         j->state = CUZK_JOB_QUEUED;
         /* not queued without its key: failed after the listing (its reason kept here) */
-        if (!k)
+        if (werr[0])
+            snprintf(j->error, sizeof j->error, "%s", werr), k = NULL;
+        else if (!k)
             snprintf(j->error, sizeof j->error,
                      "key %.100s is not registered after the restart", j->key_id);
         else if (k->n_public != j->n_public)

@@ -13,60 +13,18 @@
 
 #include "engine/engine_internal.h"
 
-/* Loads the witness file open at fd (named name in errors) into buf: through
- * /proc/self/fd (the same file, no path resolved again; the reader's guard against a
- * truncation applies), else read into memory. */
-static cuzk_err load_fd(cuzk_wtns **w, int fd, const char *name, cuzk_fr *buf, size_t cap)
-{
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    if (access(proc, F_OK) == 0) {
-        cuzk_err r = cuzk_wtns_load_into(w, proc, buf, cap);
-        if (r != CUZK_OK) {   /* the detail names the witness, not the descriptor */
-            char d[600];
-            const char *det = cuzk_error_detail();
-            size_t pl = strlen(proc);
-            snprintf(d, sizeof d, "%s%s", name, strncmp(det, proc, pl) ? "" : det + pl);
-            if (strncmp(det, proc, pl))
-                snprintf(d, sizeof d, "%s: %s", name, det);
-            cuzk_error_set(r, "%s", d);
-        }
-        return r;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        return cuzk_error_set(CUZK_EIO, "%s: not a regular file", name);
-    size_t len = (size_t)st.st_size;
-    unsigned char *b = malloc(len ? len : 1);
-    if (!b)
-        return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", name);
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = pread(fd, b + got, len - got, (off_t)got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    cuzk_err r = got == len ? cuzk_wtns_load_mem_into(w, name, b, len, buf, cap)
-                            : cuzk_error_set(CUZK_EIO, "%s: short read", name);
-    free(b);
-    return r;
-}
-
 /* Loads witness idx of j into buf (room for cap values) when it fits (see cuzk_wtns_load_into). */
 static cuzk_err load_witness(cuzk_engine *e, cuzk_wtns **w, const job *j, size_t idx,
                              cuzk_fr *buf, size_t cap)
 {
-    if (j->paths[idx]) /* the loader refuses a FIFO or a directory without blocking */
-        return cuzk_wtns_load_into(w, j->paths[idx], buf, cap);
+    if (j->paths[idx]) /* opened at submission (or recovery), read from that descriptor */
+        return witness_load_fd(w, j->fds[idx], j->paths[idx], buf, cap);
     if (j->spool && j->spool[idx]) {
         int fd = journal_spool_open(e, j->spool[idx]);
         if (fd < 0)
             return cuzk_error_set(CUZK_EIO, "uploaded witness (spool %s): %s", j->spool[idx],
                                   strerror(errno));
-        cuzk_err r = load_fd(w, fd, "uploaded witness", buf, cap);
+        cuzk_err r = witness_load_fd(w, fd, "uploaded witness", buf, cap);
         close(fd);
         return r;
     }

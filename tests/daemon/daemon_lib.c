@@ -18,6 +18,7 @@
 #include "test_files.h"
 
 const char *bin_dir, *src_dir;
+bool daemon_default_any_path = true;
 char tmp_dir[256];
 
 /* ---- daemon process ---- */
@@ -65,13 +66,15 @@ bool daemon_start(daemon_proc *d, const char *tag, ...)
     argv[n++] = exe;
     va_list ap;
     va_start(ap, tag);
-    bool listen_given = false, state_given = false;
+    bool listen_given = false, state_given = false, allow_given = false;
     snprintf(d->state, sizeof d->state, "%s/%s.state", tmp_dir, tag);
     for (const char *a; (a = va_arg(ap, const char *)) && n < 56;) {
         if (!strcmp(a, "--listen"))
             listen_given = true;
         if (!strcmp(a, "--state-dir"))
             state_given = true;
+        if (!strcmp(a, "--allow-dir"))
+            allow_given = true;
         argv[n++] = a;
     }
     va_end(ap);
@@ -83,6 +86,8 @@ bool daemon_start(daemon_proc *d, const char *tag, ...)
         argv[n++] = "--state-dir";
         argv[n++] = d->state;
     }
+    if (!allow_given && daemon_default_any_path)   /* witness paths as the scenarios name them */
+        argv[n++] = "--allow-any-path";
     argv[n++] = "--address-file";
     argv[n++] = addrf;
     argv[n++] = "--log-file";

@@ -310,8 +310,110 @@ static int scenario_crash(void)
     return test_finish();
 }
 
+static long post(const char *addr, const char *path_json)
+{
+    char body[1200];
+    snprintf(body, sizeof body, "{\"key\": \"example\", \"priority\": \"low\", \"witnesses\": [%s]}",
+             path_json);
+    resp r;
+    long st = http(&r, addr, "POST", "/v1/proofs", body) ? r.status : 0;
+    if (st == 202) {   /* remembered for the caller: the last accepted id */
+        free(jobs[0].id);
+        jobs[0].id = strdup(jstr(r.json, "id"));
+    }
+    resp_free(&r);
+    return st;
+}
+
+/* Witness paths: refused without --allow-dir; beneath one, never through a link or "..";
+ * a file swapped for a link after its job was accepted is not what the job reads. */
+static int scenario_paths(void)
+{
+    char *w = test_fixture_dup("chain", "witness.wtns");
+    size_t wl;
+    unsigned char *wb = read_all(w, &wl);
+    char allow[400], p[600], q[600], one[800];
+    snprintf(allow, sizeof allow, "%s/allow", tmp_dir);
+    CHECK(mkdir(allow, 0700) == 0);
+    snprintf(p, sizeof p, "%s/w.wtns", allow);
+    write_all(p, wb, wl);
+    snprintf(p, sizeof p, "%s/w2.wtns", allow);
+    write_all(p, wb, wl);
+    snprintf(p, sizeof p, "%s/out.wtns", tmp_dir);
+    write_all(p, wb, wl);
+    snprintf(p, sizeof p, "%s/secret", tmp_dir);
+    write_all(p, "root:secret-bytes\n", 18);
+    snprintf(p, sizeof p, "%s/link.wtns", allow);
+    CHECK(symlink("../out.wtns", p) == 0);
+    snprintf(p, sizeof p, "%s/sub", allow);
+    CHECK(symlink(tmp_dir, p) == 0);
+
+    /* no --allow-dir: path witnesses are off, uploads still work */
+    daemon_default_any_path = false;
+    daemon_proc d;
+    CHECK(daemon_start(&d, "off", "--example", NULL));
+    snprintf(one, sizeof one, "\"%s/w.wtns\"", allow);
+    resp r;
+    char body[1200];
+    snprintf(body, sizeof body, "{\"key\": \"example\", \"witnesses\": [%s]}", one);
+    CHECK(http(&r, d.addr, "POST", "/v1/proofs", body) && r.status == 403 &&
+          strstr(jstr(r.json, "error"), "allow_dir"));
+    resp_free(&r);
+    CHECK(http_ex(&r, d.addr, "POST", "/v1/proofs?key=example", "application/octet-stream", wb, wl,
+                  NULL) && r.status == 202);
+    resp_free(&r);
+    CHECK(daemon_stop(&d, 30) == 0);
+
+    CHECK(daemon_start(&d, "allow", "--example", "--allow-dir", allow,
+                       "--debug-device-delay-ms", "150", NULL));
+    static const char *const refused[] = {"link.wtns", "sub/out.wtns", "../out.wtns",
+                                          "sub/allow/w.wtns", "./../allow/w.wtns"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        snprintf(one, sizeof one, "\"%s/%s\"", allow, refused[i]);
+        long st = post(d.addr, one);
+        CHECK(st == 403);
+        if (st != 403)
+            fprintf(stderr, "paths: %s: %ld, not 403\n", refused[i], st);
+    }
+    snprintf(one, sizeof one, "\"%s/out.wtns\"", tmp_dir);
+    CHECK(post(d.addr, one) == 403);
+    /* a slow job first, then the one whose file is swapped while it waits */
+    char six[4000];
+    int o = 0;
+    for (int i = 0; i < 6; i++)
+        o += snprintf(six + o, sizeof six - (size_t)o, "%s\"%s/w.wtns\"", i ? ", " : "", allow);
+    char body6[4200];
+    snprintf(body6, sizeof body6, "{\"key\": \"example\", \"priority\": \"critical\", "
+             "\"witnesses\": [%s]}", six);
+    CHECK(http(&r, d.addr, "POST", "/v1/proofs", body6) && r.status == 202);
+    resp_free(&r);
+    snprintf(one, sizeof one, "\"%s/w2.wtns\"", allow);
+    CHECK(post(d.addr, one) == 202);
+    char *swapped = jobs[0].id ? strdup(jobs[0].id) : NULL;
+    snprintf(p, sizeof p, "%s/w2.wtns", allow);
+    snprintf(q, sizeof q, "%s/w2.orig", allow);
+    CHECK(rename(p, q) == 0);
+    snprintf(q, sizeof q, "%s/secret", tmp_dir);
+    CHECK(symlink(q, p) == 0);
+    json_t *f = swapped ? wait_final(d.addr, swapped, 60) : NULL;
+    CHECK(f && !strcmp(jstr(f, "state"), "done"));
+    if (f && strcmp(jstr(f, "state"), "done"))
+        fprintf(stderr, "paths: the swapped job: %s %s\n", jstr(f, "state"), jstr(f, "error"));
+    CHECK(count_in_file(d.log, "secret-bytes") == 0);
+    json_decref(f);
+    /* the same name now refused: it is a link */
+    CHECK(post(d.addr, one) == 403);
+    CHECK(daemon_stop(&d, 30) == 0);
+    free(swapped);
+    free(jobs[0].id);
+    jobs[0].id = NULL;
+    free(wb);
+    free(w);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
-    static const daemon_scenario sc[] = {{"crash", scenario_crash}};
+    static const daemon_scenario sc[] = {{"crash", scenario_crash}, {"paths", scenario_paths}};
     return daemon_test_main(argc, argv, "test_crash", sc, sizeof sc / sizeof sc[0]);
 }

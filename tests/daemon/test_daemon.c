@@ -485,7 +485,12 @@ static int test_errors(void)
         CHECK(http_ex(&r, d.addr, "POST", "/v1/proofs", "application/json", body, strlen(body), auth) &&
               r.status == 403);
         resp_free(&r);
+        /* a ".." leaving the allowed directory is refused even when it comes back in */
         snprintf(body, sizeof body, "{\"key\": \"chain\", \"witnesses\": [\"%s/../chain/witness.wtns\"]}", allow);
+        CHECK(http_ex(&r, d.addr, "POST", "/v1/proofs", "application/json", body, strlen(body), auth) &&
+              r.status == 403);
+        resp_free(&r);
+        snprintf(body, sizeof body, "{\"key\": \"chain\", \"witnesses\": [\"%s/./witness.wtns\"]}", allow);
         CHECK(http_ex(&r, d.addr, "POST", "/v1/proofs", "application/json", body, strlen(body), auth) &&
               r.status == 202);
         resp_free(&r);

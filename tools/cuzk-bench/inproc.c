@@ -40,6 +40,7 @@ static int engine_open(bench_inproc *ip, const bench_opts *o, double *load_ms, c
     cfg.log_level = o->engine_log ? CUZK_LOG_INFO : CUZK_LOG_ERROR; /* bench reports failures itself */
     cfg.gpu = o->gpu;
     cfg.backend = tool_env_get()->backend;
+    cfg.witness_any_path = true;   /* its own witness files, named on its command line */
     cuzk_err e = cuzk_engine_new(&ip->eng, &cfg);
     if (e != CUZK_OK) {
         snprintf(err, errlen, "engine: %s", cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -75,6 +76,7 @@ typedef struct {
     char *token_buf;
     bool example;
     bool no_journal;   /* journal = off / --no-journal: jobs in memory only */
+    bool any_path;     /* allow_any_path: witness paths outside any allow_dir */
     char ini_error[1024];   /* the first bad line of the INI file, without its number */
 } daemon_config;
 
@@ -105,6 +107,8 @@ static void usage(FILE *f)
         "  --finalizers N            finaliser pool size\n"
         "  --prove-threads N         threads inside one proof (0: all CPUs)\n"
         "  --no-verify               do not self-verify proofs (on by default)\n"
+        "  --allow-any-path          with no --allow-dir: clients' witness paths may name any\n"
+        "                            file the daemon can read (off: path witnesses refused)\n"
         "  --no-journal              keep jobs in memory only (journal = off): a crash or a\n"
         "                            restart loses them (by default every accepted job is\n"
         "                            journaled in the state directory and resumed)\n"
@@ -350,6 +354,8 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return parse_uint(v, &e->debug_device_delay_ms);
     if (!strcmp(name, "verify"))
         return parse_bool(v, &e->verify);
+    if (!strcmp(name, "allow_any_path"))
+        return parse_bool(v, &c->any_path);
     if (!strcmp(name, "journal")) {
         bool on;
         if (!parse_bool(v, &on))
@@ -441,6 +447,10 @@ static int parse_args(daemon_config *c, int argc, char **argv)
         }
         if (!strcmp(a, "--no-journal")) {
             c->no_journal = true;
+            continue;
+        }
+        if (!strcmp(a, "--allow-any-path")) {
+            c->any_path = true;
             continue;
         }
         if (!strcmp(a, "--example")) {
@@ -547,6 +557,16 @@ int main(int argc, char **argv)
 
     cuzk_engine *e = NULL;
     c.eng.state_dir = c.no_journal ? NULL : c.state_dir;
+    /* witness paths only beneath allow_dir (none: path witnesses refused); each job keeps its
+     * witness files open, so the descriptor limit is raised to what is allowed */
+    c.eng.allow_dirs = c.srv.allow_dirs;
+    c.eng.n_allow_dirs = c.srv.n_allow;
+    c.eng.witness_any_path = c.any_path && c.srv.n_allow == 0;
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     if (cuzk_engine_new(&e, &c.eng) != CUZK_OK) {
         fprintf(stderr, "cuzk-daemon: %s\n", cuzk_error_detail());
         return 1;
@@ -569,6 +589,9 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (c.eng.witness_any_path)
+        cuzk_engine_log(e, CUZK_LOG_WARN, "event=allow_any_path reason=\"witness paths may name "
+                        "any file this daemon can read\"");
     if (c.no_journal)
         cuzk_engine_log(e, CUZK_LOG_WARN, "event=journal_off reason=\"journal = off: accepted "
                         "jobs are lost with the process\"");
