@@ -61,9 +61,10 @@ printf '[engine]\nresult_ttl = %s\n' "$TTL" >"$tmp/soak.ini"
 # with strace: the daemon runs under it (a wrapper in place of BUILD_DIR/cuzk-daemon); pid is
 # the daemon's own, spid strace's
 mkdir -p "$tmp/bin"
-ln -s "$PWD/$B/cuzk-bench" "$tmp/bin/cuzk-bench"
+Babs=$(cd "$B" && pwd)
+ln -s "$Babs/cuzk-bench" "$tmp/bin/cuzk-bench"
 printf '#!/bin/sh\nexec strace -f -qq --seccomp-bpf -e trace=fsync,fdatasync -c -o "%s" "%s" "$@"\n' \
-    "$tmp/fsync.txt" "$PWD/$B/cuzk-daemon" >"$tmp/bin/cuzk-daemon"
+    "$tmp/fsync.txt" "$Babs/cuzk-daemon" >"$tmp/bin/cuzk-daemon"
 chmod +x "$tmp/bin/cuzk-daemon"
 spid=""
 soak_start() { # MODE (on: journal, off: --no-journal)
