@@ -20,6 +20,7 @@
 #define CUZK_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "cuzk/engine.h"
@@ -204,6 +205,7 @@ int journal_spool_open(cuzk_engine *e, const char *name);
 
 /* ---- witness.c ---- */
 cuzk_err witness_dirs_open(cuzk_engine *e) CUZK_WUR;
+extern atomic_bool witness_use_openat2;   /* false: the O_NOFOLLOW walk only */
 void witness_dirs_close(cuzk_engine *e);
 /* Opens the witness at path as allow_dirs says: a regular file, no link followed beneath an
  * allowed directory. *fd the descriptor. */

@@ -115,11 +115,13 @@ static int walk_open(int dfd, const char *rel)
     return cur;
 }
 
+/* openat2 is tried first (cleared when the kernel lacks it; tests clear it to run the walk) */
+atomic_bool witness_use_openat2 = true;
+
 /* Opens rel beneath dfd without following a link; -1 and errno when refused. */
 static int beneath_open(int dfd, const char *rel)
 {
-    static int have_openat2 = 1;
-    if (have_openat2) {
+    if (witness_use_openat2) {
         struct open_how how;
         memset(&how, 0, sizeof how);
         how.flags = OPEN_FLAGS;
@@ -127,7 +129,7 @@ static int beneath_open(int dfd, const char *rel)
         long fd = syscall(SYS_openat2, dfd, rel, &how, sizeof how);
         if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
             return (int)fd;
-        have_openat2 = 0;   /* an older kernel, or a filter refusing the call */
+        witness_use_openat2 = false;   /* an older kernel, or a filter refusing the call */
     }
     return walk_open(dfd, rel);
 }
