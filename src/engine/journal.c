@@ -291,8 +291,9 @@ static int recover_one(void *arg, const store_job *sj)
             free(j->paths[i]);
             free(j->spool[i]);
         }
-        free(j->paths), free(j->data), free(j->len), free(j->spool), free(j->fds);
+        free(j->paths), free(j->data), free(j->len), free(j->spool), free(j->fds), free(j->pdone);
         j->paths = NULL, j->data = NULL, j->len = NULL, j->spool = NULL, j->fds = NULL;
+        j->pdone = NULL;
         if (j->state != CUZK_JOB_DONE) {
             free(j->proofs), free(j->publics);
             j->proofs = NULL, j->publics = NULL;

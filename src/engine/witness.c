@@ -145,7 +145,8 @@ cuzk_err witness_open(const cuzk_engine *e, const char *path, int *out)
                                   "with allow_dir");
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
-            return cuzk_error_set(CUZK_EIO, "%.300s: %s", path, strerror(errno));
+            return cuzk_error_set(errno == EMFILE || errno == ENFILE ? CUZK_EBUSY : CUZK_EIO,
+                                  "%.300s: %s", path, strerror(errno));
     } else {
         const char *rel = NULL;
         unsigned i;
@@ -163,6 +164,8 @@ cuzk_err witness_open(const cuzk_engine *e, const char *path, int *out)
                                       "%.300s: a symbolic link or \"..\" on the way, or outside "
                                       "the allowed directories (allow_dir)",
                                       path);
+            if (err == EMFILE || err == ENFILE)   /* the jobs hold their files: come back later */
+                return cuzk_error_set(CUZK_EBUSY, "%.300s: %s", path, strerror(err));
             return cuzk_error_set(CUZK_EIO, "%.300s: %s", path, strerror(err));
         }
     }
