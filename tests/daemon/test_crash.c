@@ -8,7 +8,10 @@
  *           their proofs); in the end every job is done exactly once (one job_final event per
  *           id across the runs' log), every proof verifies (cuzk verify; a sample with
  *           snarkjs too), no id was given twice; after the retention the journal and the
- *           spool are empty. */
+ *           spool are empty.
+ *   paths   witness paths: refused without --allow-dir; beneath one, never through a link or
+ *           ".."; a file swapped for a link after acceptance is not read; after a crash, a
+ *           job whose key or witness file is gone fails with that reason. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
@@ -404,6 +407,40 @@ static int scenario_paths(void)
     /* the same name now refused: it is a link */
     CHECK(post(d.addr, one) == 403);
     CHECK(daemon_stop(&d, 30) == 0);
+
+    /* killed with jobs unfinished; restarted without their key, or without a witness file:
+     * those jobs fail with that reason, the others run */
+    CHECK(daemon_start(&d, "again", "--example", "--allow-dir", allow,
+                       "--debug-device-delay-ms", "400", NULL));
+    CHECK(http(&r, d.addr, "POST", "/v1/proofs", body6) && r.status == 202);
+    resp_free(&r);
+    snprintf(one, sizeof one, "\"%s/w.wtns\"", allow);
+    CHECK(post(d.addr, one) == 202);
+    char *keyless = jobs[0].id ? strdup(jobs[0].id) : NULL;
+    daemon_kill(&d);
+    CHECK(daemon_start(&d, "again", "--allow-dir", allow, NULL));   /* no --example key */
+    f = keyless ? wait_final(d.addr, keyless, 30) : NULL;
+    CHECK(f && !strcmp(jstr(f, "state"), "failed") &&
+          strstr(jstr(f, "error"), "not registered after the restart"));
+    json_decref(f);
+    CHECK(daemon_stop(&d, 30) == 0);
+    CHECK(daemon_start(&d, "moved", "--example", "--allow-dir", allow,
+                       "--debug-device-delay-ms", "400", NULL));
+    CHECK(http(&r, d.addr, "POST", "/v1/proofs", body6) && r.status == 202);
+    resp_free(&r);
+    snprintf(one, sizeof one, "\"%s/w2.orig\"", allow);
+    CHECK(post(d.addr, one) == 202);
+    char *moved = jobs[0].id ? strdup(jobs[0].id) : NULL;
+    daemon_kill(&d);
+    snprintf(p, sizeof p, "%s/w2.orig", allow);
+    CHECK(unlink(p) == 0);
+    CHECK(daemon_start(&d, "moved", "--example", "--allow-dir", allow, NULL));
+    f = moved ? wait_final(d.addr, moved, 30) : NULL;
+    CHECK(f && !strcmp(jstr(f, "state"), "failed") && strstr(jstr(f, "error"), "after the restart"));
+    json_decref(f);
+    CHECK(daemon_stop(&d, 30) == 0);
+    free(keyless);
+    free(moved);
     free(swapped);
     free(jobs[0].id);
     jobs[0].id = NULL;
