@@ -20,7 +20,8 @@
 #                                      off: one of them, once
 #   SOAK_STRACE=1                      count the daemon's fsync and fdatasync calls (strace -c
 #                                      with a seccomp filter, when strace is installed): fsyncs
-#                                      per job
+#                                      per job (0 for a sanitizer build: LeakSanitizer does not
+#                                      run under ptrace)
 #
 # Each round: JOBS jobs of the chain fixture's witness on the daemon's built-in example key
 # (every proof checked against its verification key), then bad jobs that must each fail
