@@ -88,6 +88,20 @@ typedef struct {
     cuzk_backend backend;            /* AUTO: every visible GPU when the build has CUDA and
                                         a device answers, else the CPU; CPU: the CPU only
                                         (.params subgroup checks too); GPU: the GPUs */
+    /* The job journal: with state_dir set (an existing directory the caller owns), every
+     * accepted job is on disk before submit returns (state_dir/journal.db, SQLite), uploaded
+     * witnesses are spooled to files in state_dir/spool (held on disk, not in memory), and
+     * cuzk_engine_recover brings the jobs back after a restart. NULL: jobs live in memory
+     * only and end with the process. Copied at cuzk_engine_new. */
+    const char *state_dir;
+    /* Witness paths: opened once at submission, only beneath one of these directories
+     * (without following a symbolic link on the way), and read later from that descriptor.
+     * With none listed, path witnesses are refused (CUZK_EUNSUPPORTED) unless
+     * witness_any_path (in-process callers trusting their own paths). At most 32; copied at
+     * cuzk_engine_new. */
+    const char *const *allow_dirs;
+    unsigned n_allow_dirs;
+    bool witness_any_path;
 } cuzk_engine_config;
 
 /* Defaults sized from the machine: CPUs, physical memory (half of it as budget). */
@@ -100,7 +114,16 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c) CUZK_WU
  * jobs get grace_s seconds to end, then fail. Every job then has its final state (each is
  * logged). Safe to call more than once. */
 void cuzk_engine_shutdown(cuzk_engine *e, double grace_s);
-/* Shuts down (grace 0 if not done before) and frees everything. NULL is a no-op. */
+/* With a journal (state_dir): brings back every job it holds, after the keys are registered
+ * and before jobs are submitted. Unfinished jobs are queued again (partitions whose proofs
+ * were recorded are not proved again); a job whose key is not registered fails with that
+ * reason; finished jobs keep their state and proofs until result_ttl_s after their end (wall
+ * clock: the time before the restart counts). Spool files no unfinished job needs are
+ * deleted. *requeued and *kept (may be NULL) count the unfinished and the finished jobs.
+ * Without a journal: CUZK_OK, nothing to do. Errors: the journal's (CUZK_EFORMAT, CUZK_EIO). */
+cuzk_err cuzk_engine_recover(cuzk_engine *e, unsigned *requeued, unsigned *kept) CUZK_WUR;
+/* Shuts down (grace 0 if not done before) and frees everything. NULL is a no-op. With a
+ * journal, jobs the shutdown fails are left unfinished there: the next start resumes them. */
 void cuzk_engine_free(cuzk_engine *e);
 
 /* ---- keys ---- */
@@ -151,6 +174,14 @@ cuzk_err cuzk_engine_key_get(cuzk_engine *e, cuzk_engine_key_info *info, const c
 size_t cuzk_engine_keys(cuzk_engine *e, cuzk_engine_key_info *out, size_t cap);
 
 /* ---- jobs ---- */
+/* A job id: 128 random bits (getrandom) as 32 lowercase hex characters, never reused. */
+#define CUZK_JOB_ID_CHARS 32
+typedef struct {
+    char s[CUZK_JOB_ID_CHARS + 1];
+} cuzk_job_id;
+/* True when s is a well-formed job id (32 lowercase hex characters). */
+bool cuzk_job_id_valid(const char *s);
+
 /* One witness: a path the engine reads, or the bytes of a .wtns file (copied at submit). */
 typedef struct {
     const char *path;
@@ -158,14 +189,19 @@ typedef struct {
     size_t len;
 } cuzk_witness_src;
 
-/* Accepts a job of n partitions (one witness each) for key_id. Errors: CUZK_ENOTFOUND (unknown
- * key), CUZK_EINVAL (n = 0 or > max_partitions), CUZK_ESIZE (key + one partition exceed the budget),
- * CUZK_EBUSY (queue full, or shutting down: cuzk_error_detail says which), CUZK_ENOMEM. */
-cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id,
+/* Accepts a job of n partitions (one witness each) for key_id. Each witness is read and checked
+ * against the key first (a path opened once, as allow_dirs says, and kept open). Errors:
+ * CUZK_ENOTFOUND (unknown key), CUZK_EINVAL (n = 0 or > max_partitions), CUZK_ESIZE (key + one
+ * partition exceed the budget, or a witness of another size than the key's), CUZK_EUNSUPPORTED
+ * (a path refused: outside the allowed directories, a link on the way, path witnesses off),
+ * CUZK_EIO (a witness file that cannot be opened or read), the .wtns reader's errors
+ * (CUZK_EFORMAT, ...) for a malformed witness, CUZK_EBUSY (queue full, or shutting down:
+ * cuzk_error_detail says which), CUZK_ENOMEM. */
+cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key_id,
                             cuzk_priority prio, const cuzk_witness_src *w, size_t n) CUZK_WUR;
 /* Cancels a non-final job (CUZK_OK; also when it was already cancelled), CUZK_ENOTFOUND when
- * unknown, CUZK_EBUSY when it already ended done or failed. */
-cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id) CUZK_WUR;
+ * unknown (a malformed id too), CUZK_EBUSY when it already ended done or failed. */
+cuzk_err cuzk_engine_cancel(cuzk_engine *e, const char *job_id) CUZK_WUR;
 
 typedef struct {
     double queue_ms;      /* submit to the first partition's load */
@@ -178,7 +214,7 @@ typedef struct {
 } cuzk_job_timings;
 
 typedef struct {
-    uint64_t id;
+    char id[CUZK_JOB_ID_CHARS + 1];
     char key[128];
     cuzk_priority priority;
     cuzk_job_state state;
@@ -194,8 +230,9 @@ typedef struct {
 } cuzk_job_info;
 
 /* Waits up to timeout_s (0: no wait, < 0: forever) for the job to be final, then fills
- * *info (results only when want_results and done). CUZK_ENOTFOUND for an unknown job. */
-cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_id,
+ * *info (results only when want_results and done). CUZK_ENOTFOUND for an unknown or
+ * malformed job id. */
+cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, const char *job_id,
                              double timeout_s, bool want_results) CUZK_WUR;
 void cuzk_job_info_release(cuzk_job_info *info);   /* frees proofs and publics */
 
@@ -229,6 +266,9 @@ typedef struct {
     cuzk_engine_device_info devices[CUZK_ENGINE_MAX_DEVICES];
     double stage_s[6];           /* summed seconds: srs, load, gpu, finalize, verify, total */
     unsigned loader_threads, finalizers, lookahead;
+    bool journal;                                /* a job journal is kept (state_dir) */
+    uint64_t journal_commits;                    /* durable writes of the journal */
+    uint64_t spool_files, spool_bytes;           /* uploaded witnesses on disk now */
     cuzk_engine_config config;
 } cuzk_engine_stats;
 

@@ -72,8 +72,8 @@ void device_worker_main(cuzk_engine *e, device *d, unsigned widx)
         key_entry *k = p->key;
         pthread_mutex_unlock(&e->mu);
 
-        LOG(e, CUZK_LOG_INFO, "event=gpu_pickup job=%llu part=%zu dev=%s worker=%u",
-            (unsigned long long)j->id, p->idx, d->name, widx);
+        LOG(e, CUZK_LOG_INFO, "event=gpu_pickup job=%s part=%zu dev=%s worker=%u",
+            j->id, p->idx, d->name, widx);
         cuzk_prove_opts po = {.nthreads = e->cfg.prove_threads};
         cuzk_err r = CUZK_OK;
         if (d->gpu >= 0) {
@@ -86,8 +86,8 @@ void device_worker_main(cuzk_engine *e, device *d, unsigned widx)
             pthread_mutex_lock(&d->lock);
         }
         double t0 = engine_now(e);
-        LOG(e, CUZK_LOG_INFO, "event=gpu_start job=%llu part=%zu dev=%s worker=%u",
-            (unsigned long long)j->id, p->idx, d->name, widx);
+        LOG(e, CUZK_LOG_INFO, "event=gpu_start job=%s part=%zu dev=%s worker=%u",
+            j->id, p->idx, d->name, widx);
         const cuzk_fr *wv = p->w->w;
         if (r == CUZK_OK)
             r = cuzk_key_prove_start(&p->pend, k->key, &wv, 1, p->w->n, &po);
@@ -107,8 +107,8 @@ void device_worker_main(cuzk_engine *e, device *d, unsigned widx)
         if (r == CUZK_OK)
             cuzk_groth16_pending_timings(p->pend, &pt);
         LOG(e, CUZK_LOG_INFO,
-            "event=gpu_end job=%llu part=%zu dev=%s worker=%u ms=%.3f prep_ms=%.3f device_ms=%.3f%s",
-            (unsigned long long)j->id, p->idx, d->name, widx, (t1 - t0) * 1e3, pt.prep_ms,
+            "event=gpu_end job=%s part=%zu dev=%s worker=%u ms=%.3f prep_ms=%.3f device_ms=%.3f%s",
+            j->id, p->idx, d->name, widx, (t1 - t0) * 1e3, pt.prep_ms,
             pt.device_ms, r == CUZK_OK ? "" : " error=1");
         /* Device occupancy: on a GPU the prover reports when it held the device; the CPU
          * pseudo-device is held for the whole call. */

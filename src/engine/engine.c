@@ -93,7 +93,7 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
         return cuzk_error_set(CUZK_ENOMEM, "engine: out of memory");
     e->cfg = cfg;
     e->t0 = engine_mono_s();
-    e->next_id = 1;
+    e->next_seq = 1;
     e->accepting = true;
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->log_mu, NULL);
@@ -101,6 +101,21 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
     pthread_cond_init(&e->cv_ready, NULL);
     pthread_cond_init(&e->cv_fin, NULL);
     pthread_cond_init(&e->cv_job, NULL);
+    e->spool_fd = -1;
+    cuzk_err jr = witness_dirs_open(e);
+    if (jr != CUZK_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", cuzk_error_detail());
+        cuzk_engine_free(e);
+        return cuzk_error_set(jr, "%s", why);
+    }
+    jr = journal_open(e);
+    if (jr != CUZK_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", cuzk_error_detail());
+        cuzk_engine_free(e);
+        return cuzk_error_set(jr, "job journal: %s", why);
+    }
 
     devices_init(e);
     /* Lookahead 0 (the default): one loaded partition per device worker, so that a worker
@@ -139,9 +154,9 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
     }
     LOG(e, CUZK_LOG_INFO,
         "event=engine_start loader_threads=%u lookahead=%u devices=%u workers_per_device=%u "
-        "finalizers=%u memory_budget=%llu verify=%d",
+        "finalizers=%u memory_budget=%llu verify=%d journal=%s",
         cfg.loader_threads, cfg.lookahead, e->n_devices, cfg.workers_per_device, cfg.finalizers,
-        (unsigned long long)cfg.memory_budget, cfg.verify);
+        (unsigned long long)cfg.memory_budget, cfg.verify, e->st ? e->state_dir : "off");
     *out = e;
     return CUZK_OK;
 }
@@ -159,7 +174,8 @@ void cuzk_engine_shutdown(cuzk_engine *e, double grace_s)
     LOG(e, CUZK_LOG_INFO, "event=shutdown_start open_jobs=%u grace_s=%.3g", e->jobs_open, grace_s);
     for (job *j = e->jobs; j; j = j->next)
         if (j->state == CUZK_JOB_QUEUED)
-            job_finish(e, j, CUZK_JOB_FAILED, "daemon shutting down (job had not started)");
+            job_finish_ex(e, j, CUZK_JOB_FAILED, "daemon shutting down (job had not started)",
+                          false);
     /* Running jobs: no new job starts, their remaining partitions still run. */
     struct timespec dl;
     engine_deadline(&dl, grace_s > 0 ? grace_s : 0);
@@ -168,7 +184,8 @@ void cuzk_engine_shutdown(cuzk_engine *e, double grace_s)
             break;
     for (job *j = e->jobs; j; j = j->next)
         if (!is_final(j->state))
-            job_finish(e, j, CUZK_JOB_FAILED, "daemon shutting down (grace period over)");
+            job_finish_ex(e, j, CUZK_JOB_FAILED, "daemon shutting down (grace period over)",
+                          false);
     /* Let partitions on the way drain (their results are dropped), then stop the threads. */
     for (;;) {
         unsigned busy = 0;
@@ -223,6 +240,8 @@ void cuzk_engine_free(cuzk_engine *e)
     while (wpool_drop(e))
         ;
     pthread_mutex_unlock(&e->mu);
+    journal_close(e);
+    witness_dirs_close(e);
     free(e->threads);
     for (unsigned i = 0; i < e->n_devices; i++)
         pthread_mutex_destroy(&e->devices[i].lock);
@@ -285,6 +304,10 @@ void cuzk_engine_get_stats(cuzk_engine *e, cuzk_engine_stats *s)
     s->loader_threads = e->cfg.loader_threads;
     s->finalizers = e->cfg.finalizers;
     s->lookahead = e->cfg.lookahead;
+    s->journal = e->st != NULL;
+    s->journal_commits = e->c_commits;
+    s->spool_files = e->spool_files;
+    s->spool_bytes = e->spool_bytes;
     s->config = e->cfg;
     pthread_mutex_unlock(&e->mu);
 }

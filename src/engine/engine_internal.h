@@ -20,10 +20,12 @@
 #define CUZK_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "cuzk/engine.h"
 #include "cuzk/key.h"
+#include "store/store.h"
 
 typedef enum { KEY_UNLOADED = 0, KEY_LOADING = 1, KEY_LOADED = 2 } key_state;
 
@@ -47,7 +49,8 @@ typedef struct key_entry {
 } key_entry;
 
 typedef struct job {
-    uint64_t id;
+    char id[CUZK_JOB_ID_CHARS + 1];
+    uint64_t seq;             /* submission order */
     key_entry *key;           /* NULL once retired */
     char key_id[128];
     cuzk_priority prio;
@@ -55,8 +58,12 @@ typedef struct job {
     char error[512];
     size_t n;
     char **paths;             /* n entries, NULL where uploaded */
-    unsigned char **data;     /* n entries, NULL where a path */
+    unsigned char **data;     /* n entries: uploads held in memory (no journal), else NULL */
     size_t *len;
+    char **spool;             /* n entries: the spool file of an upload (journal), else NULL */
+    int *fds;                 /* n entries: the opened witness file of a path, else -1 */
+    bool *pdone;              /* n entries or NULL: partitions recorded before a restart */
+    size_t n_recorded;        /* partitions whose proofs are being or were journaled */
     size_t next_part;         /* next partition to hand to a loader */
     size_t n_done;
     size_t outstanding;       /* partitions between dispatch and retirement */
@@ -96,6 +103,7 @@ typedef struct part {
 } part;
 
 #define ENGINE_WPOOL_MAX 8 /* idle witness buffers kept, at most */
+#define ENGINE_MAX_ALLOW 32
 
 struct cuzk_engine {
     cuzk_engine_config cfg;
@@ -110,9 +118,9 @@ struct cuzk_engine {
     key_entry *keys;
     job *jobs, *jobs_tail;
     job *qhead[CUZK_PRIO_COUNT], *qtail[CUZK_PRIO_COUNT];
-    part *ready;              /* sorted: priority desc, job id, partition */
+    part *ready;              /* sorted: priority desc, submission, partition */
     part *fin_head, *fin_tail;
-    uint64_t next_id;
+    uint64_t next_seq;
 
     unsigned n_load, n_ready, n_device, n_fin, n_reserved;
     unsigned jobs_open;       /* non-final jobs */
@@ -133,6 +141,19 @@ struct cuzk_engine {
     unsigned n_threads;
     pthread_t reaper;
     bool reaper_started;
+
+    /* directories path witnesses may be opened beneath (witness.c) */
+    struct engine_allow {
+        int fd;
+        char *given, *real;   /* as configured, and its realpath */
+    } allow[ENGINE_MAX_ALLOW];
+    unsigned n_allow;
+    /* the journal (cfg.state_dir set): the store, and the spool directory's descriptor */
+    store *st;
+    int spool_fd;
+    char *state_dir;
+    double journal_expired_at;   /* engine clock of the latest store expiry */
+    uint64_t c_commits, spool_files, spool_bytes;
 
     uint64_t c_submitted, c_done, c_failed, c_cancelled, c_rejected;
     uint64_t c_parts, c_verified, c_loads, c_evictions, c_wreuse;
@@ -161,15 +182,46 @@ bool key_evict_one(cuzk_engine *e, const key_entry *keep);
 /* Loads k again after its eviction, for job_id's partition that reserved its bytes (st
  * LOADING). Lock held; released during the load. On failure the key is UNLOADED again, its
  * bytes given back, and why holds the reason. */
-bool key_reload(cuzk_engine *e, key_entry *k, uint64_t job_id, char *why, size_t whylen);
+bool key_reload(cuzk_engine *e, key_entry *k, const char *job_id, char *why, size_t whylen);
 /* The resident copy of k on GPU device d, made on first use under d's lock with the
  * engine's cuzk_gpu_opts. Lock not held. */
 cuzk_err key_gpu(cuzk_engine *e, key_entry *k, device *d, cuzk_gpu_key **out) CUZK_WUR;
 
+/* ---- journal.c ---- */
+double engine_wall(void);                  /* CLOCK_REALTIME seconds */
+/* Opens state_dir's journal and spool directory (engine_new). */
+cuzk_err journal_open(cuzk_engine *e) CUZK_WUR;
+void journal_close(cuzk_engine *e);
+/* Spools j's uploads (w) and records j (lock not held; j not yet listed). */
+cuzk_err journal_put(cuzk_engine *e, job *j, const cuzk_witness_src *w) CUZK_WUR;
+/* Records a final state other than done (lock held). */
+void journal_finish(cuzk_engine *e, const job *j);
+/* Deletes the spool files of j (lock held). */
+void journal_unspool(cuzk_engine *e, job *j);
+/* Deletes journaled jobs ended more than result_ttl_s ago (lock not held). */
+void journal_expire(cuzk_engine *e);
+/* Opens spool file name for reading (-1 and errno on failure). */
+int journal_spool_open(cuzk_engine *e, const char *name);
+
+/* ---- witness.c ---- */
+cuzk_err witness_dirs_open(cuzk_engine *e) CUZK_WUR;
+extern atomic_bool witness_use_openat2;   /* false: the O_NOFOLLOW walk only */
+void witness_dirs_close(cuzk_engine *e);
+/* Opens the witness at path as allow_dirs says: a regular file, no link followed beneath an
+ * allowed directory. *fd the descriptor. */
+cuzk_err witness_open(const cuzk_engine *e, const char *path, int *fd) CUZK_WUR;
+/* Loads the witness open at fd (called name in errors) into buf (room for cap values). */
+cuzk_err witness_load_fd(cuzk_wtns **w, int fd, const char *name, cuzk_fr *buf,
+                         size_t cap) CUZK_WUR;
+
 /* ---- jobs.c (lock held) ---- */
-job *job_find(cuzk_engine *e, uint64_t id);
+job *job_find(cuzk_engine *e, const char *id);
 /* Sets the final state once; false when the job was already final. */
 bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason);
+/* The same; journal false leaves the job unfinished in the journal (shutdown). */
+bool job_finish_ex(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason, bool journal);
+/* Lists j (new or recovered) and queues it when it has partitions to run. */
+void job_link(cuzk_engine *e, job *j);
 /* Frees the job's inputs and its key reference once it is final and nothing of it is in
  * flight any more. */
 void job_retire_inputs(cuzk_engine *e, job *j);
@@ -186,7 +238,7 @@ part *sched_take(cuzk_engine *e, job *j);
  * the caller must load the key (key_reload), 0 when reserved with the key loaded, -1 when
  * the job ended or the partition can never fit (job failed). May wait. */
 int sched_reserve(cuzk_engine *e, part *p);
-/* The ready list, in order: priority desc, then job id, then partition. */
+/* The ready list, in order: priority desc, then submission order, then partition. */
 void sched_ready_put(cuzk_engine *e, part *p);
 part *sched_ready_take(cuzk_engine *e);   /* NULL when empty */
 /* A partition leaves the pipeline: its reservation and witness go back. */

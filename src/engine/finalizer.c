@@ -35,8 +35,8 @@ void finalizer_main(cuzk_engine *e)
         cuzk_groth16_pending_free(p->pend);
         p->pend = NULL;
         double t1 = engine_now(e);
-        LOG(e, CUZK_LOG_INFO, "event=finalize_end job=%llu part=%zu ms=%.3f%s",
-            (unsigned long long)j->id, p->idx, (t1 - t0) * 1e3, r == CUZK_OK ? "" : " error=1");
+        LOG(e, CUZK_LOG_INFO, "event=finalize_end job=%s part=%zu ms=%.3f%s",
+            j->id, p->idx, (t1 - t0) * 1e3, r == CUZK_OK ? "" : " error=1");
         cuzk_err vr = CUZK_OK;
         if (r == CUZK_OK && verify) {
             vr = cuzk_groth16_verify(vk, p->pub, npub, &proof);
@@ -46,7 +46,7 @@ void finalizer_main(cuzk_engine *e)
         double t2 = engine_now(e);
         if (verify && r == CUZK_OK)
             LOG(e, vr == CUZK_OK ? CUZK_LOG_DEBUG : CUZK_LOG_ERROR,
-                "event=verify_end job=%llu part=%zu ms=%.3f ok=%d", (unsigned long long)j->id,
+                "event=verify_end job=%s part=%zu ms=%.3f ok=%d", j->id,
                 p->idx, (t2 - t1) * 1e3, vr == CUZK_OK);
 
         pthread_mutex_lock(&e->mu);
@@ -62,6 +62,20 @@ void finalizer_main(cuzk_engine *e)
         if (vr != CUZK_OK) {
             part_fail(e, p, "self-verification failed", vr, why);
             continue;
+        }
+        if (e->st && !is_final(j->state)) {
+            /* the proof is on disk before it counts; the last one makes the job done there */
+            bool last = ++j->n_recorded == j->n;
+            pthread_mutex_unlock(&e->mu);
+            cuzk_err jr = store_put_part(e->st, j->id, (uint32_t)p->idx, &proof, p->pub, npub,
+                                         last ? engine_wall() : 0);
+            snprintf(why, sizeof why, "%s", jr == CUZK_OK ? "" : cuzk_error_detail());
+            pthread_mutex_lock(&e->mu);
+            if (jr != CUZK_OK) {
+                part_fail(e, p, "journal", jr, why);
+                continue;
+            }
+            e->c_commits++;
         }
         e->c_parts++;
         if (verify)

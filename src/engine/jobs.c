@@ -3,15 +3,51 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "engine/engine_internal.h"
 
 /* ---- the job list (engine lock held) ---- */
 
-job *job_find(cuzk_engine *e, uint64_t id)
+bool cuzk_job_id_valid(const char *s)
 {
+    if (!s)
+        return false;
+    for (size_t i = 0; i < CUZK_JOB_ID_CHARS; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return s[CUZK_JOB_ID_CHARS] == '\0';
+}
+
+/* A fresh id: 16 bytes of getrandom as hex. */
+static cuzk_err job_id_new(cuzk_job_id *id)
+{
+    unsigned char b[CUZK_JOB_ID_CHARS / 2];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t r = getrandom(b + got, sizeof b - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return cuzk_error_set(CUZK_ERANDOM, "job id: getrandom: %s", strerror(errno));
+        got += (size_t)r;
+    }
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < sizeof b; i++) {
+        id->s[2 * i] = hex[b[i] >> 4];
+        id->s[2 * i + 1] = hex[b[i] & 15];
+    }
+    id->s[CUZK_JOB_ID_CHARS] = '\0';
+    return CUZK_OK;
+}
+
+job *job_find(cuzk_engine *e, const char *id)
+{
+    if (!cuzk_job_id_valid(id))
+        return NULL;
     for (job *j = e->jobs; j; j = j->next)
-        if (j->id == id)
+        if (!memcmp(j->id, id, CUZK_JOB_ID_CHARS))
             return j;
     return NULL;
 }
@@ -20,18 +56,28 @@ void job_retire_inputs(cuzk_engine *e, job *j)
 {
     if (!is_final(j->state) || j->outstanding > 0 || j->inputs_freed)
         return;
+    journal_unspool(e, j);
     for (size_t i = 0; i < j->n; i++) {
         free(j->paths[i]);
         free(j->data[i]);
+        if (j->fds && j->fds[i] >= 0)
+            close(j->fds[i]);
     }
+    free(j->fds);
+    j->fds = NULL;
     free(j->paths);
     free(j->data);
     free(j->len);
+    free(j->spool);
+    free(j->pdone);
     j->paths = NULL;
     j->data = NULL;
     j->len = NULL;
+    j->spool = NULL;
+    j->pdone = NULL;
     j->inputs_freed = true;
-    key_unref(e, j->key);
+    if (j->key)
+        key_unref(e, j->key);
     j->key = NULL;
 }
 
@@ -45,10 +91,18 @@ void job_free(cuzk_engine *e, job *j)
 
 bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason)
 {
+    return job_finish_ex(e, j, st, reason, true);
+}
+
+bool job_finish_ex(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason, bool journal)
+{
     if (is_final(j->state))
         return false;
     j->state = st;
     snprintf(j->error, sizeof j->error, "%s", reason ? reason : "");
+    /* done: recorded with the last partition's proof (finalizer.c) */
+    if (journal && st != CUZK_JOB_DONE)
+        journal_finish(e, j);
     j->finished = engine_now(e);
     j->t.total_ms = (j->finished - j->submitted) * 1e3;
     sched_queue_remove(e, j);
@@ -68,9 +122,9 @@ bool job_finish(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason)
         j->publics = NULL;
     }
     LOG(e, st == CUZK_JOB_FAILED ? CUZK_LOG_WARN : CUZK_LOG_INFO,
-        "event=job_final job=%llu state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
+        "event=job_final job=%s state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
         "gpu_ms=%.3f finalize_ms=%.3f verify_ms=%.3f%s%s%s",
-        (unsigned long long)j->id, cuzk_job_state_name(st), j->t.total_ms, j->t.queue_ms,
+        j->id, cuzk_job_state_name(st), j->t.total_ms, j->t.queue_ms,
         j->t.srs_ms, j->t.load_ms, j->t.gpu_ms, j->t.finalize_ms, j->t.verify_ms,
         reason ? " reason=\"" : "", reason ? reason : "", reason ? "\"" : "");
     job_retire_inputs(e, j);
@@ -87,7 +141,13 @@ static void job_drop(job *j)
     for (size_t i = 0; i < j->n && j->paths && j->data; i++) {
         free(j->paths[i]);
         free(j->data[i]);
+        if (j->spool)
+            free(j->spool[i]);
+        if (j->fds && j->fds[i] >= 0)
+            close(j->fds[i]);
     }
+    free(j->spool);
+    free(j->fds);
     free(j->paths);
     free(j->data);
     free(j->len);
@@ -96,9 +156,9 @@ static void job_drop(job *j)
     free(j);
 }
 
-/* A job of n witnesses copied from w (paths duplicated, uploads copied); NULL when out of
- * memory. */
-static job *job_new(const cuzk_witness_src *w, size_t n)
+/* A job of n witnesses from w (paths duplicated; uploads copied unless they go to the
+ * spool); NULL when out of memory. */
+static job *job_new(const cuzk_witness_src *w, const int *fds, size_t n, bool spool)
 {
     job *j = calloc(1, sizeof *j);
     if (!j)
@@ -107,11 +167,17 @@ static job *job_new(const cuzk_witness_src *w, size_t n)
     j->paths = calloc(n, sizeof(char *));
     j->data = calloc(n, sizeof(unsigned char *));
     j->len = calloc(n, sizeof(size_t));
+    j->spool = calloc(n, sizeof(char *));
+    j->fds = malloc(n * sizeof(int));
     j->proofs = calloc(n, sizeof(cuzk_proof));
-    bool ok = j->paths && j->data && j->len && j->proofs;
+    bool ok = j->paths && j->data && j->len && j->spool && j->fds && j->proofs;
+    for (size_t i = 0; j->fds && i < n; i++)
+        j->fds[i] = fds[i];
     for (size_t i = 0; ok && i < n; i++) {
         if (w[i].path) {
             ok = (j->paths[i] = strdup(w[i].path)) != NULL;
+        } else if (spool) {
+            j->len[i] = w[i].len;
         } else {
             ok = (j->data[i] = malloc(w[i].len ? w[i].len : 1)) != NULL;
             if (ok && w[i].len)
@@ -126,17 +192,93 @@ static job *job_new(const cuzk_witness_src *w, size_t n)
     return j;
 }
 
-cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id,
+/* Opens (paths) and reads each witness once, checked against the key: its size, its first
+ * value 1. fds[i]: the opened file of a path witness, else -1 (all closed on failure). */
+static cuzk_err witnesses_check(cuzk_engine *e, const char *key_id, const cuzk_witness_src *w,
+                                int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fds[i] = -1;
+    pthread_mutex_lock(&e->mu);
+    key_entry *k = key_find(e, key_id);
+    uint32_t n_vars = k ? k->n_vars : 0;
+    char kid[128], kpath[4096], kr1cs[4096];
+    if (k) {
+        snprintf(kid, sizeof kid, "%s", k->id);
+        snprintf(kpath, sizeof kpath, "%s", k->path);
+        snprintf(kr1cs, sizeof kr1cs, "%s", k->r1cs);
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (!k)
+        return cuzk_error_set(CUZK_ENOTFOUND, "unknown key \"%.100s\"", key_id);
+    cuzk_err r = CUZK_OK;
+    for (size_t i = 0; r == CUZK_OK && i < n; i++) {
+        const char *wname = w[i].path ? w[i].path : "uploaded .wtns";
+        cuzk_wtns *wt = NULL;
+        if (w[i].path) {
+            r = witness_open(e, w[i].path, &fds[i]);
+            if (r == CUZK_OK)
+                r = witness_load_fd(&wt, fds[i], w[i].path, NULL, 0);
+        } else {
+            r = cuzk_wtns_load_mem(&wt, wname, w[i].data, w[i].len);
+        }
+        if (r != CUZK_OK) {
+            char d[700];
+            snprintf(d, sizeof d, "%s", cuzk_error_detail()[0] ? cuzk_error_detail()
+                                                                 : cuzk_strerror(r));
+            if (r == CUZK_ENOTFOUND)   /* a missing file, not an unknown key */
+                r = CUZK_EIO;
+            r = cuzk_error_set(r, "witness %zu: %s", i, d);
+        } else if (wt->n != n_vars) {
+            r = cuzk_error_set(CUZK_ESIZE,
+                               "witness %zu (%.300s): %u values, key %s (%.300s%s%.300s) expects %u",
+                               i, wname, wt->n, kid, kpath, kr1cs[0] ? " for " : "", kr1cs,
+                               n_vars);
+        } else if (!cuzk_fr_is_one(&wt->w[0])) {
+            r = cuzk_error_set(CUZK_EFORMAT, "witness %zu (%.300s): its first value is not 1", i,
+                               wname);
+        }
+        cuzk_wtns_free(wt);
+    }
+    if (r != CUZK_OK)
+        for (size_t i = 0; i < n; i++)
+            if (fds[i] >= 0) {
+                close(fds[i]);
+                fds[i] = -1;
+            }
+    return r;
+}
+
+cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key_id,
                             cuzk_priority prio, const cuzk_witness_src *w, size_t n)
 {
-    *job_id = 0;
+    memset(job_id, 0, sizeof *job_id);
     if ((unsigned)prio >= CUZK_PRIO_COUNT)
         return cuzk_error_set(CUZK_EINVAL, "bad priority %d", (int)prio);
     if (n == 0 || n > e->cfg.max_partitions)
         return cuzk_error_set(CUZK_EINVAL, "a job needs 1 to %u witnesses, got %zu",
                               e->cfg.max_partitions, n);
-    job *j = job_new(w, n);
-    cuzk_err r = j ? CUZK_OK : cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    int *fds = malloc(n * sizeof(int));
+    if (!fds)
+        return cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    cuzk_err wr = witnesses_check(e, key_id, w, fds, n);
+    if (wr != CUZK_OK) {
+        free(fds);
+        pthread_mutex_lock(&e->mu);
+        e->c_rejected++;
+        pthread_mutex_unlock(&e->mu);
+        LOG(e, CUZK_LOG_INFO, "event=job_rejected key=%.100s reason=\"%s\"", key_id,
+            cuzk_error_detail());
+        return wr;
+    }
+    job *j = job_new(w, fds, n, e->st != NULL);
+    if (!j)
+        for (size_t i = 0; i < n; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+    free(fds);   /* the job holds the descriptors now */
+    cuzk_job_id id;
+    cuzk_err r = j ? job_id_new(&id) : cuzk_error_set(CUZK_ENOMEM, "out of memory");
 
     pthread_mutex_lock(&e->mu);
     key_entry *k = r == CUZK_OK ? key_find(e, key_id) : NULL;
@@ -159,6 +301,28 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id
     } else if (k->n_public && !(j->publics = calloc(n * k->n_public, sizeof(cuzk_fr)))) {
         r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
     }
+    if (r == CUZK_OK) {
+        memcpy(j->id, id.s, sizeof j->id);
+        j->key = k;
+        snprintf(j->key_id, sizeof j->key_id, "%s", k->id);
+        k->refs++;
+        j->n_public = k->n_public;
+        j->prio = prio;
+        j->state = CUZK_JOB_QUEUED;
+        j->submitted = engine_now(e);
+        e->jobs_open++;   /* its place in the queue, held while it is journaled */
+        if (e->st) {
+            /* durable before the answer: spooled and committed outside the lock */
+            pthread_mutex_unlock(&e->mu);
+            r = journal_put(e, j, w);
+            pthread_mutex_lock(&e->mu);
+            if (r != CUZK_OK) {
+                e->jobs_open--;
+                key_unref(e, k);
+                j->key = NULL;
+            }
+        }
+    }
     if (r != CUZK_OK) {
         e->c_rejected++;
         pthread_mutex_unlock(&e->mu);
@@ -168,33 +332,35 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, uint64_t *job_id, const char *key_id
             job_drop(j);
         return r;
     }
-    j->id = e->next_id++;
-    j->key = k;
-    snprintf(j->key_id, sizeof j->key_id, "%s", k->id);
-    k->refs++;
-    j->n_public = k->n_public;
-    j->prio = prio;
-    j->state = CUZK_JOB_QUEUED;
-    j->submitted = engine_now(e);
+    j->seq = e->next_seq++;
+    job_link(e, j);
+    e->c_submitted++;
+    *job_id = id;
+    LOG(e, CUZK_LOG_INFO, "event=job_submit job=%s key=%s priority=%s partitions=%zu",
+        j->id, k->id, cuzk_priority_name(prio), n);
+    if (!e->accepting) /* the shutdown began while it was journaled: the next start runs it */
+        job_finish_ex(e, j, CUZK_JOB_FAILED, "daemon shutting down (job had not started)", false);
+    pthread_cond_broadcast(&e->cv_load);
+    pthread_mutex_unlock(&e->mu);
+    return CUZK_OK;
+}
+
+void job_link(cuzk_engine *e, job *j)
+{
     if (e->jobs_tail)
         e->jobs_tail->next = j;
     else
         e->jobs = j;
     e->jobs_tail = j;
+    if (is_final(j->state) || !j->key)
+        return;
+    cuzk_priority prio = j->prio;
     if (e->qtail[prio])
         e->qtail[prio]->qnext = j;
     else
         e->qhead[prio] = j;
     e->qtail[prio] = j;
     j->in_queue = true;
-    e->jobs_open++;
-    e->c_submitted++;
-    *job_id = j->id;
-    LOG(e, CUZK_LOG_INFO, "event=job_submit job=%llu key=%s priority=%s partitions=%zu",
-        (unsigned long long)j->id, k->id, cuzk_priority_name(prio), n);
-    pthread_cond_broadcast(&e->cv_load);
-    pthread_mutex_unlock(&e->mu);
-    return CUZK_OK;
 }
 
 void cuzk_engine_count_rejected(cuzk_engine *e)
@@ -204,15 +370,15 @@ void cuzk_engine_count_rejected(cuzk_engine *e)
     pthread_mutex_unlock(&e->mu);
 }
 
-cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id)
+cuzk_err cuzk_engine_cancel(cuzk_engine *e, const char *job_id)
 {
     pthread_mutex_lock(&e->mu);
     job *j = job_find(e, job_id);
     cuzk_err r = CUZK_OK;
     if (!j)
-        r = cuzk_error_set(CUZK_ENOTFOUND, "unknown job %llu", (unsigned long long)job_id);
+        r = cuzk_error_set(CUZK_ENOTFOUND, "unknown job \"%.40s\"", job_id);
     else if (j->state == CUZK_JOB_DONE || j->state == CUZK_JOB_FAILED)
-        r = cuzk_error_set(CUZK_EBUSY, "job %llu already ended: %s", (unsigned long long)job_id,
+        r = cuzk_error_set(CUZK_EBUSY, "job %s already ended: %s", j->id,
                            cuzk_job_state_name(j->state));
     else
         job_finish(e, j, CUZK_JOB_CANCELLED, "cancelled");
@@ -220,7 +386,7 @@ cuzk_err cuzk_engine_cancel(cuzk_engine *e, uint64_t job_id)
     return r;
 }
 
-cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_id,
+cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, const char *job_id,
                              double timeout_s, bool want_results)
 {
     memset(info, 0, sizeof *info);
@@ -239,9 +405,9 @@ cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, uint64_t job_i
     }
     if (!j) {
         pthread_mutex_unlock(&e->mu);
-        return cuzk_error_set(CUZK_ENOTFOUND, "unknown job %llu", (unsigned long long)job_id);
+        return cuzk_error_set(CUZK_ENOTFOUND, "unknown job \"%.40s\"", job_id);
     }
-    info->id = j->id;
+    memcpy(info->id, j->id, sizeof info->id);
     snprintf(info->key, sizeof info->key, "%s", j->key_id);
     info->priority = j->prio;
     info->state = j->state;

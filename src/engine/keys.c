@@ -115,12 +115,11 @@ bool key_evict_one(cuzk_engine *e, const key_entry *keep)
     return true;
 }
 
-bool key_reload(cuzk_engine *e, key_entry *k, uint64_t job_id, char *why, size_t whylen)
+bool key_reload(cuzk_engine *e, key_entry *k, const char *job_id, char *why, size_t whylen)
 {
     double t0 = engine_now(e);
     pthread_mutex_unlock(&e->mu);
-    LOG(e, CUZK_LOG_INFO, "event=key_load_start key=%s job=%llu", k->id,
-        (unsigned long long)job_id);
+    LOG(e, CUZK_LOG_INFO, "event=key_load_start key=%s job=%s", k->id, job_id);
     cuzk_key *key = NULL;
     cuzk_err r = entry_load(e, k, &key);
     snprintf(why, whylen, "%s", r == CUZK_OK ? "" : cuzk_error_detail());
@@ -137,8 +136,7 @@ bool key_reload(cuzk_engine *e, key_entry *k, uint64_t job_id, char *why, size_t
     k->key = key;
     k->st = KEY_LOADED;
     k->loads++;
-    LOG(e, CUZK_LOG_INFO, "event=key_load_end key=%s job=%llu ms=%.3f", k->id,
-        (unsigned long long)job_id, (engine_now(e) - t0) * 1e3);
+    LOG(e, CUZK_LOG_INFO, "event=key_load_end key=%s job=%s ms=%.3f", k->id, job_id, (engine_now(e) - t0) * 1e3);
     return true;
 }
 

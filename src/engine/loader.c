@@ -8,15 +8,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/engine_internal.h"
 
 /* Loads witness idx of j into buf (room for cap values) when it fits (see cuzk_wtns_load_into). */
-static cuzk_err load_witness(cuzk_wtns **w, const job *j, size_t idx, cuzk_fr *buf, size_t cap)
+static cuzk_err load_witness(cuzk_engine *e, cuzk_wtns **w, const job *j, size_t idx,
+                             cuzk_fr *buf, size_t cap)
 {
-    if (j->paths[idx]) /* the loader refuses a FIFO or a directory without blocking */
-        return cuzk_wtns_load_into(w, j->paths[idx], buf, cap);
+    if (j->paths[idx]) /* opened at submission (or recovery), read from that descriptor */
+        return witness_load_fd(w, j->fds[idx], j->paths[idx], buf, cap);
+    if (j->spool && j->spool[idx]) {
+        int fd = journal_spool_open(e, j->spool[idx]);
+        if (fd < 0)
+            return cuzk_error_set(CUZK_EIO, "uploaded witness (spool %s): %s", j->spool[idx],
+                                  strerror(errno));
+        cuzk_err r = witness_load_fd(w, fd, "uploaded witness", buf, cap);
+        close(fd);
+        return r;
+    }
     return cuzk_wtns_load_mem_into(w, "uploaded witness", j->data[idx], j->len[idx], buf, cap);
 }
 
@@ -26,7 +37,7 @@ static cuzk_err load_part(cuzk_engine *e, part *p, cuzk_fr *wbuf, size_t wcap)
 {
     const job *j = p->j;
     const key_entry *k = p->key;
-    cuzk_err r = load_witness(&p->w, j, p->idx, wbuf, wcap);
+    cuzk_err r = load_witness(e, &p->w, j, p->idx, wbuf, wcap);
     if (wbuf) {
         pthread_mutex_lock(&e->mu);
         if (p->w && p->w->borrowed)
@@ -64,6 +75,10 @@ void loader_main(cuzk_engine *e)
         part *p = sched_take(e, j);
         if (!p)
             continue;
+        if (j->pdone && j->pdone[p->idx]) {   /* proved before a restart */
+            part_retire(e, p);
+            continue;
+        }
         e->n_load++;
         double t0 = engine_now(e);
         int rv = sched_reserve(e, p);
@@ -87,13 +102,13 @@ void loader_main(cuzk_engine *e)
         cuzk_fr *wbuf = wpool_take(e, k->n_vars, &wcap);
         pthread_mutex_unlock(&e->mu);
 
-        LOG(e, CUZK_LOG_INFO, "event=load_start job=%llu part=%zu", (unsigned long long)j->id,
+        LOG(e, CUZK_LOG_INFO, "event=load_start job=%s part=%zu", j->id,
             p->idx);
         cuzk_err r = load_part(e, p, wbuf, wcap);
         snprintf(why, sizeof why, "%s", r == CUZK_OK ? "" : cuzk_error_detail());
         double t2 = engine_now(e);
-        LOG(e, CUZK_LOG_INFO, "event=load_end job=%llu part=%zu ms=%.3f%s",
-            (unsigned long long)j->id, p->idx, (t2 - t1) * 1e3, r == CUZK_OK ? "" : " error=1");
+        LOG(e, CUZK_LOG_INFO, "event=load_end job=%s part=%zu ms=%.3f%s",
+            j->id, p->idx, (t2 - t1) * 1e3, r == CUZK_OK ? "" : " error=1");
 
         pthread_mutex_lock(&e->mu);
         e->n_load--;

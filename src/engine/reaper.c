@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's reaper: fails jobs past job_timeout_s and forgets final jobs result_ttl_s
- * after their end, waking every 100 ms. */
+ * after their end, waking every 100 ms; once a second it deletes the journal's expired jobs. */
 #include <stdio.h>
 
 #include "engine/engine_internal.h"
@@ -14,6 +14,13 @@ void *reaper_main(void *arg)
         engine_deadline(&ts, 0.1);
         pthread_cond_timedwait(&e->cv_job, &e->mu, &ts);
         double now = engine_now(e);
+        if (e->st && now - e->journal_expired_at >= 1.0) {
+            e->journal_expired_at = now;
+            pthread_mutex_unlock(&e->mu);
+            journal_expire(e);
+            pthread_mutex_lock(&e->mu);
+            now = engine_now(e);
+        }
         job **pp = &e->jobs, *prev = NULL;
         while (*pp) {
             job *j = *pp;

@@ -25,7 +25,7 @@ static int sched_effective(const cuzk_engine *e, const job *j, double now)
 }
 
 /* Whether job a goes before job b at now: higher effective priority, then older, then
- * higher priority of its own. */
+ * higher priority of its own, then accepted earlier. */
 static bool sched_job_before(const cuzk_engine *e, const job *a, const job *b, double now)
 {
     int ea = sched_effective(e, a, now), eb = sched_effective(e, b, now);
@@ -33,7 +33,9 @@ static bool sched_job_before(const cuzk_engine *e, const job *a, const job *b, d
         return ea > eb;
     if (a->submitted != b->submitted)
         return a->submitted < b->submitted;
-    return a->prio > b->prio;
+    if (a->prio != b->prio)
+        return a->prio > b->prio;
+    return a->seq < b->seq;   /* jobs recovered together: in their order of acceptance */
 }
 
 /* ---- the queue of jobs with partitions still to start ---- */

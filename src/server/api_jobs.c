@@ -63,38 +63,9 @@ static unsigned char *b64_decode(const char *in, size_t *out_len)
     return out;
 }
 
-/* ---- witnesses checked at submission ---- */
-
-/* Loads witness i (path or uploaded bytes) and checks it against the key: the same reader the
- * engine's loaders use, so a corrupt or mismatched witness is refused with a 4xx. */
-static cuzk_err check_witness(const cuzk_witness_src *w, const cuzk_engine_key_info *k, size_t i,
-                              char *why, size_t wlen)
-{
-    const char *wname = w->path ? w->path : "uploaded .wtns";
-    cuzk_wtns *wt = NULL;
-    /* a FIFO or a directory is refused, not waited on */
-    cuzk_err r = w->path ? cuzk_wtns_load(&wt, w->path)
-                         : cuzk_wtns_load_mem(&wt, wname, w->data, w->len);
-    if (r != CUZK_OK) {
-        const char *d = cuzk_error_detail();
-        snprintf(why, wlen, "witness %zu: %s", i, d[0] ? d : cuzk_strerror(r));
-        return r;
-    }
-    if (wt->n != k->n_vars)
-        r = CUZK_ESIZE,
-        snprintf(why, wlen, "witness %zu (%.300s): %u values, key %s (%.300s%s%.300s) expects %u",
-                 i, wname, wt->n, k->id, k->path, k->r1cs[0] ? " for " : "", k->r1cs, k->n_vars);
-    else if (!cuzk_fr_is_one(&wt->w[0]))
-        r = CUZK_EFORMAT,
-        snprintf(why, wlen, "witness %zu (%s): its first value is not 1", i, wname);
-    cuzk_wtns_free(wt);
-    return r;
-}
-
 static json_t *job_json(const cuzk_job_info *ji)
 {
-    char id[24];
-    snprintf(id, sizeof id, "%llu", (unsigned long long)ji->id);
+    const char *id = ji->id;
     char err[sizeof ji->error];
     snprintf(err, sizeof err, "%s", ji->error);   /* a reason cut short may end mid-character */
     utf8_scrub(err);
@@ -137,7 +108,6 @@ enum MHD_Result api_job_submit(server *s, struct MHD_Connection *c, const req *r
     unsigned char **bufs = NULL;
     size_t n = 0;
     enum MHD_Result ret;
-    char why[1200];
 
     if (ctype && strncasecmp(ctype, "application/octet-stream", 24) == 0) {
         key = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key");
@@ -234,29 +204,20 @@ enum MHD_Result api_job_submit(server *s, struct MHD_Connection *c, const req *r
         ret = send_error(s, c, 404, "unknown key \"%.100s\" (register it with POST /v1/keys)", key);
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (ws[i].path && !path_allowed(s, ws[i].path, why, sizeof why)) {
-            cuzk_engine_count_rejected(s->e);
-            ret = send_error(s, c, 403, "witness %zu: %s", i, why);
-            goto out;
-        }
-        if (check_witness(&ws[i], &ki, i, why, sizeof why) != CUZK_OK) {
-            cuzk_engine_count_rejected(s->e);
-            ret = send_error(s, c, 422, "%s", why);
-            goto out;
-        }
-    }
-    uint64_t id;
+    cuzk_job_id id;
     cuzk_err r = cuzk_engine_submit(s->e, &id, key, prio, ws, n);
     if (r == CUZK_OK) {
-        char ids[24];
-        snprintf(ids, sizeof ids, "%llu", (unsigned long long)id);
-        ret = send_json(s, c, 202, json_pack("{s:s, s:s, s:I}", "id", ids, "state", "queued",
+        ret = send_json(s, c, 202, json_pack("{s:s, s:s, s:I}", "id", id.s, "state", "queued",
                                              "partitions", (json_int_t)n));
     } else {
-        unsigned code = r == CUZK_EBUSY ? 503 : r == CUZK_ESIZE ? 422 : r == CUZK_ENOMEM ? 500 : 400;
-        if (r == CUZK_ENOTFOUND) /* the key unregistered since it was looked up above */
-            code = 404;
+        /* the engine opens and checks the witnesses: a path it may not open is 403, a witness
+         * it cannot read or that does not fit the key 422 */
+        unsigned code = r == CUZK_EBUSY          ? 503
+                        : r == CUZK_ENOMEM       ? 500
+                        : r == CUZK_EINVAL       ? 400
+                        : r == CUZK_EUNSUPPORTED ? 403
+                        : r == CUZK_ENOTFOUND    ? 404   /* the key unregistered meanwhile */
+                                                 : 422;
         ret = send_error(s, c, code, "%s", cuzk_error_detail());
     }
 out:
@@ -269,12 +230,17 @@ out:
 }
 
 
+/* The job id of a URL: 32 lowercase hex characters (anything else is no job: 404). */
+static bool job_id_of(const char *ids)
+{
+    return cuzk_job_id_valid(ids);
+}
+
 /* longpoll.c's question: is job ids final (or unknown)? */
 static bool job_final(server *s, const char *ids)
 {
-    uint64_t id;
     cuzk_job_info ji;
-    if (!api_parse_u64(ids, &id) || cuzk_engine_job_get(s->e, &ji, id, 0, false) != CUZK_OK)
+    if (!job_id_of(ids) || cuzk_engine_job_get(s->e, &ji, ids, 0, false) != CUZK_OK)
         return true;
     bool final = ji.state != CUZK_JOB_QUEUED && ji.state != CUZK_JOB_RUNNING;
     cuzk_job_info_release(&ji);
@@ -283,8 +249,7 @@ static bool job_final(server *s, const char *ids)
 
 enum MHD_Result api_job_get(server *s, struct MHD_Connection *c, const char *ids)
 {
-    uint64_t id;
-    if (!api_parse_u64(ids, &id))
+    if (!job_id_of(ids))
         return send_error(s, c, 404, "unknown job \"%.40s\"", ids);
     double wait = 0;
     const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
@@ -300,9 +265,9 @@ enum MHD_Result api_job_get(server *s, struct MHD_Connection *c, const char *ids
     if (longpoll_wait(s, c, ids, wait, job_final))
         return MHD_YES;
     cuzk_job_info ji;
-    cuzk_err r = cuzk_engine_job_get(s->e, &ji, id, 0, true);
+    cuzk_err r = cuzk_engine_job_get(s->e, &ji, ids, 0, true);
     if (r == CUZK_ENOTFOUND)
-        return send_error(s, c, 404, "unknown job %llu", (unsigned long long)id);
+        return send_error(s, c, 404, "unknown job %s", ids);
     if (r != CUZK_OK)
         return send_error(s, c, 500, "%s", cuzk_error_detail());
     json_t *o = job_json(&ji);
@@ -312,17 +277,14 @@ enum MHD_Result api_job_get(server *s, struct MHD_Connection *c, const char *ids
 
 enum MHD_Result api_job_cancel(server *s, struct MHD_Connection *c, const char *ids)
 {
-    uint64_t id;
-    if (!api_parse_u64(ids, &id))
+    if (!job_id_of(ids))
         return send_error(s, c, 404, "unknown job \"%.40s\"", ids);
-    cuzk_err r = cuzk_engine_cancel(s->e, id);
+    cuzk_err r = cuzk_engine_cancel(s->e, ids);
     if (r == CUZK_ENOTFOUND)
-        return send_error(s, c, 404, "unknown job %llu", (unsigned long long)id);
+        return send_error(s, c, 404, "unknown job %s", ids);
     if (r == CUZK_EBUSY)
         return send_error(s, c, 409, "%s", cuzk_error_detail());
     if (r != CUZK_OK)
         return send_error(s, c, 500, "%s", cuzk_error_detail());
-    char out[24];
-    snprintf(out, sizeof out, "%llu", (unsigned long long)id);
-    return send_json(s, c, 200, json_pack("{s:s, s:s}", "id", out, "state", "cancelled"));
+    return send_json(s, c, 200, json_pack("{s:s, s:s}", "id", ids, "state", "cancelled"));
 }

@@ -18,6 +18,7 @@
 #include "test_files.h"
 
 const char *bin_dir, *src_dir;
+bool daemon_default_any_path = true;
 char tmp_dir[256];
 
 /* ---- daemon process ---- */
@@ -104,7 +105,7 @@ bool daemon_start(daemon_proc *d, const char *tag, ...)
     argv[n++] = exe;
     va_list ap;
     va_start(ap, tag);
-    bool listen_given = false, state_given = false, no_auth = false;
+    bool listen_given = false, state_given = false, no_auth = false, allow_given = false;
     const char *token = NULL, *token_file = NULL, *admin_file = NULL;
     snprintf(d->state, sizeof d->state, "%s/%s.state", tmp_dir, tag);
     for (const char *a, *prev = ""; (a = va_arg(ap, const char *)) && n < 56; prev = a) {
@@ -122,6 +123,8 @@ bool daemon_start(daemon_proc *d, const char *tag, ...)
             token_file = a;
         if (!strcmp(prev, "--admin-token-file"))
             admin_file = a;
+        if (!strcmp(a, "--allow-dir"))
+            allow_given = true;
         argv[n++] = a;
     }
     va_end(ap);
@@ -133,6 +136,8 @@ bool daemon_start(daemon_proc *d, const char *tag, ...)
         argv[n++] = "--state-dir";
         argv[n++] = d->state;
     }
+    if (!allow_given && daemon_default_any_path)   /* witness paths as the scenarios name them */
+        argv[n++] = "--allow-any-path";
     argv[n++] = "--address-file";
     argv[n++] = addrf;
     argv[n++] = "--log-file";
@@ -209,6 +214,16 @@ int daemon_stop(daemon_proc *d, double timeout_s)
     d->pid = 0;
     fprintf(stderr, "cuzk-daemon did not exit %.0f s after SIGTERM\n", timeout_s);
     return -1;
+}
+
+void daemon_kill(daemon_proc *d)
+{
+    if (d->pid <= 0)
+        return;
+    kill(d->pid, SIGKILL);
+    waitpid(d->pid, NULL, 0);
+    track(d->pid, false);
+    d->pid = 0;
 }
 
 /* ---- HTTP ---- */

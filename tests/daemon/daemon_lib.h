@@ -21,6 +21,8 @@ extern char tmp_dir[256];               /* this run's directory (kept when it fa
  * rest. */
 extern const char *http_auth;
 extern long http_timeout_s;
+/* daemon_start adds --allow-any-path when no --allow-dir is given (default true). */
+extern bool daemon_default_any_path;
 
 typedef struct {
     pid_t pid;
@@ -45,13 +47,17 @@ void kill_all(void);
 void track(pid_t p, bool add);
 
 /* Starts cuzk-daemon with the given flags (NULL-terminated) plus a free loopback port, an
- * address file and a log file. Returns false when it does not come up within 20 s. Then
- * d->token and d->admin hold its tokens (--token, --token-file, --admin-token-file, else
- * those it made in its state directory), which requests to its addresses carry. */
+ * address file and a log file (and --allow-any-path unless the flags name an --allow-dir).
+ * Returns false when it does not come up within 20 s. Then d->token and d->admin hold its
+ * tokens (--token, --token-file, --admin-token-file, else those it made in its state
+ * directory), which requests to its addresses carry. */
 bool daemon_start(daemon_proc *d, const char *tag, ...);
 
 /* SIGTERM and wait up to timeout_s; returns the exit status, or -1 after a SIGKILL. */
 int daemon_stop(daemon_proc *d, double timeout_s);
+
+/* SIGKILL (a crash: no shutdown runs) and reap it. */
+void daemon_kill(daemon_proc *d);
 
 void resp_free(resp *r);
 

@@ -40,6 +40,7 @@ static int engine_open(bench_inproc *ip, const bench_opts *o, double *load_ms, c
     cfg.log_level = o->engine_log ? CUZK_LOG_INFO : CUZK_LOG_ERROR; /* bench reports failures itself */
     cfg.gpu = o->gpu;
     cfg.backend = tool_env_get()->backend;
+    cfg.witness_any_path = true;   /* its own witness files, named on its command line */
     cuzk_err e = cuzk_engine_new(&ip->eng, &cfg);
     if (e != CUZK_OK) {
         snprintf(err, errlen, "engine: %s", cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
@@ -68,8 +69,8 @@ static int engine_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
     for (size_t i = 0; i < n; i++)
         w[i].path = o->witness[i];
     double t0 = bench_now_ms();
-    uint64_t id = 0;
-    cuzk_err e = cuzk_engine_submit(ip->eng, &id, o->key, (cuzk_priority)j->priority, w, n);
+    cuzk_job_id jid;
+    cuzk_err e = cuzk_engine_submit(ip->eng, &jid, o->key, (cuzk_priority)j->priority, w, n);
     free(w);
     if (e != CUZK_OK) {
         bench_copy(j->state, sizeof j->state, "rejected");
@@ -78,14 +79,15 @@ static int engine_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
         j->latency_ms = bench_now_ms() - t0;
         return 0;
     }
-    snprintf(j->id, sizeof j->id, "%llu", (unsigned long long)id);
+    const char *id = jid.s;
+    snprintf(j->id, sizeof j->id, "%s", id);
     cuzk_job_info ji;
     memset(&ji, 0, sizeof ji);
     e = cuzk_engine_job_get(ip->eng, &ji, id, o->timeout_s, true);
     j->latency_ms = bench_now_ms() - t0;
     if (e != CUZK_OK) {
         bench_copy(j->state, sizeof j->state, "error");
-        snprintf(j->error, sizeof j->error, "job %llu: %s", (unsigned long long)id,
+        snprintf(j->error, sizeof j->error, "job %s: %s", id,
                  cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
         return -1;
     }
@@ -93,8 +95,8 @@ static int engine_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
         if (cuzk_engine_cancel(ip->eng, id) != CUZK_OK)
             cuzk_error_clear();
         bench_copy(j->state, sizeof j->state, "timeout");
-        snprintf(j->error, sizeof j->error, "job %llu: no final state after %.0f s (cancelled)",
-                 (unsigned long long)id, o->timeout_s);
+        snprintf(j->error, sizeof j->error, "job %s: no final state after %.0f s (cancelled)",
+                 id, o->timeout_s);
         cuzk_job_info_release(&ji);
         return 0;
     }

@@ -81,6 +81,8 @@ typedef struct {
     const char *token_file, *admin_token_file;   /* read once the flags are parsed */
     char token_buf[DAEMON_TOKEN_MAX], admin_buf[DAEMON_TOKEN_MAX];
     bool example;
+    bool no_journal;   /* journal = off / --no-journal: jobs in memory only */
+    bool any_path;     /* allow_any_path: witness paths outside any allow_dir */
     char ini_error[1024];   /* the first bad line of the INI file, without its number */
 } daemon_config;
 
@@ -123,6 +125,11 @@ static void usage(FILE *f)
         "  --finalizers N            finaliser pool size\n"
         "  --prove-threads N         threads inside one proof (0: all CPUs)\n"
         "  --no-verify               do not self-verify proofs (on by default)\n"
+        "  --allow-any-path          with no --allow-dir: clients' witness paths may name any\n"
+        "                            file the daemon can read (off: path witnesses refused)\n"
+        "  --no-journal              keep jobs in memory only (journal = off): a crash or a\n"
+        "                            restart loses them (by default every accepted job is\n"
+        "                            journaled in the state directory and resumed)\n"
         "  --job-timeout S           fail a job not finished after S seconds (0: never)\n"
         "  --max-queued N            unfinished jobs accepted; beyond: 503 + Retry-After\n"
         "  --max-partitions N        witnesses per job\n"
@@ -390,6 +397,15 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return parse_uint(v, &e->debug_device_delay_ms);
     if (!strcmp(name, "verify"))
         return parse_bool(v, &e->verify);
+    if (!strcmp(name, "allow_any_path"))
+        return parse_bool(v, &c->any_path);
+    if (!strcmp(name, "journal")) {
+        bool on;
+        if (!parse_bool(v, &on))
+            return false;
+        c->no_journal = !on;
+        return true;
+    }
     if (!strcmp(name, "job_timeout"))
         return parse_secs(v, &e->job_timeout_s);
     if (!strcmp(name, "priority_aging"))
@@ -472,6 +488,14 @@ static int parse_args(daemon_config *c, int argc, char **argv)
         }
         if (!strcmp(a, "--no-verify")) {
             c->eng.verify = false;
+            continue;
+        }
+        if (!strcmp(a, "--no-journal")) {
+            c->no_journal = true;
+            continue;
+        }
+        if (!strcmp(a, "--allow-any-path")) {
+            c->any_path = true;
             continue;
         }
         if (!strcmp(a, "--example")) {
@@ -739,6 +763,12 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     cuzk_engine *e = NULL;
+    c.eng.state_dir = c.no_journal ? NULL : c.state_dir;
+    /* witness paths only beneath allow_dir (none: path witnesses refused); each job keeps its
+     * witness files open (the descriptor limit was raised by fd_limit_raise) */
+    c.eng.allow_dirs = c.srv.allow_dirs;
+    c.eng.n_allow_dirs = c.srv.n_allow;
+    c.eng.witness_any_path = c.any_path && c.srv.n_allow == 0;
     if (cuzk_engine_new(&e, &c.eng) != CUZK_OK) {
         fprintf(stderr, "cuzk-daemon: %s\n", cuzk_error_detail());
         return 1;
@@ -774,6 +804,17 @@ int main(int argc, char **argv)
             cuzk_engine_log(e, CUZK_LOG_WARN, "event=listen_all_interfaces listen=%s reason=\"every "
                             "interface: anyone who reaches this host may try the token\"",
                             c.srv.listen[i]);
+    }
+    if (c.eng.witness_any_path)
+        cuzk_engine_log(e, CUZK_LOG_WARN, "event=allow_any_path reason=\"witness paths may name "
+                        "any file this daemon can read\"");
+    if (c.no_journal)
+        cuzk_engine_log(e, CUZK_LOG_WARN, "event=journal_off reason=\"journal = off: accepted "
+                        "jobs are lost with the process\"");
+    else if (cuzk_engine_recover(e, NULL, NULL) != CUZK_OK) {
+        cuzk_engine_log(e, CUZK_LOG_ERROR, "event=startup_failed reason=\"%s\"", cuzk_error_detail());
+        cuzk_engine_free(e);
+        return 1;
     }
     if (c.example)
         cuzk_engine_log(e, CUZK_LOG_INFO, "event=example key=example witness=%s", example_wtns);

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The engine's job journal: every accepted job, its witnesses' sources, the proofs of its
+ * finished partitions and its final state, kept so that a restarted daemon re-queues what
+ * was unfinished and still answers for what was finished until its retention ends.
+ *
+ * A store is an ops table behind a handle, so that backends can differ: sqlite.c keeps the
+ * journal in a local SQLite file (WAL, synchronous=FULL: every call below that writes is
+ * durable when it returns). A shared backend (several hosts on one queue) implements the
+ * same operations. Times are wall-clock seconds (CLOCK_REALTIME), so they span restarts.
+ * Proofs and public inputs are stored in this host's in-memory layout (cuzk_proof, cuzk_fr:
+ * little-endian limbs), checked by size when read back.
+ * Thread safety: every operation may be called from any thread (a backend serialises). */
+#ifndef CUZK_STORE_H
+#define CUZK_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/engine.h"
+
+/* One job as the journal holds it. */
+typedef struct {
+    char id[CUZK_JOB_ID_CHARS + 1];
+    char key[128];
+    int prio;                  /* cuzk_priority */
+    int state;                 /* cuzk_job_state: QUEUED until final (RUNNING is not kept) */
+    char error[512];           /* reason when failed */
+    uint32_t n;                /* partitions */
+    uint32_t n_public;
+    double submitted, finished;  /* wall clock; finished 0 until final */
+    /* n witness sources: src[i] is a path the client named, or (spooled[i]) the name of
+     * the spool file holding the uploaded bytes. */
+    char **src;
+    bool *spooled;
+    /* Read back by list only: which partitions finished, their proofs and public inputs. */
+    bool *part_done;           /* n */
+    cuzk_proof *proofs;        /* n */
+    cuzk_fr *publics;          /* n * n_public */
+} store_job;
+
+typedef struct store store;
+
+/* Called by list for each job, oldest first; a non-zero return stops the listing. */
+typedef int (*store_list_fn)(void *arg, const store_job *j);
+/* Called by expire for each spool file name of each expired job. */
+typedef void (*store_spool_fn)(void *arg, const char *spool_name);
+
+typedef struct {
+    const char *name;   /* "sqlite" */
+    /* Records an accepted job (state QUEUED) with its witness sources. */
+    cuzk_err (*put_job)(store *s, const store_job *j);
+    /* Records partition idx's proof and public inputs; with done_at > 0 the job is also
+     * done at that time, in the same commit (its last partition). */
+    cuzk_err (*put_part)(store *s, const char *id, uint32_t idx, const cuzk_proof *proof,
+                         const cuzk_fr *pub, uint32_t n_public, double done_at);
+    /* Records a final state (failed, cancelled, or done without results) at time finished. */
+    cuzk_err (*finish)(store *s, const char *id, int state, const char *error, double finished);
+    /* Every job, oldest submission first, with its witness sources and results. */
+    cuzk_err (*list)(store *s, store_list_fn fn, void *arg);
+    /* Deletes the jobs that ended before `before`, calling fn for their spool files first
+     * (fn may be NULL); *n_expired (may be NULL) counts the jobs deleted. */
+    cuzk_err (*expire)(store *s, double before, store_spool_fn fn, void *arg,
+                       unsigned *n_expired);
+    /* Counts the jobs the journal holds: all, and those not final. */
+    cuzk_err (*count)(store *s, unsigned *all, unsigned *open);
+    void (*close)(store *s);
+} store_ops;
+
+struct store {
+    const store_ops *ops;
+};
+
+/* The SQLite journal in directory dir (dir/journal.db, created 0600 when missing). A file
+ * that is not a journal, or a damaged one, is refused with an error naming it. */
+cuzk_err store_sqlite_open(store **out, const char *dir) CUZK_WUR;
+
+static inline cuzk_err store_put_job(store *s, const store_job *j)
+{
+    return s->ops->put_job(s, j);
+}
+static inline cuzk_err store_put_part(store *s, const char *id, uint32_t idx,
+                                      const cuzk_proof *proof, const cuzk_fr *pub,
+                                      uint32_t n_public, double done_at)
+{
+    return s->ops->put_part(s, id, idx, proof, pub, n_public, done_at);
+}
+static inline cuzk_err store_finish(store *s, const char *id, int state, const char *error,
+                                    double finished)
+{
+    return s->ops->finish(s, id, state, error, finished);
+}
+static inline cuzk_err store_list(store *s, store_list_fn fn, void *arg)
+{
+    return s->ops->list(s, fn, arg);
+}
+static inline cuzk_err store_expire(store *s, double before, store_spool_fn fn, void *arg,
+                                    unsigned *n_expired)
+{
+    return s->ops->expire(s, before, fn, arg, n_expired);
+}
+static inline cuzk_err store_count(store *s, unsigned *all, unsigned *open)
+{
+    return s->ops->count(s, all, open);
+}
+static inline void store_close(store *s)
+{
+    if (s)
+        s->ops->close(s);
+}
+
+#endif
