@@ -7,7 +7,8 @@
 # driver (../shared/anchors, build.sh) was packed as supraseal_bench. Binaries from
 #   BUILD=build-cuda PACK_EXTRA="build-cuda/tests/supraseal/cuzk_supraseal_harness=cuzk_supraseal_harness ..."
 #   bash bench/remote-gpu-pack.sh
-# (carry .gpu-deps). ABI_SIZES (default "24:10"), ABI_RUNS (default 2), ABI_SKIP_TESTS=1.
+# (carry .gpu-deps). ABI_SIZES (default "24:10"), ABI_RUNS (default 2), ABI_SKIP_TESTS=1,
+# ABI_SUPRASEAL=0 (leave SupraSeal C2 out: its 2^27 key and ours do not both fit a 64 GiB disk).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib-remote-gpu.sh" /tmp/abi-out
@@ -24,7 +25,7 @@ if [ -z "${ABI_SKIP_TESTS:-}" ]; then
         bash "$ROOT/tests/supraseal/abi.sh"
 fi
 ss=()
-[ -x "$D/bin/supraseal_bench" ] && ss=(SUPRASEAL_BENCH="$D/bin/supraseal_bench")
+[ -x "$D/bin/supraseal_bench" ] && [ "${ABI_SUPRASEAL:-1}" != 0 ] && ss=(SUPRASEAL_BENCH="$D/bin/supraseal_bench")
 device_step abi_bench ${T_ABI_BENCH:-420} "" env BUILD="$B" SIZES="${ABI_SIZES:-24:10}" \
     RUNS="${ABI_RUNS:-2}" WORK=/tmp/cuzk-abi CLEAN=1 "${ss[@]}" bash "$ROOT/bench/supraseal-abi.sh"
 sed -n '/^supraseal-abi (backend/,$p' "$OUT/abi_bench.log"

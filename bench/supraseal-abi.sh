@@ -41,7 +41,7 @@ for sz in $SIZES; do
         echo "== porep-$K x $P: cuzk-bench porep --abc (backend $BACKEND)"
         "$B/cuzk-bench" porep -k "$K" -p "$P" --abc --backend "$BACKEND" --runs "$RUNS" \
             2>"$WORK/porep-$K-$P.err" | tee "$WORK/porep-$K-$P.log" || { cat "$WORK/porep-$K-$P.err"; exit 1; }
-        rows+=("  cuzk-bench porep --abc: $(awk -v b="$BACKEND" '$1 == b {print $2 " ms"}' "$WORK/porep-$K-$P.log")")
+        rows+=("  cuzk-bench porep --abc: $(awk -v b="$BACKEND" '$1 == b && $2 ~ /^[0-9.]+$/ {print $2 " ms"}' "$WORK/porep-$K-$P.log")")
     fi
     if [ -n "${SUPRASEAL_BENCH:-}" ]; then
         echo "== porep-$K x $P: SupraSeal C2 ($SUPRASEAL_BENCH)"
