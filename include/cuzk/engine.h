@@ -81,6 +81,7 @@ typedef struct {
                                         beyond max_keys (or 64) caches there, those of no
                                         registered key, the oldest first */
     unsigned debug_device_delay_ms;  /* testing: extra time holding the device lock */
+    unsigned debug_journal_delay_ms; /* testing: extra time journaling a job's last proof */
     cuzk_log_level log_level;
     FILE *log;                       /* NULL: stderr */
     cuzk_gpu_opts gpu;               /* how the resident GPU keys are made, and where a

@@ -64,6 +64,8 @@ typedef struct job {
     int *fds;                 /* n entries: the opened witness file of a path, else -1 */
     bool *pdone;              /* n entries or NULL: partitions recorded before a restart */
     size_t n_recorded;        /* partitions whose proofs are being or were journaled */
+    bool committing_done;     /* the last proof and the job's done being journaled: a cancel
+                                 waits for it, a timeout lets it be (the journal's word wins) */
     size_t next_part;         /* next partition to hand to a loader */
     size_t n_done;
     size_t outstanding;       /* partitions between dispatch and retirement */

@@ -4,6 +4,7 @@
  * verifies, and stores it in its job (done when it was the job's last). */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/engine_internal.h"
 
@@ -66,11 +67,21 @@ void finalizer_main(cuzk_engine *e)
         if (e->st && !is_final(j->state)) {
             /* the proof is on disk before it counts; the last one makes the job done there */
             bool last = ++j->n_recorded == j->n;
+            j->committing_done = last;
             pthread_mutex_unlock(&e->mu);
+            if (last && e->cfg.debug_journal_delay_ms) {
+                struct timespec ts = {e->cfg.debug_journal_delay_ms / 1000,
+                                      (long)(e->cfg.debug_journal_delay_ms % 1000) * 1000000L};
+                nanosleep(&ts, NULL);
+            }
             cuzk_err jr = store_put_part(e->st, j->id, (uint32_t)p->idx, &proof, p->pub, npub,
                                          last ? engine_wall() : 0);
             snprintf(why, sizeof why, "%s", jr == CUZK_OK ? "" : cuzk_error_detail());
             pthread_mutex_lock(&e->mu);
+            if (last) {
+                j->committing_done = false;
+                pthread_cond_broadcast(&e->cv_job);   /* a cancel waiting for the commit */
+            }
             if (jr != CUZK_OK) {
                 part_fail(e, p, "journal", jr, why);
                 continue;

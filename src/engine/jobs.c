@@ -373,7 +373,11 @@ void cuzk_engine_count_rejected(cuzk_engine *e)
 cuzk_err cuzk_engine_cancel(cuzk_engine *e, const char *job_id)
 {
     pthread_mutex_lock(&e->mu);
-    job *j = job_find(e, job_id);
+    job *j;
+    /* a job whose done is being journaled ends done: the journal's word, also after a
+     * restart, is the answer's */
+    while ((j = job_find(e, job_id)) && j->committing_done)
+        pthread_cond_wait(&e->cv_job, &e->mu);
     cuzk_err r = CUZK_OK;
     if (!j)
         r = cuzk_error_set(CUZK_ENOTFOUND, "unknown job \"%.40s\"", job_id);

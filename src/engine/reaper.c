@@ -24,7 +24,7 @@ void *reaper_main(void *arg)
         job **pp = &e->jobs, *prev = NULL;
         while (*pp) {
             job *j = *pp;
-            if (!is_final(j->state) && e->cfg.job_timeout_s > 0 &&
+            if (!is_final(j->state) && !j->committing_done && e->cfg.job_timeout_s > 0 &&
                 now - j->submitted > e->cfg.job_timeout_s) {
                 char why[128];
                 snprintf(why, sizeof why, "timed out after %.3g s (job_timeout_s)",

@@ -11,7 +11,10 @@
  *           spool are empty.
  *   paths   witness paths: refused without --allow-dir; beneath one, never through a link or
  *           ".."; a file swapped for a link after acceptance is not read; after a crash, a
- *           job whose key or witness file is gone fails with that reason. */
+ *           job whose key or witness file is gone fails with that reason.
+ *   cancel_commit  a cancel that meets the job's last proof being journaled (the window
+ *           widened by --debug-journal-delay-ms): the job ends done (409 to the cancel), and is
+ *           done with its proofs after a SIGKILL and a restart. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
@@ -449,8 +452,61 @@ static int scenario_paths(void)
     return test_finish();
 }
 
+/* The cancel_commit scenario (the file's comment). */
+static int scenario_cancel_commit(void)
+{
+    char state[400], needle[160], path[128];
+    snprintf(state, sizeof state, "%s/cc.state", tmp_dir);
+    daemon_proc d;
+    if (!daemon_start(&d, "cc", "--example", "--state-dir", state, "--debug-journal-delay-ms",
+                      "1500", NULL)) {
+        CHECK(0);
+        return test_finish();
+    }
+    long st = 0;
+    char *id = submit(d.addr, "example", "chain", "normal", 1, &st);
+    CHECK(id && st == 202);
+    if (!id)
+        return test_finish();
+    /* the proof made and verified: its journaling has begun (1.5 s of it) */
+    snprintf(needle, sizeof needle, "event=finalize_end job=%s", id);
+    bool seen = false;
+    for (int i = 0; i < 300 && !seen; i++) {
+        seen = count_in_file(d.log, needle) > 0;
+        if (!seen)
+            usleep(100000);
+    }
+    CHECK(seen);
+    usleep(300000);
+    snprintf(path, sizeof path, "/v1/proofs/%s", id);
+    resp r;
+    CHECK(http(&r, d.addr, "DELETE", path, NULL));
+    CHECK(r.status == 409 && r.body && strstr(r.body, "done"));
+    if (r.status != 409)
+        fprintf(stderr, "cancel during the commit: %ld %s\n", r.status, r.body ? r.body : "");
+    resp_free(&r);
+    json_t *f = wait_final(d.addr, id, 30);
+    CHECK(f && !strcmp(jstr(f, "state"), "done"));
+    json_decref(f);
+    daemon_kill(&d);
+    daemon_proc d2;
+    if (!daemon_start(&d2, "cc2", "--example", "--state-dir", state, NULL)) {
+        CHECK(0);
+        free(id);
+        return test_finish();
+    }
+    f = wait_final(d2.addr, id, 30);
+    CHECK(f && !strcmp(jstr(f, "state"), "done") &&
+          json_array_size(json_object_get(f, "proofs")) == 1);
+    json_decref(f);
+    CHECK(daemon_stop(&d2, 30) == 0);
+    free(id);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
-    static const daemon_scenario sc[] = {{"crash", scenario_crash}, {"paths", scenario_paths}};
+    static const daemon_scenario sc[] = {{"crash", scenario_crash}, {"paths", scenario_paths},
+                                         {"cancel_commit", scenario_cancel_commit}};
     return daemon_test_main(argc, argv, "test_crash", sc, sizeof sc / sizeof sc[0]);
 }

@@ -155,7 +155,8 @@ static void usage(FILE *f)
         "  --log-file FILE           append the log there instead of stderr\n"
         "  --gpu NAME=VALUE          a GPU option of the [gpu] section (repeatable): synth,\n"
         "                            bases, msm_chunk, witness, b_g2, params_check_min\n"
-        "  --debug-device-delay-ms N testing: hold the device lock N ms longer per partition\n",
+        "  --debug-device-delay-ms N testing: hold the device lock N ms longer per partition\n"
+        "  --debug-journal-delay-ms N testing: take N ms longer journaling a job's last proof\n",
         f);
     fputs(tool_env_help, f);
 }
@@ -395,6 +396,8 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
         return parse_size(v, &s->body_min_rate);
     if (!strcmp(name, "debug_device_delay_ms"))
         return parse_uint(v, &e->debug_device_delay_ms);
+    if (!strcmp(name, "debug_journal_delay_ms"))
+        return parse_uint(v, &e->debug_journal_delay_ms);
     if (!strcmp(name, "verify"))
         return parse_bool(v, &e->verify);
     if (!strcmp(name, "allow_any_path"))
