@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The routes of the HTTP API (docs/API.md), and what the handlers share. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,8 +60,15 @@ enum MHD_Result api_route(server *s, struct MHD_Connection *c, const char *url,
         uint64_t counts[SERVER_N_CODES];
         for (size_t i = 0; i < SERVER_N_CODES; i++)
             counts[i] = atomic_load(&s->counts[i]);
-        char *t = server_metrics_text(s->e, server_http_codes, counts, SERVER_N_CODES,
-                                      (uint64_t)atomic_load(&s->body_bytes));
+        server_http_stats h = {.codes = server_http_codes, .counts = counts,
+                               .n_codes = SERVER_N_CODES,
+                               .body_bytes = (uint64_t)atomic_load(&s->body_bytes),
+                               .long_polls = longpoll_count(s)};
+        pthread_mutex_lock(&s->conns_mu);
+        h.connections = s->n_conns;
+        h.connections_cut = s->conns_cut;
+        pthread_mutex_unlock(&s->conns_mu);
+        char *t = server_metrics_text(s->e, &h);
         if (!t)
             return send_error(s, c, 500, "out of memory");
         return send_text(s, c, 200, t, "text/plain; version=0.0.4");

@@ -72,9 +72,13 @@ json_t *server_status_json(cuzk_engine *e)
                                 (json_int_t)s.config.prove_threads, "verify", s.config.verify);
     json_t *mem = json_pack("{s:I, s:I}", "budget_bytes", (json_int_t)s.memory_budget,
                             "used_bytes", (json_int_t)s.memory_used);
-    return json_pack("{s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime_s", s.uptime_s,
+    json_t *jr = json_pack("{s:b, s:I, s:I, s:I}", "on", s.journal, "commits",
+                           (json_int_t)s.journal_commits, "spool_files",
+                           (json_int_t)s.spool_files, "spool_bytes", (json_int_t)s.spool_bytes);
+    return json_pack("{s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime_s", s.uptime_s,
                      "shutting_down", s.shutting_down, "queue", q, "jobs", jobs, "workers",
-                     workers, "devices", devs, "memory", mem, "keys", keys_json(e));
+                     workers, "devices", devs, "memory", mem, "journal", jr, "keys",
+                     keys_json(e));
 }
 
 /* A growing text buffer. */
@@ -118,8 +122,7 @@ static void metric(sbuf *b, const char *name, const char *type, const char *help
     sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint64_t *http_counts,
-                          size_t n_codes, uint64_t body_bytes)
+char *server_metrics_text(cuzk_engine *e, const server_http_stats *h)
 {
     cuzk_engine_stats s;
     cuzk_engine_get_stats(e, &s);
@@ -192,13 +195,29 @@ char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint
             sb_printf(&b, "cuzk_key_loaded{key=\"%s\"} %d\n", ks[i].id, ks[i].loaded);
         free(ks);
     }
+    metric(&b, "cuzk_journal", "gauge", "1 when accepted jobs are journaled (state_dir), 0 in memory.");
+    sb_printf(&b, "cuzk_journal %d\n", s.journal);
+    metric(&b, "cuzk_journal_commits_total", "counter", "Durable writes of the job journal.");
+    sb_printf(&b, "cuzk_journal_commits_total %llu\n", (unsigned long long)s.journal_commits);
+    metric(&b, "cuzk_spool_files", "gauge", "Uploaded witnesses held in the spool now.");
+    sb_printf(&b, "cuzk_spool_files %llu\n", (unsigned long long)s.spool_files);
+    metric(&b, "cuzk_spool_bytes", "gauge", "Bytes of the uploaded witnesses in the spool now.");
+    sb_printf(&b, "cuzk_spool_bytes %llu\n", (unsigned long long)s.spool_bytes);
     metric(&b, "cuzk_http_body_bytes", "gauge",
            "Buffers of the request bodies being received now (bounded by max_body_total).");
-    sb_printf(&b, "cuzk_http_body_bytes %llu\n", (unsigned long long)body_bytes);
+    sb_printf(&b, "cuzk_http_body_bytes %llu\n", (unsigned long long)h->body_bytes);
+    metric(&b, "cuzk_http_connections", "gauge", "Open HTTP connections now.");
+    sb_printf(&b, "cuzk_http_connections %u\n", h->connections);
+    metric(&b, "cuzk_http_connections_cut_total", "counter",
+           "Connections shut down for sending their headers or body too slowly.");
+    sb_printf(&b, "cuzk_http_connections_cut_total %llu\n",
+              (unsigned long long)h->connections_cut);
+    metric(&b, "cuzk_http_long_polls", "gauge", "Long polls (?wait=) waiting now.");
+    sb_printf(&b, "cuzk_http_long_polls %u\n", h->long_polls);
     metric(&b, "cuzk_http_requests_total", "counter", "HTTP requests answered, by status code.");
-    for (size_t i = 0; i < n_codes; i++)
-        sb_printf(&b, "cuzk_http_requests_total{code=\"%u\"} %llu\n", http_codes[i],
-                  (unsigned long long)http_counts[i]);
+    for (size_t i = 0; i < h->n_codes; i++)
+        sb_printf(&b, "cuzk_http_requests_total{code=\"%u\"} %llu\n", h->codes[i],
+                  (unsigned long long)h->counts[i]);
     if (b.oom) {
         free(b.p);
         return NULL;

@@ -60,9 +60,18 @@ void server_stop(server *s);
 /* metrics.c */
 json_t *server_key_json(const cuzk_engine_key_info *k);
 json_t *server_status_json(cuzk_engine *e);
-/* Prometheus text; http_codes/http_counts: requests answered per status code; body_bytes:
- * the request bodies being received now (their buffers). */
-char *server_metrics_text(cuzk_engine *e, const unsigned *http_codes, const uint64_t *http_counts,
-                          size_t n_codes, uint64_t body_bytes);
+/* What the HTTP side counts, for /metrics. */
+typedef struct {
+    const unsigned *codes;        /* status codes counted */
+    const uint64_t *counts;       /* requests answered per code */
+    size_t n_codes;
+    uint64_t body_bytes;          /* buffers of the request bodies being received now */
+    unsigned connections;         /* open connections now */
+    uint64_t connections_cut;     /* connections shut down past a deadline, so far */
+    unsigned long_polls;          /* long polls waiting now (suspended connections) */
+} server_http_stats;
+
+/* Prometheus text of the engine's state and the HTTP side's counts. */
+char *server_metrics_text(cuzk_engine *e, const server_http_stats *h);
 
 #endif

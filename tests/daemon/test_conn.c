@@ -226,6 +226,25 @@ static void req_head(char *out, size_t n, const char *method, const char *path, 
              conn_auth, conn_auth[0] ? "\r\n" : "", more);
 }
 
+/* A sample of /metrics (name and labels as written there), or -1 when absent. */
+static long long metric_get(const char *name)
+{
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", conn_port);
+    resp r;
+    long long v = -1;
+    if (http(&r, addr, "GET", "/metrics", NULL) && r.status == 200 && r.body) {
+        size_t n = strlen(name);
+        for (const char *l = r.body; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+            if (!strncmp(l, name, n) && l[n] == ' ') {
+                v = strtoll(l + n + 1, NULL, 10);
+                break;
+            }
+    }
+    resp_free(&r);
+    return v;
+}
+
 /* Waits until every fd's connect completed; false if one failed or 10 s passed. */
 static bool conn_wait_connected(const int *fd, size_t n)
 {
@@ -468,6 +487,10 @@ static void conns_flood(void)
     }
     CHECK(fresh >= 2);
     CHECK(worst < 1.0);
+    /* /metrics counts them: every connection of the flood cut by a deadline */
+    long long cut = metric_get("cuzk_http_connections_cut_total");
+    printf("flood: cuzk_http_connections_cut_total %lld\n", cut);
+    CHECK(cut >= N);
     for (int i = 0; i < N; i++)
         close(fd[i]);
 }
@@ -537,6 +560,10 @@ static void conns_polls(const char *addr)
         if (took > worst)
             worst = took;
     }
+    long long waiting = metric_get("cuzk_http_long_polls");
+    CHECK(waiting == N_POLLS);
+    if (waiting != N_POLLS)
+        fprintf(stderr, "polls: cuzk_http_long_polls %lld, %d waiting\n", waiting, N_POLLS);
     snprintf(path, sizeof path, "/v1/proofs/%s", id);
     double done_s = 0;
     int answered = 0;

@@ -488,6 +488,12 @@ static int scenario_cancel_commit(void)
     json_t *f = wait_final(d.addr, id, 30);
     CHECK(f && !strcmp(jstr(f, "state"), "done"));
     json_decref(f);
+    /* /v1/status shows the journal: on, the job and its proof committed */
+    CHECK(http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 200);
+    json_t *jr = json_object_get(r.json, "journal");
+    CHECK(json_is_true(json_object_get(jr, "on")) &&
+          json_integer_value(json_object_get(jr, "commits")) >= 2);
+    resp_free(&r);
     daemon_kill(&d);
     daemon_proc d2;
     if (!daemon_start(&d2, "cc2", "--example", "--state-dir", state, NULL)) {
