@@ -5,8 +5,8 @@
  *
  * A store is an ops table behind a handle, so that backends can differ: sqlite.c keeps the
  * journal in a local SQLite file (WAL, synchronous=FULL: every call below that writes is
- * durable when it returns). A shared backend (several hosts on one queue) implements the
- * same operations. Times are wall-clock seconds (CLOCK_REALTIME), so they span restarts.
+ * durable when it returns); postgres.c keeps it in a PostgreSQL database (each write one
+ * committed transaction). Times are wall-clock seconds (CLOCK_REALTIME), so they span restarts.
  * Proofs and public inputs are stored in this host's in-memory layout (cuzk_proof, cuzk_fr:
  * little-endian limbs), checked by size when read back.
  * Thread safety: every operation may be called from any thread (a backend serialises). */
@@ -74,6 +74,10 @@ struct store {
 /* The SQLite journal in directory dir (dir/journal.db, created 0600 when missing). A file
  * that is not a journal, or a damaged one, is refused with an error naming it. */
 cuzk_err store_sqlite_open(store **out, const char *dir) CUZK_WUR;
+/* The journal in the PostgreSQL database at url (postgresql://... or postgres://..., libpq's
+ * URL: user, password, host, port, database, parameters such as sslmode). The schema is
+ * created, or migrated to this program's version, at open; a newer one is refused. */
+cuzk_err store_postgres_open(store **out, const char *url) CUZK_WUR;
 
 static inline cuzk_err store_put_job(store *s, const store_job *j)
 {

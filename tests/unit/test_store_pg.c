@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The job journal's PostgreSQL backend (src/store/postgres.c) against a real server
+ * (test_pg.h): the cases every backend passes (store_cases.h), the schema's version (a newer
+ * one refused, naming it), URLs refused or unreachable (the password never in the message),
+ * the server killed and restarted under an open store (what was committed is there, the
+ * connection comes back), and writers on several threads. Exit 77 without PostgreSQL. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store_cases.h"
+#include "test.h"
+#include "test_pg.h"
+
+static test_pg pg;
+
+static cuzk_err open_pg(store **s)
+{
+    return store_postgres_open(s, pg.url);
+}
+
+static int psql(const char *sql)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s/psql -q -X -v ON_ERROR_STOP=1 -h 127.0.0.1 -p %d -U cuzk -d"
+             " cuzk_test -c \"%s\" >&2", pg.bin, pg.port, sql);
+    return test_pg_sh(cmd);
+}
+
+static void test_schema_version(void)
+{
+    store *s = NULL;
+    CHECK(psql("UPDATE cuzk_schema_version SET version = 99") == 0);
+    cuzk_err r = open_pg(&s);
+    CHECK(r == CUZK_EFORMAT && s == NULL && strstr(cuzk_error_detail(), "schema version 99"));
+    cuzk_error_clear();
+    CHECK(psql("UPDATE cuzk_schema_version SET version = 1") == 0);
+    CHECK_OK(open_pg(&s));
+    store_close(s);
+    /* a database without the tables gets them (and its version) at open */
+    CHECK(psql("DROP TABLE cuzk_results, cuzk_witnesses, cuzk_jobs, cuzk_schema_version") == 0);
+    s = NULL;
+    CHECK_OK(open_pg(&s));
+    unsigned all = 9, open_ = 9;
+    CHECK(s && store_count(s, &all, &open_) == CUZK_OK && all == 0 && open_ == 0);
+    store_close(s);
+}
+
+static void test_bad_urls(void)
+{
+    store *s = NULL;
+    CHECK(store_postgres_open(&s, "mysql://x@127.0.0.1/y") == CUZK_EINVAL && s == NULL);
+    cuzk_error_clear();
+    char url[200];
+    snprintf(url, sizeof url, "postgresql://cuzk:hunter2secret@127.0.0.1:%d/cuzk_test"
+             "?connect_timeout=5", test_pg_free_port());
+    cuzk_err r = store_postgres_open(&s, url);
+    CHECK(r == CUZK_EIO && s == NULL);
+    CHECK(strstr(cuzk_error_detail(), "127.0.0.1") && !strstr(cuzk_error_detail(), "hunter2"));
+    cuzk_error_clear();
+    /* a database that does not exist */
+    snprintf(url, sizeof url, "postgresql://cuzk@127.0.0.1:%d/no_such_db", pg.port);
+    CHECK(store_postgres_open(&s, url) == CUZK_EIO && s == NULL &&
+          strstr(cuzk_error_detail(), "no_such_db"));
+    cuzk_error_clear();
+}
+
+static void test_server_restart(void)
+{
+    store *s = NULL;
+    CHECK_OK(open_pg(&s));
+    if (!s)
+        return;
+    char *src[1] = {"/w/r.wtns"};
+    bool sp[1] = {false};
+    store_job j;
+    job_make(&j, src, sp, "1111111111111111111111111111111a", 1, 5000.0);
+    CHECK_OK(store_put_job(s, &j));
+    CHECK(test_pg_restart(&pg) == 0);
+    /* the connection is gone; the next operation reconnects (same port: same URL) */
+    job_make(&j, src, sp, "1111111111111111111111111111111b", 1, 5001.0);
+    cuzk_err r = store_put_job(s, &j);
+    if (r != CUZK_OK) {   /* a reset that raced the server's start: once more */
+        cuzk_error_clear();
+        r = store_put_job(s, &j);
+    }
+    CHECK_OK(r);
+    unsigned all = 0, open_ = 0;
+    CHECK_OK(store_count(s, &all, &open_));
+    CHECK(all == 2 && open_ == 2);
+    CHECK_OK(store_finish(s, "1111111111111111111111111111111a", CUZK_JOB_CANCELLED, "", 5002));
+    CHECK_OK(store_finish(s, "1111111111111111111111111111111b", CUZK_JOB_CANCELLED, "", 5002));
+    unsigned gone = 0;
+    CHECK_OK(store_expire(s, 1e12, NULL, NULL, &gone));
+    CHECK(gone == 2);
+    store_close(s);
+}
+
+typedef struct {
+    store *s;
+    int t;
+    int fails;
+} writer;
+
+static void *write_jobs(void *arg)
+{
+    writer *w = arg;
+    char *src[2] = {"/w/t0.wtns", "spool-t1"};
+    bool sp[2] = {false, true};
+    cuzk_proof proof;
+    memset(&proof, w->t, sizeof proof);
+    cuzk_fr pub[2];
+    memset(pub, 0x11, sizeof pub);
+    for (int i = 0; i < 40; i++) {
+        char id[40];
+        snprintf(id, sizeof id, "%016x%016x", w->t + 1, i + 1);
+        store_job j;
+        job_make(&j, src, sp, id, 2, 6000.0 + i);
+        w->fails += store_put_job(w->s, &j) != CUZK_OK;
+        w->fails += store_put_part(w->s, id, 0, &proof, pub, 2, 0) != CUZK_OK;
+        w->fails += store_put_part(w->s, id, 1, &proof, pub, 2, 7000.0) != CUZK_OK;
+    }
+    return NULL;
+}
+
+static int count_done(void *arg, const store_job *j)
+{
+    unsigned *n = arg;
+    *n += j->state == CUZK_JOB_DONE && j->part_done[0] && j->part_done[1];
+    return 0;
+}
+
+static void test_threads(void)
+{
+    store *s = NULL;
+    CHECK_OK(open_pg(&s));
+    if (!s)
+        return;
+    writer w[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        w[t] = (writer){s, t, 0};
+        pthread_create(&th[t], NULL, write_jobs, &w[t]);
+    }
+    int fails = 0;
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        fails += w[t].fails;
+    }
+    CHECK(fails == 0);
+    unsigned done = 0, all = 0, open_ = 0;
+    CHECK_OK(store_list(s, count_done, &done));
+    CHECK_OK(store_count(s, &all, &open_));
+    CHECK(done == 160 && all == 160 && open_ == 0);
+    unsigned gone = 0;
+    CHECK_OK(store_expire(s, 1e12, NULL, NULL, &gone));
+    CHECK(gone == 160);
+    store_close(s);
+}
+
+int main(void)
+{
+    test_init("test_store_pg");
+    int rc = test_pg_start(&pg);
+    if (rc != 0)
+        return rc == 77 ? 77 : 2;
+    test_roundtrip(open_pg);
+    test_schema_version();
+    test_bad_urls();
+    test_server_restart();
+    test_threads();
+    test_pg_stop(&pg);
+    return test_finish();
+}
