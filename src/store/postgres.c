@@ -4,13 +4,15 @@
  * write is one transaction, committed (synchronous_commit as the server sets it: on by
  * default, so durable) when the call returns. The schema is created at open and carries its
  * version in cuzk_schema_version; a database of a newer version is refused. One connection,
- * one mutex; a connection found broken is reset once before the operation. */
+ * one mutex; a connection lost is reset and the operation tried again (PG_TRIES, about
+ * 10 s), so a server restart or a short outage costs callers a wait, not an error. */
 #define _GNU_SOURCE
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store/store.h"
 
@@ -21,7 +23,13 @@ typedef struct {
     PGconn *db;
     pthread_mutex_t mu;
     char where[200];   /* the URL without its password, for messages */
+    char sqlstate[6];  /* of the latest failed statement ("" when none was given) */
 } pg_store;
+
+/* Tries of one operation when the connection is lost (the server restarted, the network
+ * cut): the connection is reset between tries, after 50 ms, doubling up to 2 s (about 10 s
+ * in all); a statement that fails on a live connection is not tried again. */
+#define PG_TRIES 9
 
 /* Each step of the schema, index = the version it brings the database to, minus one. */
 static const char *const migrations[PG_SCHEMA_VERSION] = {
@@ -42,6 +50,8 @@ static const char *const migrations[PG_SCHEMA_VERSION] = {
 
 static cuzk_err pg_fail(pg_store *s, const char *what, const PGresult *res)
 {
+    const char *code = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    snprintf(s->sqlstate, sizeof s->sqlstate, "%s", code ? code : "");
     const char *m = res ? PQresultErrorMessage(res) : "";
     if (!m || !*m)
         m = PQerrorMessage(s->db);
@@ -53,11 +63,27 @@ static cuzk_err pg_fail(pg_store *s, const char *what, const PGresult *res)
     return cuzk_error_set(CUZK_EIO, "store %s: %s: %s", s->where, what, msg);
 }
 
-/* A broken connection is reset (once) before an operation uses it. */
+/* A broken connection is reset before an operation uses it. */
 static void pg_ready(pg_store *s)
 {
     if (PQstatus(s->db) != CONNECTION_OK)
         PQreset(s->db);
+}
+
+/* After a failed try: true (the error cleared, the connection reset) when the connection is
+ * what failed and tries remain. */
+static bool pg_again(pg_store *s, int *tries)
+{
+    if (PQstatus(s->db) == CONNECTION_OK || ++*tries >= PG_TRIES)
+        return false;
+    unsigned ms = 50u << (*tries - 1);
+    if (ms > 2000)
+        ms = 2000;
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    cuzk_error_clear();
+    PQreset(s->db);
+    return true;
 }
 
 static bool pg_cmd(pg_store *s, const char *sql)
@@ -92,17 +118,14 @@ static void pg_rollback(pg_store *s)
     PQclear(r);
 }
 
-static cuzk_err pg_put_job(store *base, const store_job *j)
+static cuzk_err pg_put_job_once(pg_store *s, const store_job *j)
 {
-    pg_store *s = (pg_store *)base;
     cuzk_err r = CUZK_OK;
     char prio[16], n[16], np[16], sub[40];
     snprintf(prio, sizeof prio, "%d", j->prio);
     snprintf(n, sizeof n, "%u", j->n);
     snprintf(np, sizeof np, "%u", j->n_public);
     snprintf(sub, sizeof sub, "%.17g", j->submitted);
-    pthread_mutex_lock(&s->mu);
-    pg_ready(s);
     const char *v[5] = {j->id, j->key, prio, n, np};
     const char *vj[6] = {v[0], v[1], v[2], v[3], v[4], sub};
     PGresult *res = NULL;
@@ -130,6 +153,24 @@ static cuzk_err pg_put_job(store *base, const store_job *j)
     }
     if (!ok)
         pg_rollback(s);
+    return r;
+}
+
+static cuzk_err pg_put_job(store *base, const store_job *j)
+{
+    pg_store *s = (pg_store *)base;
+    cuzk_err r;
+    int tries = 0;
+    pthread_mutex_lock(&s->mu);
+    do {
+        pg_ready(s);
+        r = pg_put_job_once(s, j);
+        /* a commit that reached the server before the connection broke: the job is there */
+        if (r != CUZK_OK && tries > 0 && !strcmp(s->sqlstate, "23505")) {
+            cuzk_error_clear();
+            r = CUZK_OK;
+        }
+    } while (r != CUZK_OK && pg_again(s, &tries));
     pthread_mutex_unlock(&s->mu);
     return r;
 }
@@ -149,18 +190,16 @@ static bool pg_set_final(pg_store *s, const char *id, int state, const char *err
     return res != NULL;
 }
 
-static cuzk_err pg_put_part(store *base, const char *id, uint32_t idx, const cuzk_proof *proof,
-                            const cuzk_fr *pub, uint32_t n_public, double done_at)
+static cuzk_err pg_put_part_once(pg_store *s, const char *id, uint32_t idx,
+                                 const cuzk_proof *proof, const cuzk_fr *pub, uint32_t n_public,
+                                 double done_at)
 {
-    pg_store *s = (pg_store *)base;
     cuzk_err r = CUZK_OK;
     char ix[16];
     snprintf(ix, sizeof ix, "%u", idx);
     /* an empty bytea goes as text (a binary parameter needs a length > 0) */
     const char *v[4] = {id, ix, (const char *)proof, n_public ? (const char *)pub : ""};
     int lens[4] = {0, 0, (int)sizeof *proof, (int)(sizeof(cuzk_fr) * n_public)};
-    pthread_mutex_lock(&s->mu);
-    pg_ready(s);
     bool ok = pg_cmd(s, "BEGIN");
     if (!ok)
         r = pg_fail(s, "recording a proof", NULL);
@@ -179,6 +218,21 @@ static cuzk_err pg_put_part(store *base, const char *id, uint32_t idx, const cuz
     }
     if (!ok)
         pg_rollback(s);
+    return r;
+}
+
+/* (the result's row is replaced when it is there: a retry writes the same bytes) */
+static cuzk_err pg_put_part(store *base, const char *id, uint32_t idx, const cuzk_proof *proof,
+                            const cuzk_fr *pub, uint32_t n_public, double done_at)
+{
+    pg_store *s = (pg_store *)base;
+    cuzk_err r;
+    int tries = 0;
+    pthread_mutex_lock(&s->mu);
+    do {
+        pg_ready(s);
+        r = pg_put_part_once(s, id, idx, proof, pub, n_public, done_at);
+    } while (r != CUZK_OK && pg_again(s, &tries));
     pthread_mutex_unlock(&s->mu);
     return r;
 }
@@ -187,10 +241,14 @@ static cuzk_err pg_finish(store *base, const char *id, int state, const char *er
                           double finished)
 {
     pg_store *s = (pg_store *)base;
-    cuzk_err r = CUZK_OK;
+    cuzk_err r;
+    int tries = 0;
     pthread_mutex_lock(&s->mu);
-    pg_ready(s);
-    pg_set_final(s, id, state, error, finished, &r);
+    do {
+        pg_ready(s);
+        r = CUZK_OK;
+        pg_set_final(s, id, state, error, finished, &r);
+    } while (r != CUZK_OK && pg_again(s, &tries));
     pthread_mutex_unlock(&s->mu);
     return r;
 }
@@ -277,11 +335,15 @@ static cuzk_err pg_list(store *base, store_list_fn fn, void *arg)
     pg_store *s = (pg_store *)base;
     cuzk_err r = CUZK_OK;
     char why[600] = "";
-    pthread_mutex_lock(&s->mu);
-    pg_ready(s);
     PGresult *rj = NULL, *rw = NULL, *rr = NULL;
+    int tries = 0;
+    bool ok;
+    pthread_mutex_lock(&s->mu);
+again:
+    pg_ready(s);
+    r = CUZK_OK;
     /* one snapshot for the three reads */
-    bool ok = pg_cmd(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    ok = pg_cmd(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     if (!ok)
         r = pg_fail(s, "listing jobs", NULL);
     ok = ok && (rj = pg_run(s,
@@ -300,6 +362,13 @@ static cuzk_err pg_list(store *base, store_list_fn fn, void *arg)
         pg_cmd(s, "COMMIT");
     else
         pg_rollback(s);
+    if (!ok && pg_again(s, &tries)) {
+        PQclear(rj);
+        PQclear(rw);
+        PQclear(rr);
+        rj = rw = rr = NULL;
+        goto again;
+    }
     pthread_mutex_unlock(&s->mu);
     bool bad = false;
     int iw = 0, ir = 0;
@@ -351,10 +420,14 @@ static cuzk_err pg_expire(store *base, double before, store_spool_fn fn, void *a
     char b[40];
     snprintf(b, sizeof b, "%.17g", before);
     const char *v[1] = {b};
-    pthread_mutex_lock(&s->mu);
-    pg_ready(s);
     PGresult *rs = NULL, *rd = NULL;
-    bool ok = pg_cmd(s, "BEGIN");
+    int tries = 0;
+    bool ok;
+    pthread_mutex_lock(&s->mu);
+again:
+    pg_ready(s);
+    r = CUZK_OK;
+    ok = pg_cmd(s, "BEGIN");
     if (!ok)
         r = pg_fail(s, "expiring jobs", NULL);
     /* the rows locked first, so that the spool names read are those deleted */
@@ -371,6 +444,12 @@ static cuzk_err pg_expire(store *base, double before, store_spool_fn fn, void *a
     }
     if (!ok)
         pg_rollback(s);
+    if (!ok && pg_again(s, &tries)) {
+        PQclear(rs);
+        PQclear(rd);
+        rs = rd = NULL;
+        goto again;
+    }
     pthread_mutex_unlock(&s->mu);
     if (ok) {
         for (int i = 0; fn && i < PQntuples(rs); i++)
@@ -387,11 +466,15 @@ static cuzk_err pg_count(store *base, unsigned *all, unsigned *open)
 {
     pg_store *s = (pg_store *)base;
     cuzk_err r = CUZK_OK;
+    PGresult *res;
+    int tries = 0;
     pthread_mutex_lock(&s->mu);
-    pg_ready(s);
-    PGresult *res = pg_run(s,
-                           "SELECT COUNT(*), COUNT(*) FILTER (WHERE state < 2) FROM cuzk_jobs",
-                           0, NULL, NULL, "counting jobs", &r);
+    do {
+        pg_ready(s);
+        r = CUZK_OK;
+        res = pg_run(s, "SELECT COUNT(*), COUNT(*) FILTER (WHERE state < 2) FROM cuzk_jobs", 0,
+                     NULL, NULL, "counting jobs", &r);
+    } while (!res && pg_again(s, &tries));
     pthread_mutex_unlock(&s->mu);
     if (res) {
         *all = (unsigned)strtoul(PQgetvalue(res, 0, 0), NULL, 10);

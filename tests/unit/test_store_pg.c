@@ -3,12 +3,13 @@
  * (test_pg.h): the cases every backend passes (store_cases.h), the schema's version (a newer
  * one refused, naming it), URLs refused or unreachable (the password never in the message),
  * the server killed and restarted under an open store (what was committed is there, the
- * connection comes back), and writers on several threads. Exit 77 without PostgreSQL. */
+ * connection comes back; a write during a short outage waits for the server), and writers on several threads. Exit 77 without PostgreSQL. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/store.h"
 #include "store_cases.h"
@@ -68,6 +69,16 @@ static void test_bad_urls(void)
     cuzk_error_clear();
 }
 
+static int restarted = -1;
+
+static void *restart_later(void *arg)
+{
+    (void)arg;
+    usleep(1000 * 1000);
+    restarted = test_pg_restart(&pg);
+    return NULL;
+}
+
 static void test_server_restart(void)
 {
     store *s = NULL;
@@ -82,12 +93,18 @@ static void test_server_restart(void)
     CHECK(test_pg_restart(&pg) == 0);
     /* the connection is gone; the next operation reconnects (same port: same URL) */
     job_make(&j, src, sp, "1111111111111111111111111111111b", 1, 5001.0);
-    cuzk_err r = store_put_job(s, &j);
-    if (r != CUZK_OK) {   /* a reset that raced the server's start: once more */
-        cuzk_error_clear();
-        r = store_put_job(s, &j);
-    }
-    CHECK_OK(r);
+    CHECK_OK(store_put_job(s, &j));
+    /* the server down for a second while a proof is written: the write waits for it */
+    test_pg_halt(&pg, "immediate");
+    pthread_t th;
+    pthread_create(&th, NULL, restart_later, NULL);
+    cuzk_proof proof;
+    memset(&proof, 7, sizeof proof);
+    cuzk_fr pub[2];
+    memset(pub, 8, sizeof pub);
+    CHECK_OK(store_put_part(s, "1111111111111111111111111111111b", 0, &proof, pub, 2, 0));
+    pthread_join(th, NULL);
+    CHECK(restarted == 0);
     unsigned all = 0, open_ = 0;
     CHECK_OK(store_count(s, &all, &open_));
     CHECK(all == 2 && open_ == 2);
