@@ -57,6 +57,9 @@ static cuzk_err pg_fail(pg_store *s, const char *what, const PGresult *res)
         m = PQerrorMessage(s->db);
     char msg[400];
     snprintf(msg, sizeof msg, "%s", m && *m ? m : "unknown error");
+    for (char *c = msg; *c; c++)   /* libpq's messages span lines: one line here */
+        if (*c == '\n' || *c == '\t')
+            *c = ' ';
     size_t l = strlen(msg);
     while (l && (msg[l - 1] == '\n' || msg[l - 1] == ' '))
         msg[--l] = 0;
