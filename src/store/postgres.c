@@ -16,7 +16,7 @@
 
 #include "store/store.h"
 
-#define PG_SCHEMA_VERSION 1
+#define PG_SCHEMA_VERSION 2
 
 typedef struct {
     store base;
@@ -46,7 +46,17 @@ static const char *const migrations[PG_SCHEMA_VERSION] = {
     "CREATE TABLE cuzk_results(job TEXT NOT NULL REFERENCES cuzk_jobs(id) ON DELETE CASCADE,"
     " idx INTEGER NOT NULL, proof BYTEA NOT NULL, public BYTEA NOT NULL,"
     " PRIMARY KEY(job, idx));",
+    /* 2: partitions claimed under leases (owner, until on the server's clock) */
+    "ALTER TABLE cuzk_witnesses ADD COLUMN owner TEXT NOT NULL DEFAULT '',"
+    " ADD COLUMN lease_until DOUBLE PRECISION NOT NULL DEFAULT 0,"
+    " ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX cuzk_jobs_queue ON cuzk_jobs(prio DESC, seq) WHERE state = 0;"
+    "CREATE INDEX cuzk_witnesses_owner ON cuzk_witnesses(owner) WHERE owner <> '';",
 };
+
+/* The server's clock, seconds since the epoch: leases are timed by it alone. */
+#define PG_NOW "extract(epoch FROM clock_timestamp())::float8"
+
 
 static cuzk_err pg_fail(pg_store *s, const char *what, const PGresult *res)
 {
@@ -150,6 +160,9 @@ static cuzk_err pg_put_job_once(pg_store *s, const store_job *j)
                            4, vw, NULL, "recording a job's witnesses", &r)) != NULL;
         PQclear(res);
     }
+    /* idle daemons LISTENing are woken when the job commits */
+    if (ok && !(ok = pg_cmd(s, "NOTIFY cuzk_work")))
+        r = pg_fail(s, "recording a job", NULL);
     if (ok && !pg_cmd(s, "COMMIT")) {
         r = pg_fail(s, "committing a job", NULL);
         ok = false;
@@ -487,6 +500,180 @@ static cuzk_err pg_count(store *base, unsigned *all, unsigned *open)
     return r;
 }
 
+static cuzk_err pg_claim(store *base, const char *owner, double lease_s, store_claim *out,
+                         unsigned max, unsigned *n)
+{
+    pg_store *s = (pg_store *)base;
+    cuzk_err r;
+    *n = 0;
+    char ls[40], mx[16];
+    snprintf(ls, sizeof ls, "%.17g", lease_s);
+    snprintf(mx, sizeof mx, "%u", max);
+    const char *v[3] = {owner, ls, mx};
+    PGresult *res;
+    int tries = 0;
+    pthread_mutex_lock(&s->mu);
+    do {
+        pg_ready(s);
+        r = CUZK_OK;
+        /* the rows locked as they are taken; rows another claim holds are skipped, and one
+         * it has just leased fails the lease test when it is read again */
+        res = pg_run(s,
+                     "WITH c AS (SELECT w.job, w.idx FROM cuzk_witnesses w"
+                     " JOIN cuzk_jobs j ON j.id = w.job"
+                     " WHERE j.state = 0 AND w.lease_until < " PG_NOW
+                     " AND NOT EXISTS (SELECT 1 FROM cuzk_results r"
+                     "  WHERE r.job = w.job AND r.idx = w.idx)"
+                     " ORDER BY j.prio DESC, j.seq, w.idx LIMIT $3::integer"
+                     " FOR UPDATE OF w SKIP LOCKED)"
+                     " UPDATE cuzk_witnesses w SET owner = $1, attempts = w.attempts + 1,"
+                     " lease_until = " PG_NOW " + $2::float8"
+                     " FROM c WHERE w.job = c.job AND w.idx = c.idx"
+                     " RETURNING w.job, w.idx, w.attempts",
+                     3, v, NULL, "claiming partitions", &r);
+    } while (!res && pg_again(s, &tries));
+    pthread_mutex_unlock(&s->mu);
+    for (int i = 0; res && i < PQntuples(res) && *n < max; i++) {
+        long long idx, att;
+        const char *id = PQgetvalue(res, i, 0);
+        if (!cuzk_job_id_valid(id) || !parse_i64(PQgetvalue(res, i, 1), 0, 1 << 24, &idx) ||
+            !parse_i64(PQgetvalue(res, i, 2), 0, 1LL << 31, &att))
+            continue;
+        store_claim *c = &out[(*n)++];
+        memcpy(c->id, id, sizeof c->id);
+        c->idx = (uint32_t)idx;
+        c->attempt = (uint32_t)att;
+    }
+    PQclear(res);
+    return r;
+}
+
+static cuzk_err pg_renew(store *base, const char *owner, double lease_s, unsigned *held)
+{
+    pg_store *s = (pg_store *)base;
+    cuzk_err r;
+    char ls[40];
+    snprintf(ls, sizeof ls, "%.17g", lease_s);
+    const char *v[2] = {owner, ls};
+    PGresult *res;
+    int tries = 0;
+    pthread_mutex_lock(&s->mu);
+    do {
+        pg_ready(s);
+        r = CUZK_OK;
+        /* a lease that has run out is not brought back: another daemon may hold it now */
+        res = pg_run(s,
+                     "UPDATE cuzk_witnesses SET lease_until = " PG_NOW " + $2::float8"
+                     " WHERE owner = $1 AND lease_until >= " PG_NOW,
+                     2, v, NULL, "renewing leases", &r);
+    } while (!res && pg_again(s, &tries));
+    pthread_mutex_unlock(&s->mu);
+    if (res && held)
+        *held = (unsigned)strtoul(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    return r;
+}
+
+static cuzk_err pg_release(store *base, const char *owner, const char *id, uint32_t idx)
+{
+    pg_store *s = (pg_store *)base;
+    cuzk_err r;
+    char ix[16];
+    snprintf(ix, sizeof ix, "%u", idx);
+    const char *v[3] = {owner, id, ix};
+    PGresult *res;
+    int tries = 0;
+    pthread_mutex_lock(&s->mu);
+    do {
+        pg_ready(s);
+        r = CUZK_OK;
+        res = pg_run(s,
+                     "UPDATE cuzk_witnesses SET owner = '', lease_until = 0"
+                     " WHERE job = $2 AND idx = $3::integer AND owner = $1",
+                     3, v, NULL, "releasing a partition", &r);
+        if (res)
+            pg_cmd(s, "NOTIFY cuzk_work");
+    } while (!res && pg_again(s, &tries));
+    pthread_mutex_unlock(&s->mu);
+    PQclear(res);
+    return r;
+}
+
+static cuzk_err pg_put_claimed_once(pg_store *s, const char *owner, const char *id,
+                                    uint32_t idx, const cuzk_proof *proof, const cuzk_fr *pub,
+                                    uint32_t n_public, double done_at, bool *completed)
+{
+    cuzk_err r = CUZK_OK;
+    char ix[16], da[40];
+    snprintf(ix, sizeof ix, "%u", idx);
+    snprintf(da, sizeof da, "%.17g", done_at);
+    const char *v[4] = {id, ix, (const char *)proof, n_public ? (const char *)pub : ""};
+    int lens[4] = {0, 0, (int)sizeof *proof, (int)(sizeof(cuzk_fr) * n_public)};
+    PGresult *rj = NULL, *res = NULL;
+    bool ok = pg_cmd(s, "BEGIN");
+    if (!ok)
+        r = pg_fail(s, "recording a proof", NULL);
+    /* the job's row locked: the last two results of a job, committed at once by two
+     * daemons, are counted one after the other */
+    ok = ok && (rj = pg_run(s, "SELECT n, state FROM cuzk_jobs WHERE id = $1 FOR UPDATE", 1, v,
+                            NULL, "recording a proof", &r));
+    if (ok && PQntuples(rj) != 1) {
+        r = cuzk_error_set(CUZK_EINVAL, "store %s: job %s: not in the store", s->where, id);
+        ok = false;
+    }
+    ok = ok && (res = pg_run(s,
+                             "INSERT INTO cuzk_results(job, idx, proof, public)"
+                             " VALUES($1, $2, $3, $4) ON CONFLICT (job, idx) DO NOTHING",
+                             4, v, lens, "recording a proof", &r));
+    PQclear(res);
+    res = NULL;
+    const char *vo[3] = {id, ix, owner};
+    ok = ok && (res = pg_run(s,
+                             "UPDATE cuzk_witnesses SET owner = '', lease_until = 0"
+                             " WHERE job = $1 AND idx = $2::integer AND owner = $3",
+                             3, vo, NULL, "recording a proof", &r));
+    PQclear(res);
+    res = NULL;
+    if (ok && !strcmp(PQgetvalue(rj, 0, 1), "0")) {
+        const char *vd[3] = {id, PQgetvalue(rj, 0, 0), da};
+        ok = (res = pg_run(s,
+                           "UPDATE cuzk_jobs SET state = 2, finished = $3 WHERE id = $1"
+                           " AND state = 0 AND (SELECT COUNT(*) FROM cuzk_results"
+                           " WHERE job = $1) = $2::integer",
+                           3, vd, NULL, "recording a proof", &r)) != NULL;
+        if (ok)
+            *completed = !strcmp(PQcmdTuples(res), "1");
+        PQclear(res);
+    }
+    PQclear(rj);
+    if (ok && !pg_cmd(s, "COMMIT")) {
+        r = pg_fail(s, "committing a proof", NULL);
+        ok = false;
+    }
+    if (!ok) {
+        pg_rollback(s);
+        *completed = false;
+    }
+    return r;
+}
+
+static cuzk_err pg_put_claimed(store *base, const char *owner, const char *id, uint32_t idx,
+                               const cuzk_proof *proof, const cuzk_fr *pub, uint32_t n_public,
+                               double done_at, bool *completed)
+{
+    pg_store *s = (pg_store *)base;
+    cuzk_err r;
+    int tries = 0;
+    *completed = false;
+    pthread_mutex_lock(&s->mu);
+    do {
+        pg_ready(s);
+        r = pg_put_claimed_once(s, owner, id, idx, proof, pub, n_public, done_at, completed);
+    } while (r != CUZK_OK && pg_again(s, &tries));
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
 static void pg_close(store *base)
 {
     pg_store *s = (pg_store *)base;
@@ -495,8 +682,12 @@ static void pg_close(store *base)
     free(s);
 }
 
-static const store_ops pg_ops = {"postgresql", pg_put_job, pg_put_part, pg_finish,
-                                 pg_list,      pg_expire,  pg_count,    pg_close};
+static const store_ops pg_ops = {
+    .name = "postgresql", .put_job = pg_put_job,   .put_part = pg_put_part,
+    .finish = pg_finish,  .list = pg_list,         .expire = pg_expire,
+    .count = pg_count,    .claim = pg_claim,       .renew = pg_renew,
+    .release = pg_release, .put_claimed = pg_put_claimed, .close = pg_close,
+};
 
 /* Brings the schema to PG_SCHEMA_VERSION, one transaction per step, under an advisory lock
  * (several daemons may start at once on one database). */

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The cases every job store backend passes (tests/unit/test_store*.c): jobs put, listed
  * oldest first with their witness sources and results, finished, expired (their spool files
- * named), the store reopened with everything in it. */
+ * named), the store reopened with everything in it; partitions claimed under leases. */
 #ifndef CUZK_TEST_STORE_CASES_H
 #define CUZK_TEST_STORE_CASES_H
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/store.h"
 #include "test.h"
@@ -145,6 +146,99 @@ static void test_roundtrip(store_open_fn open_store)
     CHECK(gone == 1 && sp.n == 2 && !strcmp(sp.names[1], "spool-a1"));
     CHECK_OK(store_count(s, &all, &open_));
     CHECK(all == 0 && open_ == 0);
+    store_close(s);
+}
+
+static bool claim_has(const store_claim *c, unsigned n, const char *id, uint32_t idx,
+                      uint32_t attempt)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (!strcmp(c[i].id, id) && c[i].idx == idx && c[i].attempt == attempt)
+            return true;
+    return false;
+}
+
+/* Claims: the most urgent, then oldest, partitions first; never one under a live lease;
+ * one given back or whose lease ran out is claimed again (its attempt counted); the first
+ * proof of a partition wins, and exactly one proof completes its job. */
+static void test_claims(store_open_fn open_store)
+{
+    store *s = NULL;
+    CHECK_OK(open_store(&s));
+    if (!s)
+        return;
+    const char *ida = "a0000000000000000000000000000001", *idb = "b0000000000000000000000000000002",
+               *idc = "c0000000000000000000000000000003";
+    char *src[2] = {"/w/0.wtns", "/w/1.wtns"};
+    bool sp[2] = {false, false};
+    store_job j;
+    job_make(&j, src, sp, ida, 2, 2000.0);
+    j.prio = CUZK_PRIO_LOW;
+    CHECK_OK(store_put_job(s, &j));
+    job_make(&j, src, sp, idb, 1, 2001.0);
+    j.prio = CUZK_PRIO_HIGH;
+    CHECK_OK(store_put_job(s, &j));
+    job_make(&j, src, sp, idc, 1, 2002.0);
+    j.prio = CUZK_PRIO_NORMAL;
+    CHECK_OK(store_put_job(s, &j));
+
+    store_claim c[8];
+    unsigned n = 99, held = 99;
+    CHECK_OK(store_claim_parts(s, "h1", 0.4, c, 2, &n));
+    CHECK(n == 2 && !strcmp(c[0].id, idb) && c[0].idx == 0 && c[0].attempt == 1 &&
+          !strcmp(c[1].id, idc) && c[1].attempt == 1);
+    CHECK_OK(store_claim_parts(s, "h2", 60, c, 8, &n));
+    CHECK(n == 2 && claim_has(c, n, ida, 0, 1) && claim_has(c, n, ida, 1, 1));
+    CHECK_OK(store_claim_parts(s, "h3", 60, c, 8, &n));
+    CHECK(n == 0);
+    /* given back by its holder only */
+    CHECK_OK(store_release(s, "h1", ida, 1));
+    CHECK_OK(store_claim_parts(s, "h3", 60, c, 8, &n));
+    CHECK(n == 0);
+    CHECK_OK(store_release(s, "h2", ida, 1));
+    CHECK_OK(store_claim_parts(s, "h3", 60, c, 8, &n));
+    CHECK(n == 1 && claim_has(c, n, ida, 1, 2));
+    CHECK_OK(store_renew(s, "h2", 60, &held));
+    CHECK(held == 1);
+    /* h1's leases run out (no renewal): b and c go to h3, their second attempt */
+    usleep(700 * 1000);
+    CHECK_OK(store_renew(s, "h1", 60, &held));
+    CHECK(held == 0);
+    CHECK_OK(store_claim_parts(s, "h3", 60, c, 8, &n));
+    CHECK(n == 2 && !strcmp(c[0].id, idb) && c[0].attempt == 2 && claim_has(c, n, idc, 0, 2));
+
+    cuzk_proof p1, p2;
+    memset(&p1, 1, sizeof p1);
+    memset(&p2, 2, sizeof p2);
+    cuzk_fr pub[2];
+    memset(pub, 3, sizeof pub);
+    bool completed = false;
+    CHECK_OK(store_put_claimed(s, "h3", idb, 0, &p1, pub, 2, 2100.0, &completed));
+    CHECK(completed);
+    /* the late proof of h1 (its lease gone) changes nothing */
+    CHECK_OK(store_put_claimed(s, "h1", idb, 0, &p2, pub, 2, 2101.0, &completed));
+    CHECK(!completed);
+    CHECK_OK(store_put_claimed(s, "h2", ida, 0, &p1, pub, 2, 2102.0, &completed));
+    CHECK(!completed);
+    CHECK_OK(store_put_claimed(s, "h3", ida, 1, &p1, pub, 2, 2103.0, &completed));
+    CHECK(completed);
+    /* proved partitions are not claimed again, done jobs' neither */
+    CHECK_OK(store_release(s, "h3", idc, 0));
+    CHECK_OK(store_claim_parts(s, "h4", 60, c, 8, &n));
+    CHECK(n == 1 && !strcmp(c[0].id, idc) && c[0].attempt == 3);
+    listing l;
+    memset(&l, 0, sizeof l);
+    CHECK_OK(store_list(s, collect, &l));
+    CHECK(l.n == 3 && l.j[0].state == CUZK_JOB_DONE && l.j[0].finished == 2103.0 &&
+          l.j[1].state == CUZK_JOB_DONE && l.j[1].finished == 2100.0 &&
+          l.j[2].state == CUZK_JOB_QUEUED && l.done[0][0] && l.done[0][1]);
+    CHECK(!memcmp(&l.p1[0], &p1, sizeof p1));
+    CHECK_OK(store_finish(s, idc, CUZK_JOB_CANCELLED, "", 2200.0));
+    CHECK_OK(store_claim_parts(s, "h4", 60, c, 8, &n));
+    CHECK(n == 0);
+    unsigned gone = 0;
+    CHECK_OK(store_expire(s, 1e12, NULL, NULL, &gone));
+    CHECK(gone == 3);
     store_close(s);
 }
 

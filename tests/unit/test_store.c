@@ -105,6 +105,7 @@ int main(void)
         return 2;
     }
     test_roundtrip(open_sqlite);
+    test_claims(open_sqlite);
     test_damaged();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -3,8 +3,11 @@
  * (test_pg.h): the cases every backend passes (store_cases.h), the schema's version (a newer
  * one refused, naming it), URLs refused or unreachable (the password never in the message),
  * the server killed and restarted under an open store (what was committed is there, the
- * connection comes back; a write during a short outage waits for the server), and writers on several threads. Exit 77 without PostgreSQL. */
+ * connection comes back; a write during a short outage waits for the server), writers on
+ * several threads, and workers on connections of their own racing to claim partitions.
+ * Exit 77 without PostgreSQL. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +41,7 @@ static void test_schema_version(void)
     cuzk_err r = open_pg(&s);
     CHECK(r == CUZK_EFORMAT && s == NULL && strstr(cuzk_error_detail(), "schema version 99"));
     cuzk_error_clear();
-    CHECK(psql("UPDATE cuzk_schema_version SET version = 1") == 0);
+    CHECK(psql("UPDATE cuzk_schema_version SET version = 2") == 0);
     CHECK_OK(open_pg(&s));
     store_close(s);
     /* a database without the tables gets them (and its version) at open */
@@ -178,6 +181,103 @@ static void test_threads(void)
     store_close(s);
 }
 
+/* Daemons racing for one queue: each worker its own connection (as each daemon is),
+ * claiming a few partitions at a time. Every partition is claimed exactly once (no lease
+ * runs out here), every job completed by exactly one proof. */
+#define RACE_JOBS 120
+#define RACE_WORKERS 6
+
+static int race_claimed[RACE_JOBS][2];
+static int race_completed[RACE_JOBS];
+static pthread_mutex_t race_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *race_worker(void *arg)
+{
+    int w = (int)(intptr_t)arg;
+    store *s = NULL;
+    if (open_pg(&s) != CUZK_OK)
+        return (void *)1;
+    char owner[32];
+    snprintf(owner, sizeof owner, "host%d", w);
+    cuzk_proof proof;
+    memset(&proof, w, sizeof proof);
+    cuzk_fr pub[2];
+    memset(pub, 0x22, sizeof pub);
+    intptr_t fails = 0;
+    for (int idle = 0; idle < 3;) {
+        store_claim c[3];
+        unsigned n = 0;
+        fails += store_claim_parts(s, owner, 60, c, 3, &n) != CUZK_OK;
+        idle = n ? 0 : idle + 1;
+        for (unsigned i = 0; i < n; i++) {
+            unsigned k = (unsigned)strtoul(c[i].id + 16, NULL, 16) - 1;
+            bool completed = false;
+            if (k >= RACE_JOBS || c[i].idx > 1) {
+                fails++;
+                continue;
+            }
+            pthread_mutex_lock(&race_mu);
+            race_claimed[k][c[i].idx]++;
+            pthread_mutex_unlock(&race_mu);
+            fails += store_put_claimed(s, owner, c[i].id, c[i].idx, &proof, pub, 2, 9000.0,
+                                       &completed) != CUZK_OK;
+            if (completed) {
+                pthread_mutex_lock(&race_mu);
+                race_completed[k]++;
+                pthread_mutex_unlock(&race_mu);
+            }
+        }
+    }
+    store_close(s);
+    return (void *)fails;
+}
+
+static void test_claim_race(void)
+{
+    store *s = NULL;
+    CHECK_OK(open_pg(&s));
+    if (!s)
+        return;
+    char *src[2] = {"/w/0.wtns", "/w/1.wtns"};
+    bool sp[2] = {false, false};
+    for (int k = 0; k < RACE_JOBS; k++) {
+        char id[40];
+        snprintf(id, sizeof id, "%016x%016x", 0xcafe, k + 1);
+        store_job j;
+        job_make(&j, src, sp, id, 1 + (uint32_t)(k % 2), 8000.0 + k);
+        j.prio = k % CUZK_PRIO_COUNT;
+        CHECK_OK(store_put_job(s, &j));
+    }
+    pthread_t th[RACE_WORKERS];
+    for (int w = 0; w < RACE_WORKERS; w++)
+        pthread_create(&th[w], NULL, race_worker, (void *)(intptr_t)w);
+    intptr_t fails = 0;
+    for (int w = 0; w < RACE_WORKERS; w++) {
+        void *f;
+        pthread_join(th[w], &f);
+        fails += (intptr_t)f;
+    }
+    CHECK(fails == 0);
+    int twice = 0, missed = 0, not_once = 0;
+    for (int k = 0; k < RACE_JOBS; k++) {
+        for (int i = 0; i < 1 + k % 2; i++) {
+            twice += race_claimed[k][i] > 1;
+            missed += race_claimed[k][i] == 0;
+        }
+        not_once += race_completed[k] != 1;
+    }
+    CHECK(twice == 0 && missed == 0 && not_once == 0);
+    if (twice || missed || not_once)
+        fprintf(stderr, "claim race: %d claimed twice, %d never, %d jobs not completed once\n",
+                twice, missed, not_once);
+    unsigned all = 0, open_ = 0, gone = 0;
+    CHECK_OK(store_count(s, &all, &open_));
+    CHECK(all == RACE_JOBS && open_ == 0);
+    CHECK_OK(store_expire(s, 1e12, NULL, NULL, &gone));
+    CHECK(gone == RACE_JOBS);
+    store_close(s);
+}
+
 int main(void)
 {
     test_init("test_store_pg");
@@ -185,10 +285,12 @@ int main(void)
     if (rc != 0)
         return rc == 77 ? 77 : 2;
     test_roundtrip(open_pg);
+    test_claims(open_pg);
     test_schema_version();
     test_bad_urls();
     test_server_restart();
     test_threads();
+    test_claim_race();
     test_pg_stop(&pg);
     return test_finish();
 }
