@@ -52,7 +52,7 @@ cuzk_err journal_open(cuzk_engine *e)
         return cuzk_error_set(CUZK_EIO, "%s/spool: not a directory of this user's with mode 0700",
                               dir);
     if (e->cfg.store && *e->cfg.store)
-        return store_postgres_open(&e->st, e->cfg.store);
+        return store_postgres_open(&e->st, e->cfg.store, true);
     return store_sqlite_open(&e->st, dir);
 }
 

@@ -24,7 +24,13 @@ typedef struct {
     pthread_mutex_t mu;
     char where[200];   /* the URL without its password, for messages */
     char sqlstate[6];  /* of the latest failed statement ("" when none was given) */
+    bool sole;         /* holds the database's lock of a single daemon (PG_SOLE_LOCK) */
+    bool unlocked;     /* sole, and the session after a reset could not take the lock */
 } pg_store;
+
+/* The advisory lock a daemon holds on its session while it is the database's only one. */
+#define PG_SOLE_LOCK "7377170332"
+#define PG_MIGRATE_LOCK "7377170331"
 
 /* Tries of one operation when the connection is lost (the server restarted, the network
  * cut): the connection is reset between tries, after 50 ms, doubling up to 2 s (about 10 s
@@ -76,18 +82,34 @@ static cuzk_err pg_fail(pg_store *s, const char *what, const PGresult *res)
     return cuzk_error_set(CUZK_EIO, "store %s: %s: %s", s->where, what, msg);
 }
 
-/* A broken connection is reset before an operation uses it. */
+/* The single daemon's lock, taken on the session; false when another session holds it. */
+static bool pg_lock_sole(pg_store *s)
+{
+    PGresult *r = PQexec(s->db, "SELECT pg_try_advisory_lock(" PG_SOLE_LOCK ")");
+    bool ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+              !strcmp(PQgetvalue(r, 0, 0), "t");
+    PQclear(r);
+    return ok;
+}
+
+/* A broken connection is reset before an operation uses it, and the single daemon's lock
+ * taken again; until it is (the session before the break may still hold it, for as long as
+ * the server has not seen that session end), every statement fails and is tried again. */
 static void pg_ready(pg_store *s)
 {
-    if (PQstatus(s->db) != CONNECTION_OK)
+    if (PQstatus(s->db) != CONNECTION_OK) {
         PQreset(s->db);
+        s->unlocked = s->sole;
+    }
+    if (s->unlocked && PQstatus(s->db) == CONNECTION_OK && pg_lock_sole(s))
+        s->unlocked = false;
 }
 
 /* After a failed try: true (the error cleared, the connection reset) when the connection is
  * what failed and tries remain. */
 static bool pg_again(pg_store *s, int *tries)
 {
-    if (PQstatus(s->db) == CONNECTION_OK || ++*tries >= PG_TRIES)
+    if ((PQstatus(s->db) == CONNECTION_OK && !s->unlocked) || ++*tries >= PG_TRIES)
         return false;
     unsigned ms = 50u << (*tries - 1);
     if (ms > 2000)
@@ -95,12 +117,13 @@ static bool pg_again(pg_store *s, int *tries)
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
     cuzk_error_clear();
-    PQreset(s->db);
-    return true;
+    return true;   /* (pg_ready resets the connection) */
 }
 
 static bool pg_cmd(pg_store *s, const char *sql)
 {
+    if (s->unlocked)
+        return false;
     PGresult *r = PQexec(s->db, sql);
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
     PQclear(r);
@@ -112,6 +135,11 @@ static bool pg_cmd(pg_store *s, const char *sql)
 static PGresult *pg_run(pg_store *s, const char *sql, int n, const char *const *v,
                         const int *lens, const char *what, cuzk_err *err)
 {
+    if (s->unlocked) {
+        *err = cuzk_error_set(CUZK_EIO, "store %s: %s: another cuzk-daemon holds the database",
+                              s->where, what);
+        return NULL;
+    }
     int fmts[8] = {0};
     for (int i = 0; lens && i < n; i++)
         fmts[i] = lens[i] > 0;
@@ -627,11 +655,13 @@ static cuzk_err pg_put_claimed_once(pg_store *s, const char *owner, const char *
                              4, v, lens, "recording a proof", &r));
     PQclear(res);
     res = NULL;
-    const char *vo[3] = {id, ix, owner};
+    /* the partition's lease made endless: a claim that read the row before this commit
+     * (and no result yet) reads it again when it locks it, and leaves it */
+    (void)owner;
     ok = ok && (res = pg_run(s,
-                             "UPDATE cuzk_witnesses SET owner = '', lease_until = 0"
-                             " WHERE job = $1 AND idx = $2::integer AND owner = $3",
-                             3, vo, NULL, "recording a proof", &r));
+                             "UPDATE cuzk_witnesses SET owner = '', lease_until = 'Infinity'"
+                             " WHERE job = $1 AND idx = $2::integer",
+                             2, v, NULL, "recording a proof", &r));
     PQclear(res);
     res = NULL;
     if (ok && !strcmp(PQgetvalue(rj, 0, 1), "0")) {
@@ -695,7 +725,7 @@ static cuzk_err pg_migrate(pg_store *s)
 {
     cuzk_err r = CUZK_OK;
     PGresult *res = NULL;
-    bool ok = pg_cmd(s, "BEGIN") && pg_cmd(s, "SELECT pg_advisory_xact_lock(7377170331)") &&
+    bool ok = pg_cmd(s, "BEGIN") && pg_cmd(s, "SELECT pg_advisory_xact_lock(" PG_MIGRATE_LOCK ")") &&
               pg_cmd(s, "CREATE TABLE IF NOT EXISTS cuzk_schema_version(version INTEGER NOT NULL)");
     if (!ok)
         r = pg_fail(s, "making its schema", NULL);
@@ -752,7 +782,7 @@ static void pg_notice_quiet(void *arg, const char *msg)
     (void)msg;
 }
 
-cuzk_err store_postgres_open(store **out, const char *url)
+cuzk_err store_postgres_open(store **out, const char *url, bool sole)
 {
     *out = NULL;
     if (strncmp(url, "postgresql://", 13) != 0 && strncmp(url, "postgres://", 11) != 0)
@@ -772,6 +802,12 @@ cuzk_err store_postgres_open(store **out, const char *url)
     else {
         PQsetNoticeProcessor(s->db, pg_notice_quiet, NULL);
         r = pg_migrate(s);
+        s->sole = sole;
+        if (r == CUZK_OK && sole && !pg_lock_sole(s))
+            r = cuzk_error_set(CUZK_EINVAL,
+                               "store %s: another cuzk-daemon uses this database (one daemon "
+                               "per database: docs/cluster.md)",
+                               s->where);
     }
     if (r != CUZK_OK) {
         pg_close(&s->base);

@@ -84,7 +84,7 @@ typedef struct {
                       unsigned max, unsigned *n);
     cuzk_err (*renew)(store *s, const char *owner, double lease_s, unsigned *held);
     cuzk_err (*release)(store *s, const char *owner, const char *id, uint32_t idx);
-    /* Records the proof of a partition owner claimed and ends its lease; a result already
+    /* Records the proof of a partition owner claimed (never claimed again); a result already
      * there is kept (the first proof wins). When every partition of the job then has a
      * result, the job is done (finished at done_at) in the same commit, and *completed is
      * true: of all the calls for one job, exactly one completes it. */
@@ -103,8 +103,11 @@ struct store {
 cuzk_err store_sqlite_open(store **out, const char *dir) CUZK_WUR;
 /* The journal in the PostgreSQL database at url (postgresql://... or postgres://..., libpq's
  * URL: user, password, host, port, database, parameters such as sslmode). The schema is
- * created, or migrated to this program's version, at open; a newer one is refused. */
-cuzk_err store_postgres_open(store **out, const char *url) CUZK_WUR;
+ * created, or migrated to this program's version, at open; a newer one is refused. With
+ * sole, the store holds the database's single-daemon lock (a session advisory lock) and
+ * is refused while another session holds it: a daemon whose engine does not claim (it
+ * recovers every open job as its own) takes it. */
+cuzk_err store_postgres_open(store **out, const char *url, bool sole) CUZK_WUR;
 
 static inline cuzk_err store_put_job(store *s, const store_job *j)
 {

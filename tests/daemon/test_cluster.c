@@ -221,7 +221,7 @@ static int scenario_pg_crash(void)
     snprintf(spool, sizeof spool, "%s/spool", d.state);
     CHECK(dir_entries(spool) == 0);
     store *s = NULL;
-    CHECK(store_postgres_open(&s, pg.url) == CUZK_OK);
+    CHECK(store_postgres_open(&s, pg.url, false) == CUZK_OK);
     unsigned all = 99, open_ = 99;
     CHECK(s && store_count(s, &all, &open_) == CUZK_OK && all == 0 && open_ == 0);
     store_close(s);

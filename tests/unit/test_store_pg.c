@@ -23,7 +23,7 @@ static test_pg pg;
 
 static cuzk_err open_pg(store **s)
 {
-    return store_postgres_open(s, pg.url);
+    return store_postgres_open(s, pg.url, false);
 }
 
 static int psql(const char *sql)
@@ -56,18 +56,18 @@ static void test_schema_version(void)
 static void test_bad_urls(void)
 {
     store *s = NULL;
-    CHECK(store_postgres_open(&s, "mysql://x@127.0.0.1/y") == CUZK_EINVAL && s == NULL);
+    CHECK(store_postgres_open(&s, "mysql://x@127.0.0.1/y", true) == CUZK_EINVAL && s == NULL);
     cuzk_error_clear();
     char url[200];
     snprintf(url, sizeof url, "postgresql://cuzk:hunter2secret@127.0.0.1:%d/cuzk_test"
              "?connect_timeout=5", test_pg_free_port());
-    cuzk_err r = store_postgres_open(&s, url);
+    cuzk_err r = store_postgres_open(&s, url, false);
     CHECK(r == CUZK_EIO && s == NULL);
     CHECK(strstr(cuzk_error_detail(), "127.0.0.1") && !strstr(cuzk_error_detail(), "hunter2"));
     cuzk_error_clear();
     /* a database that does not exist */
     snprintf(url, sizeof url, "postgresql://cuzk@127.0.0.1:%d/no_such_db", pg.port);
-    CHECK(store_postgres_open(&s, url) == CUZK_EIO && s == NULL &&
+    CHECK(store_postgres_open(&s, url, false) == CUZK_EIO && s == NULL &&
           strstr(cuzk_error_detail(), "no_such_db"));
     cuzk_error_clear();
 }
@@ -181,6 +181,29 @@ static void test_threads(void)
     store_close(s);
 }
 
+/* One daemon per database while engines do not claim: a second sole store is refused while
+ * the first lives, and admitted once it is closed; after a server restart the
+ * open store takes the lock again. */
+static void test_sole(void)
+{
+    store *a = NULL, *b = NULL;
+    CHECK_OK(store_postgres_open(&a, pg.url, true));
+    CHECK(store_postgres_open(&b, pg.url, true) == CUZK_EINVAL && b == NULL &&
+          strstr(cuzk_error_detail(), "another cuzk-daemon"));
+    cuzk_error_clear();
+    CHECK_OK(store_postgres_open(&b, pg.url, false));
+    store_close(b);
+    b = NULL;
+    CHECK(test_pg_restart(&pg) == 0);
+    unsigned all = 9, open_ = 9;
+    CHECK(a && store_count(a, &all, &open_) == CUZK_OK);   /* reconnected, the lock again */
+    CHECK(store_postgres_open(&b, pg.url, true) == CUZK_EINVAL && b == NULL);
+    cuzk_error_clear();
+    store_close(a);
+    CHECK_OK(store_postgres_open(&b, pg.url, true));
+    store_close(b);
+}
+
 /* Daemons racing for one queue: each worker its own connection (as each daemon is),
  * claiming a few partitions at a time. Every partition is claimed exactly once (no lease
  * runs out here), every job completed by exactly one proof. */
@@ -291,6 +314,7 @@ int main(void)
     test_server_restart();
     test_threads();
     test_claim_race();
+    test_sole();
     test_pg_stop(&pg);
     return test_finish();
 }
