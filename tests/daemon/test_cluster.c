@@ -8,8 +8,8 @@
  *              under the running daemon. After each restart every job accepted so far
  *              answers under its id; in the end every job is done exactly once (one
  *              job_final event per id across the runs' log), every proof verifies (cuzk
- *              verify); after the retention the database holds no job and the spool is
- *              empty. */
+ *              verify); a second daemon on the database is refused while the first runs;
+ *              after the retention the database holds no job and the spool is empty. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
@@ -163,6 +163,11 @@ static int scenario_pg_crash(void)
     while (n_jobs < N_JOBS && submit_one(d.addr, n_jobs))
         n_jobs++;
     CHECK(n_jobs == N_JOBS);
+    /* a second daemon on the same database is refused while this one runs (it would take
+     * the same jobs as its own) */
+    daemon_proc d2;
+    memset(&d2, 0, sizeof d2);
+    CHECK(!daemon_start(&d2, "pg2", "--example", "--store", pg.url, NULL));
 
     char *vk = test_fixture_dup("chain", "verification_key.json");
     int n_proofs = 0, n_verified = 0;
