@@ -235,6 +235,9 @@ static int scenario_pg_crash(void)
     snprintf(bad, sizeof bad, "postgresql://cuzk@127.0.0.1:%d/cuzk_test?connect_timeout=3",
              test_pg_free_port());
     CHECK(!daemon_start(&d, "nodb", "--example", "--store", bad, NULL));
+    /* a store without the journal, or one that is not PostgreSQL's: refused */
+    CHECK(!daemon_start(&d, "nojournal", "--example", "--no-journal", "--store", pg.url, NULL));
+    CHECK(!daemon_start(&d, "mysql", "--example", "--store", "mysql://cuzk@127.0.0.1/x", NULL));
     test_pg_stop(&pg);
     free(vk);
     free(wpath);

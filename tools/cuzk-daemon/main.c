@@ -710,6 +710,11 @@ int main(int argc, char **argv)
     int rc = parse_args(&c, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (c.no_journal && c.eng.store) {
+        fprintf(stderr, "cuzk-daemon: store = %s needs the journal (journal = off given)\n",
+                "postgresql://...");
+        return 2;
+    }
     /* A key or witness file truncated by someone else while it is read fails that load
      * instead of ending the daemon (and every job in it) with SIGBUS. */
     if (!io_guard_install())
