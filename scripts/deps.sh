@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(build-essential cmake pkg-config libgmp-dev libjansson-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libsqlite3-dev libssl-dev nodejs npm curl)
+pkgs=(build-essential cmake pkg-config libgmp-dev libjansson-dev libmicrohttpd-dev libinih-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev postgresql libssl-dev nodejs npm curl)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -95,6 +95,11 @@ typedef struct {
      * cuzk_engine_recover brings the jobs back after a restart. NULL: jobs live in memory
      * only and end with the process. Copied at cuzk_engine_new. */
     const char *state_dir;
+    /* Where the journal's jobs are kept, with state_dir set: NULL or "" for the SQLite file
+     * state_dir/journal.db, or a PostgreSQL URL (postgresql://user@host:port/db?...), the
+     * schema created and migrated there; the spool stays in state_dir. Read at
+     * cuzk_engine_new only. */
+    const char *store;
     /* Witness paths: opened once at submission, only beneath one of these directories
      * (without following a symbolic link on the way), and read later from that descriptor.
      * With none listed, path witnesses are refused (CUZK_EUNSUPPORTED) unless

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The engine's job journal (cfg.state_dir): the store (src/store, SQLite) holding every
- * accepted job, and the spool directory (state_dir/spool, 0700) holding uploaded witnesses,
- * one file each, created O_EXCL|O_NOFOLLOW 0600 and fsynced with the directory before the
- * job's commit. Recovery after a restart (cuzk_engine_recover) and expiry are here too. */
+/* The engine's job journal (cfg.state_dir): the store (src/store: SQLite, or PostgreSQL
+ * with cfg.store) holding every accepted job, and the spool directory (state_dir/spool,
+ * 0700) holding uploaded witnesses, one file each, created O_EXCL|O_NOFOLLOW 0600 and
+ * fsynced with the directory before the job's commit. Recovery after a restart (cuzk_engine_recover) and expiry are here too. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -51,6 +51,8 @@ cuzk_err journal_open(cuzk_engine *e)
     if (fstat(e->spool_fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077))
         return cuzk_error_set(CUZK_EIO, "%s/spool: not a directory of this user's with mode 0700",
                               dir);
+    if (e->cfg.store && *e->cfg.store)
+        return store_postgres_open(&e->st, e->cfg.store, true);
     return store_sqlite_open(&e->st, dir);
 }
 

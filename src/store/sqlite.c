@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -356,6 +357,182 @@ static cuzk_err sq_count(store *base, unsigned *all, unsigned *open)
     return r;
 }
 
+/* Claims on one host: the leases are a table of this connection's own (TEMP: in memory),
+ * gone with the process, as are the workers that held them. */
+static double sq_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static bool sq_leases(sq_store *s)
+{
+    return exec(s, "CREATE TEMP TABLE IF NOT EXISTS leases(job TEXT NOT NULL,"
+                   " idx INTEGER NOT NULL, owner TEXT NOT NULL, until REAL NOT NULL,"
+                   " attempts INTEGER NOT NULL, PRIMARY KEY(job, idx))");
+}
+
+static cuzk_err sq_claim(store *base, const char *owner, double lease_s, store_claim *out,
+                         unsigned max, unsigned *n)
+{
+    sq_store *s = (sq_store *)base;
+    sqlite3_stmt *sc = NULL, *sl = NULL;
+    *n = 0;
+    double now = sq_now();
+    pthread_mutex_lock(&s->mu);
+    bool ok = sq_leases(s) && exec(s, "BEGIN IMMEDIATE") &&
+              sqlite3_prepare_v2(s->db,
+                                 "SELECT w.job, w.idx FROM witnesses w JOIN jobs j ON j.id = w.job"
+                                 " WHERE j.state = 0 AND NOT EXISTS (SELECT 1 FROM results r"
+                                 " WHERE r.job = w.job AND r.idx = w.idx) AND NOT EXISTS"
+                                 " (SELECT 1 FROM temp.leases l WHERE l.job = w.job AND"
+                                 " l.idx = w.idx AND l.until >= ?1)"
+                                 " ORDER BY j.prio DESC, j.seq, w.idx LIMIT ?2",
+                                 -1, &sc, NULL) == SQLITE_OK &&
+              sqlite3_prepare_v2(s->db,
+                                 "INSERT INTO temp.leases(job, idx, owner, until, attempts)"
+                                 " VALUES(?1, ?2, ?3, ?4, 1) ON CONFLICT(job, idx) DO UPDATE"
+                                 " SET owner = ?3, until = ?4, attempts = attempts + 1"
+                                 " RETURNING attempts",
+                                 -1, &sl, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_double(sc, 1, now);
+        sqlite3_bind_int64(sc, 2, max);
+    }
+    int rc = SQLITE_DONE;
+    while (ok && *n < max && (rc = sqlite3_step(sc)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(sc, 0);
+        if (!id || !cuzk_job_id_valid(id))
+            continue;
+        store_claim *c = &out[*n];
+        memcpy(c->id, id, sizeof c->id);
+        c->idx = (uint32_t)sqlite3_column_int64(sc, 1);
+        sqlite3_reset(sl);
+        sqlite3_bind_text(sl, 1, c->id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(sl, 2, c->idx);
+        sqlite3_bind_text(sl, 3, owner, -1, SQLITE_STATIC);
+        sqlite3_bind_double(sl, 4, now + lease_s);
+        ok = sqlite3_step(sl) == SQLITE_ROW;
+        if (ok) {
+            c->attempt = (uint32_t)sqlite3_column_int64(sl, 0);
+            (*n)++;
+        }
+        sqlite3_reset(sl);
+    }
+    ok = ok && (rc == SQLITE_DONE || rc == SQLITE_ROW) && exec(s, "COMMIT");
+    cuzk_err r = CUZK_OK;
+    if (!ok) {
+        r = sq_fail(s, "claiming partitions");
+        exec(s, "ROLLBACK");
+        *n = 0;
+    }
+    sqlite3_finalize(sc);
+    sqlite3_finalize(sl);
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+static cuzk_err sq_renew(store *base, const char *owner, double lease_s, unsigned *held)
+{
+    sq_store *s = (sq_store *)base;
+    sqlite3_stmt *st = NULL;
+    double now = sq_now();
+    pthread_mutex_lock(&s->mu);
+    bool ok = sq_leases(s) &&
+              sqlite3_prepare_v2(s->db,
+                                 "UPDATE temp.leases SET until = ?2 WHERE owner = ?1 AND"
+                                 " until >= ?3",
+                                 -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(st, 1, owner, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 2, now + lease_s);
+        sqlite3_bind_double(st, 3, now);
+        ok = step_done(st);
+    }
+    if (ok && held)
+        *held = (unsigned)sqlite3_changes(s->db);
+    cuzk_err r = ok ? CUZK_OK : sq_fail(s, "renewing leases");
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+/* (the caller holds the mutex) */
+static bool sq_unlease(sq_store *s, const char *owner, const char *id, uint32_t idx)
+{
+    sqlite3_stmt *st = NULL;
+    bool ok = sq_leases(s) &&
+              sqlite3_prepare_v2(s->db,
+                                 "UPDATE temp.leases SET owner = '', until = 0"
+                                 " WHERE job = ?2 AND idx = ?3 AND owner = ?1",
+                                 -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(st, 1, owner, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, idx);
+        ok = step_done(st);
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+static cuzk_err sq_release(store *base, const char *owner, const char *id, uint32_t idx)
+{
+    sq_store *s = (sq_store *)base;
+    pthread_mutex_lock(&s->mu);
+    cuzk_err r = sq_unlease(s, owner, id, idx) ? CUZK_OK : sq_fail(s, "releasing a partition");
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+static cuzk_err sq_put_claimed(store *base, const char *owner, const char *id, uint32_t idx,
+                               const cuzk_proof *proof, const cuzk_fr *pub, uint32_t n_public,
+                               double done_at, bool *completed)
+{
+    sq_store *s = (sq_store *)base;
+    sqlite3_stmt *st = NULL, *sd = NULL;
+    *completed = false;
+    pthread_mutex_lock(&s->mu);
+    bool ok = sq_leases(s) && exec(s, "BEGIN IMMEDIATE") &&
+              sqlite3_prepare_v2(s->db,
+                                 "INSERT OR IGNORE INTO results(job, idx, proof, public)"
+                                 " SELECT ?1, ?2, ?3, ?4 WHERE EXISTS"
+                                 " (SELECT 1 FROM jobs WHERE id = ?1)",
+                                 -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, idx);
+        sqlite3_bind_blob(st, 3, proof, (int)sizeof *proof, SQLITE_STATIC);
+        sqlite3_bind_blob(st, 4, n_public ? (const void *)pub : "",
+                          (int)(sizeof(cuzk_fr) * n_public), SQLITE_STATIC);
+        ok = step_done(st);
+    }
+    ok = ok && sq_unlease(s, owner, id, idx) &&
+         sqlite3_prepare_v2(s->db,
+                            "UPDATE jobs SET state = 2, finished = ?2 WHERE id = ?1 AND"
+                            " state = 0 AND (SELECT COUNT(*) FROM results WHERE job = ?1) = n",
+                            -1, &sd, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(sd, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_double(sd, 2, done_at);
+        ok = step_done(sd);
+    }
+    bool done = ok && sqlite3_changes(s->db) == 1;
+    ok = ok && exec(s, "COMMIT");
+    cuzk_err r = CUZK_OK;
+    if (!ok) {
+        r = sq_fail(s, "recording a proof");
+        exec(s, "ROLLBACK");
+    } else {
+        *completed = done;
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(sd);
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
 static void sq_close(store *base)
 {
     sq_store *s = (sq_store *)base;
@@ -364,8 +541,12 @@ static void sq_close(store *base)
     free(s);
 }
 
-static const store_ops sq_ops = {"sqlite",  sq_put_job, sq_put_part, sq_finish,
-                                 sq_list,   sq_expire,  sq_count,    sq_close};
+static const store_ops sq_ops = {
+    .name = "sqlite",     .put_job = sq_put_job,   .put_part = sq_put_part,
+    .finish = sq_finish,  .list = sq_list,         .expire = sq_expire,
+    .count = sq_count,    .claim = sq_claim,       .renew = sq_renew,
+    .release = sq_release, .put_claimed = sq_put_claimed, .close = sq_close,
+};
 
 cuzk_err store_sqlite_open(store **out, const char *dir)
 {

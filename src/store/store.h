@@ -5,8 +5,8 @@
  *
  * A store is an ops table behind a handle, so that backends can differ: sqlite.c keeps the
  * journal in a local SQLite file (WAL, synchronous=FULL: every call below that writes is
- * durable when it returns). A shared backend (several hosts on one queue) implements the
- * same operations. Times are wall-clock seconds (CLOCK_REALTIME), so they span restarts.
+ * durable when it returns); postgres.c keeps it in a PostgreSQL database (each write one
+ * committed transaction). Times are wall-clock seconds (CLOCK_REALTIME), so they span restarts.
  * Proofs and public inputs are stored in this host's in-memory layout (cuzk_proof, cuzk_fr:
  * little-endian limbs), checked by size when read back.
  * Thread safety: every operation may be called from any thread (a backend serialises). */
@@ -46,8 +46,16 @@ typedef int (*store_list_fn)(void *arg, const store_job *j);
 /* Called by expire for each spool file name of each expired job. */
 typedef void (*store_spool_fn)(void *arg, const char *spool_name);
 
+/* One partition claimed by a daemon (claim): the job, the partition, and how many times it
+ * has been claimed (1 the first time; more after a lease expired or was given back). */
 typedef struct {
-    const char *name;   /* "sqlite" */
+    char id[CUZK_JOB_ID_CHARS + 1];
+    uint32_t idx;
+    uint32_t attempt;
+} store_claim;
+
+typedef struct {
+    const char *name;   /* "sqlite", "postgresql" */
     /* Records an accepted job (state QUEUED) with its witness sources. */
     cuzk_err (*put_job)(store *s, const store_job *j);
     /* Records partition idx's proof and public inputs; with done_at > 0 the job is also
@@ -64,6 +72,25 @@ typedef struct {
                        unsigned *n_expired);
     /* Counts the jobs the journal holds: all, and those not final. */
     cuzk_err (*count)(store *s, unsigned *all, unsigned *open);
+    /* Claims: the work of several daemons on one store. A partition of an open job without
+     * a result is free unless a daemon holds a live lease on it; claim takes up to max free
+     * ones for owner (a name unique per daemon process), the most urgent job first, then the
+     * oldest, then by index, each leased for lease_s seconds of the store's clock, and
+     * writes them to out (*n of them). Two claims never return the same partition while its
+     * lease lives. renew extends every lease owner holds by lease_s from now (*held: how
+     * many it holds, may be NULL); release gives one back (the partition is free at once).
+     * The SQLite store serves one host: its leases live in memory and end with it. */
+    cuzk_err (*claim)(store *s, const char *owner, double lease_s, store_claim *out,
+                      unsigned max, unsigned *n);
+    cuzk_err (*renew)(store *s, const char *owner, double lease_s, unsigned *held);
+    cuzk_err (*release)(store *s, const char *owner, const char *id, uint32_t idx);
+    /* Records the proof of a partition owner claimed (never claimed again); a result already
+     * there is kept (the first proof wins). When every partition of the job then has a
+     * result, the job is done (finished at done_at) in the same commit, and *completed is
+     * true: of all the calls for one job, exactly one completes it. */
+    cuzk_err (*put_claimed)(store *s, const char *owner, const char *id, uint32_t idx,
+                            const cuzk_proof *proof, const cuzk_fr *pub, uint32_t n_public,
+                            double done_at, bool *completed);
     void (*close)(store *s);
 } store_ops;
 
@@ -74,6 +101,13 @@ struct store {
 /* The SQLite journal in directory dir (dir/journal.db, created 0600 when missing). A file
  * that is not a journal, or a damaged one, is refused with an error naming it. */
 cuzk_err store_sqlite_open(store **out, const char *dir) CUZK_WUR;
+/* The journal in the PostgreSQL database at url (postgresql://... or postgres://..., libpq's
+ * URL: user, password, host, port, database, parameters such as sslmode). The schema is
+ * created, or migrated to this program's version, at open; a newer one is refused. With
+ * sole, the store holds the database's single-daemon lock (a session advisory lock) and
+ * is refused while another session holds it: a daemon whose engine does not claim (it
+ * recovers every open job as its own) takes it. */
+cuzk_err store_postgres_open(store **out, const char *url, bool sole) CUZK_WUR;
 
 static inline cuzk_err store_put_job(store *s, const store_job *j)
 {
@@ -102,6 +136,26 @@ static inline cuzk_err store_expire(store *s, double before, store_spool_fn fn, 
 static inline cuzk_err store_count(store *s, unsigned *all, unsigned *open)
 {
     return s->ops->count(s, all, open);
+}
+static inline cuzk_err store_claim_parts(store *s, const char *owner, double lease_s,
+                                         store_claim *out, unsigned max, unsigned *n)
+{
+    return s->ops->claim(s, owner, lease_s, out, max, n);
+}
+static inline cuzk_err store_renew(store *s, const char *owner, double lease_s, unsigned *held)
+{
+    return s->ops->renew(s, owner, lease_s, held);
+}
+static inline cuzk_err store_release(store *s, const char *owner, const char *id, uint32_t idx)
+{
+    return s->ops->release(s, owner, id, idx);
+}
+static inline cuzk_err store_put_claimed(store *s, const char *owner, const char *id,
+                                         uint32_t idx, const cuzk_proof *proof,
+                                         const cuzk_fr *pub, uint32_t n_public, double done_at,
+                                         bool *completed)
+{
+    return s->ops->put_claimed(s, owner, id, idx, proof, pub, n_public, done_at, completed);
 }
 static inline void store_close(store *s)
 {

@@ -130,6 +130,9 @@ static void usage(FILE *f)
         "  --no-journal              keep jobs in memory only (journal = off): a crash or a\n"
         "                            restart loses them (by default every accepted job is\n"
         "                            journaled in the state directory and resumed)\n"
+        "  --store sqlite|URL        where the journal keeps jobs: sqlite (default,\n"
+        "                            STATE_DIR/journal.db) or postgresql://USER@HOST:PORT/DB\n"
+        "                            (schema made there; docs/cluster.md)\n"
         "  --job-timeout S           fail a job not finished after S seconds (0: never)\n"
         "  --max-queued N            unfinished jobs accepted; beyond: 503 + Retry-After\n"
         "  --max-partitions N        witnesses per job\n"
@@ -408,6 +411,16 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
             return false;
         c->no_journal = !on;
         return true;
+    }
+    if (!strcmp(name, "store")) {
+        /* "sqlite": STATE_DIR/journal.db; a postgresql:// URL: that database */
+        if (!strcmp(v, "sqlite")) {
+            e->store = NULL;
+            return true;
+        }
+        if (strncmp(v, "postgresql://", 13) != 0 && strncmp(v, "postgres://", 11) != 0)
+            return false;
+        return (e->store = keep(v)) != NULL;
     }
     if (!strcmp(name, "job_timeout"))
         return parse_secs(v, &e->job_timeout_s);
@@ -700,6 +713,11 @@ int main(int argc, char **argv)
     int rc = parse_args(&c, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (c.no_journal && c.eng.store) {
+        fprintf(stderr, "cuzk-daemon: store = %s needs the journal (journal = off given)\n",
+                "postgresql://...");
+        return 2;
+    }
     /* A key or witness file truncated by someone else while it is read fails that load
      * instead of ending the daemon (and every job in it) with SIGBUS. */
     if (!io_guard_install())

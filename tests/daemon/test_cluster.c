@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cuzk-daemon with its journal on PostgreSQL (--store postgresql://...), against a real
+ * server the test starts (tests/test_pg.h; skipped without Debian's postgresql package).
+ *
+ *   pg_crash   60 jobs (uploads and paths, one or two partitions) submitted over four runs of
+ *              one daemon on one database; the first three runs end by SIGKILL at a random
+ *              moment, and PostgreSQL itself is stopped as by a crash and started again once
+ *              under the running daemon. After each restart every job accepted so far
+ *              answers under its id; in the end every job is done exactly once (one
+ *              job_final event per id across the runs' log), every proof verifies (cuzk
+ *              verify); a second daemon on the database is refused while the first runs;
+ *              after the retention the database holds no job and the spool is empty. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/daemon_lib.h"
+#include "store/store.h"
+#include "test.h"
+#include "test_files.h"
+#include "test_pg.h"
+
+#define N_JOBS 60
+#define N_KILLS 3
+
+typedef struct {
+    char *id;
+    int parts;
+} cjob;
+
+static cjob jobs[N_JOBS];
+static int n_jobs;
+static char *wpath, *wb64;
+static test_pg pg;
+
+typedef struct {
+    pid_t pid;
+    unsigned delay_ms;
+} killer_arg;
+
+static void *killer(void *arg)
+{
+    killer_arg *k = arg;
+    usleep(k->delay_ms * 1000u);
+    kill(k->pid, SIGKILL);
+    return NULL;
+}
+
+static bool submit_one(const char *addr, int i)
+{
+    cjob *j = &jobs[i];
+    j->parts = 1 + (int)(test_rand64() % 2);
+    bool upload = test_rand64() % 2;
+    size_t cap = 256 + 2 * (strlen(wb64) + strlen(wpath) + 32);
+    char *body = malloc(cap);
+    int o = snprintf(body, cap, "{\"key\": \"example\", \"priority\": \"%s\", \"witnesses\": [",
+                     test_rand64() % 2 ? "high" : "normal");
+    for (int p = 0; p < j->parts; p++)
+        o += snprintf(body + o, cap - (size_t)o, upload ? "%s{\"wtns_base64\": \"%s\"}"
+                                                        : "%s{\"path\": \"%s\"}",
+                      p ? ", " : "", upload ? wb64 : wpath);
+    snprintf(body + o, cap - (size_t)o, "]}");
+    resp r;
+    bool answered = http(&r, addr, "POST", "/v1/proofs", body);
+    free(body);
+    if (answered && r.status == 202 && jstr(r.json, "id"))
+        j->id = strdup(jstr(r.json, "id"));
+    else if (answered && r.status != 0)
+        fprintf(stderr, "pg_crash: submit %d: %ld %s\n", i, r.status, r.body ? r.body : "");
+    resp_free(&r);
+    return j->id != NULL;
+}
+
+static void check_known(const char *addr)
+{
+    for (int i = 0; i < n_jobs; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/v1/proofs/%s", jobs[i].id);
+        resp r;
+        bool ok = http(&r, addr, "GET", path, NULL) && r.status == 200 && r.json &&
+                  strcmp(jstr(r.json, "state"), "failed") != 0;
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "pg_crash: job %s after a restart: %ld %s\n", jobs[i].id, r.status,
+                    r.body ? r.body : "");
+        resp_free(&r);
+    }
+}
+
+static unsigned dir_entries(const char *path)
+{
+    DIR *d = opendir(path);
+    unsigned n = 0;
+    for (struct dirent *de; d && (de = readdir(d));)
+        n += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void pg_cleanup(void)
+{
+    test_pg_stop(&pg);   /* (a no-op once stopped) */
+}
+
+static int scenario_pg_crash(void)
+{
+    int rc = test_pg_start(&pg);
+    if (rc != 0)
+        return rc == 77 ? SKIP : 1;
+    atexit(pg_cleanup);
+    wpath = test_fixture_dup("chain", "witness.wtns");
+    size_t wlen;
+    unsigned char *wbytes = read_all(wpath, &wlen);
+    wb64 = b64(wbytes, wlen);
+    free(wbytes);
+    char allow[512];
+    snprintf(allow, sizeof allow, "%s/tests/data/circuits", src_dir);
+    daemon_proc d;
+    memset(&d, 0, sizeof d);
+    for (int run = 0; run <= N_KILLS; run++) {
+        if (!daemon_start(&d, "pg", "--example", "--allow-dir", allow, "--store", pg.url,
+                          "--debug-device-delay-ms", "30", "--result-ttl", "600", NULL)) {
+            CHECK(0);
+            test_pg_stop(&pg);
+            return 1;
+        }
+        if (run > 0)
+            check_known(d.addr);
+        if (run == 1) {
+            /* PostgreSQL crashes and comes back under the running daemon, which waits for it */
+            CHECK(test_pg_restart(&pg) == 0);
+            check_known(d.addr);
+        }
+        pthread_t kt;
+        killer_arg ka = {d.pid, 300 + (unsigned)(test_rand64() % 1000)};
+        if (run < N_KILLS)
+            pthread_create(&kt, NULL, killer, &ka);
+        int target = N_JOBS * (run + 1) / (N_KILLS + 1);
+        while (n_jobs < target) {
+            if (!submit_one(d.addr, n_jobs)) {
+                if (kill(d.pid, 0) == 0 && waitpid(d.pid, NULL, WNOHANG) == 0)
+                    continue;
+                break;
+            }
+            n_jobs++;
+            usleep((useconds_t)(test_rand64() % 20000));
+        }
+        if (run < N_KILLS) {
+            pthread_join(kt, NULL);
+            daemon_kill(&d);
+            printf("pg_crash: run %d killed after %u ms with %d jobs accepted\n", run,
+                   ka.delay_ms, n_jobs);
+        }
+    }
+    while (n_jobs < N_JOBS && submit_one(d.addr, n_jobs))
+        n_jobs++;
+    CHECK(n_jobs == N_JOBS);
+    /* a second daemon on the same database is refused while this one runs (it would take
+     * the same jobs as its own) */
+    daemon_proc d2;
+    memset(&d2, 0, sizeof d2);
+    CHECK(!daemon_start(&d2, "pg2", "--example", "--store", pg.url, NULL));
+
+    char *vk = test_fixture_dup("chain", "verification_key.json");
+    int n_proofs = 0, n_verified = 0;
+    for (int i = 0; i < n_jobs; i++) {
+        for (int k = 0; k < i; k++)
+            CHECK(strcmp(jobs[k].id, jobs[i].id) != 0);
+        json_t *f = wait_final(d.addr, jobs[i].id, 120);
+        bool done = f && !strcmp(jstr(f, "state"), "done");
+        CHECK(done);
+        if (!done)
+            fprintf(stderr, "pg_crash: job %s: %s %s\n", jobs[i].id, f ? jstr(f, "state") : "-",
+                    f ? jstr(f, "error") : "");
+        json_t *proofs = f ? json_object_get(f, "proofs") : NULL;
+        json_t *pubs = f ? json_object_get(f, "public") : NULL;
+        CHECK(json_array_size(proofs) == (size_t)jobs[i].parts);
+        for (size_t p = 0; done && p < json_array_size(proofs); p++) {
+            char pp[400], up[400], cmd[1600];
+            snprintf(pp, sizeof pp, "%s/proof_%d_%zu.json", tmp_dir, i, p);
+            snprintf(up, sizeof up, "%s/public_%d_%zu.json", tmp_dir, i, p);
+            CHECK(json_dump_file(json_array_get(proofs, p), pp, 0) == 0);
+            CHECK(json_dump_file(json_array_get(pubs, p), up, 0) == 0);
+            snprintf(cmd, sizeof cmd, "%s/cuzk verify %s %s %s > /dev/null 2>&1", bin_dir, vk, up,
+                     pp);
+            n_proofs++;
+            bool ok = system(cmd) == 0;
+            CHECK(ok);
+            n_verified += ok;
+        }
+        json_decref(f);
+        /* done exactly once: at most one final event for the id across the runs (none only
+         * when the kill came between its commit and the log line) */
+        char needle[128];
+        snprintf(needle, sizeof needle, "event=job_final job=%s ", jobs[i].id);
+        int finals = count_in_file(d.log, needle);
+        CHECK(finals <= 1);
+        if (finals > 1)
+            fprintf(stderr, "pg_crash: job %s: %d final events\n", jobs[i].id, finals);
+    }
+    printf("pg_crash: %d jobs, %d proofs, %d verified (cuzk verify)\n", n_jobs, n_proofs,
+           n_verified);
+    CHECK(n_verified == n_proofs && n_proofs >= N_JOBS);
+    CHECK(count_in_file(d.log, "event=job_recovered") >= 1);
+    /* the jobs are rows of the database, not of a local file */
+    char local[400];
+    struct stat st;
+    snprintf(local, sizeof local, "%s/journal.db", d.state);
+    CHECK(stat(local, &st) != 0);
+
+    /* after the retention: no job in the database, none in the spool */
+    CHECK(daemon_stop(&d, 30) == 0);
+    CHECK(daemon_start(&d, "pg", "--example", "--allow-dir", allow, "--store", pg.url,
+                       "--result-ttl", "1", NULL));
+    sleep(3);
+    CHECK(daemon_stop(&d, 30) == 0);
+    char spool[400];
+    snprintf(spool, sizeof spool, "%s/spool", d.state);
+    CHECK(dir_entries(spool) == 0);
+    store *s = NULL;
+    CHECK(store_postgres_open(&s, pg.url, false) == CUZK_OK);
+    unsigned all = 99, open_ = 99;
+    CHECK(s && store_count(s, &all, &open_) == CUZK_OK && all == 0 && open_ == 0);
+    store_close(s);
+    /* a database the daemon cannot reach: it does not start (its reason on stderr) */
+    char bad[200];
+    snprintf(bad, sizeof bad, "postgresql://cuzk@127.0.0.1:%d/cuzk_test?connect_timeout=3",
+             test_pg_free_port());
+    CHECK(!daemon_start(&d, "nodb", "--example", "--store", bad, NULL));
+    /* a store without the journal, or one that is not PostgreSQL's: refused */
+    CHECK(!daemon_start(&d, "nojournal", "--example", "--no-journal", "--store", pg.url, NULL));
+    CHECK(!daemon_start(&d, "mysql", "--example", "--store", "mysql://cuzk@127.0.0.1/x", NULL));
+    test_pg_stop(&pg);
+    free(vk);
+    free(wpath);
+    free(wb64);
+    for (int i = 0; i < n_jobs; i++)
+        free(jobs[i].id);
+    return test_finish();
+}
+
+int main(int argc, char **argv)
+{
+    static const daemon_scenario sc[] = {{"pg_crash", scenario_pg_crash}};
+    return daemon_test_main(argc, argv, "test_cluster", sc, sizeof sc / sizeof sc[0]);
+}
