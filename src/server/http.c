@@ -219,6 +219,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         uint64_t n;
         if (cl && api_parse_u64(cl, &n) && n > s->cfg.max_body) {
+            /* A body not far over the limit is read and dropped before the 413: answered
+             * first, the connection would be closed under a client still sending, and the
+             * reset that follows can lose the answer before the client reads it. A length
+             * far beyond, or a client waiting for 100 Continue, is answered at once. */
+            const char *ex = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+            bool waits = ex && !strcasecmp(ex, "100-continue");
+            if (n - s->cfg.max_body <= SERVER_DRAIN_MAX && !waits) {
+                rq->too_large = true;
+                return MHD_YES;
+            }
             rq->answered = true;
             return send_error(s, c, 413, "request body of %llu bytes exceeds max_body (%zu bytes)",
                               (unsigned long long)n, s->cfg.max_body);

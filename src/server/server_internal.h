@@ -22,6 +22,10 @@
 
 #include "server/server.h"
 
+/* Bytes over max_body that a request body may bring to be read and dropped before its 413
+ * (beyond, the 413 is sent before any of the body is read). */
+#define SERVER_DRAIN_MAX ((uint64_t)16 << 20)
+
 /* Status codes counted for /metrics. */
 #define SERVER_N_CODES 13
 extern const unsigned server_http_codes[SERVER_N_CODES];
