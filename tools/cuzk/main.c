@@ -36,25 +36,45 @@ static int fail(const char *cmd, cuzk_err e)
 {
     const char *d = cuzk_error_detail();
     fprintf(stderr, "cuzk %s: %s\n", cmd, d[0] ? d : cuzk_strerror(e));
+    if (e == CUZK_ECURVE && strstr(d, "BN254"))
+        fprintf(stderr, "cuzk %s: hint: cuzk proves over BLS12-381 only: compile the circuit "
+                        "with `circom --prime bls12381` (and use a BLS12-381 powers of tau)\n",
+                cmd);
     return 2;
 }
+
+/* Exit status of cuzk prove when a proof fails its check before it is written. */
+#define PROVE_EXIT_UNSATISFIED 1
+
+static const char prove_text[] =
+    "  cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] [--no-verify] <circuit.zkey>\n"
+    "             <witness.wtns> <proof.json> <public.json>\n"
+    "      Groth16 proof of a witness with a snarkjs proving key (BLS12-381).\n"
+    "      -v prints a one-line timing breakdown by stage.\n"
+    "  cuzk prove [--threads N] [-v] [--trusted] [--cache] [--filecoin proof.bin]\n"
+    "             --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>\n"
+    "      the same with bellman/bellperson (Filecoin) parameters for a circom circuit.\n"
+    "  cuzk prove [options] [--r1cs <circuit.r1cs>] <key> --batch DIR <w0.wtns> [w1.wtns ...]\n"
+    "      one proof per witness as one batch (the key loaded once; on a GPU the partitions\n"
+    "      pipeline and spread over the devices): DIR/proof-<i>.json, DIR/public-<i>.json.\n"
+    "      --trusted skips the subgroup checks of the key's vectors; --cache keeps the\n"
+    "      decoded key in key.params.cuzkcache; --filecoin also writes the 192-byte proof.\n";
+
+static const char prove_more[] =
+    "  Every proof is verified against the key before anything is written (about a\n"
+    "  millisecond); --no-verify skips that check. On a terminal the stages are shown on\n"
+    "  stderr while they run.\n"
+    "exit status:\n"
+    "  0  the proofs and public inputs are written\n"
+    "  1  a proof fails verification: the witness does not satisfy the circuit\n"
+    "     (nothing is written; cuzk wtns check names the first failing constraint)\n"
+    "  2  bad usage, an input unreadable or malformed, an output that cannot be written\n";
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage:   (cuzk --version: the version)\n"
-            "  cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] <circuit.zkey> <witness.wtns>\n"
-            "             <proof.json> <public.json>\n"
-            "      Groth16 proof of a witness with a snarkjs proving key (BLS12-381).\n"
-            "      -v prints a one-line timing breakdown by stage.\n"
-            "  cuzk prove [--threads N] [-v] [--trusted] [--cache] [--filecoin proof.bin]\n"
-            "             --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>\n"
-            "      the same with bellman/bellperson (Filecoin) parameters for a circom circuit.\n"
-            "  cuzk prove [options] [--r1cs <circuit.r1cs>] <key> --batch DIR <w0.wtns> [w1.wtns ...]\n"
-            "      one proof per witness as one batch (the key loaded once; on a GPU the partitions\n"
-            "      pipeline and spread over the devices): DIR/proof-<i>.json, DIR/public-<i>.json.\n"
-            "      --trusted skips the subgroup checks of the key's vectors; --cache keeps the\n"
-            "      decoded key in key.params.cuzkcache; --filecoin also writes the 192-byte proof.\n"
+            "usage:   (cuzk --version: the version; cuzk COMMAND -h: a command's usage)\n"
+            "%s"
             "  cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>\n"
             "      prints OK and exits 0 for a valid proof, 1 for an invalid one (with the\n"
             "      reason), 2 for an unreadable or malformed input; cuzk verify -h says more.\n"
@@ -62,6 +82,8 @@ static void usage(FILE *f)
             "      writes the verification key as snarkjs does.\n"
             "  cuzk info <file>\n"
             "      what a .zkey, .params, .r1cs, .wtns or snarkjs JSON file holds, or what is wrong with it.\n"
+            "  cuzk wtns check <circuit.r1cs> <witness.wtns>\n"
+            "      whether the witness satisfies every constraint (exit 0), or the first that fails (1).\n"
             "  cuzk setup [-v] [--threads N] [--backend auto|cpu|gpu] <circuit.r1cs> <out.zkey|out.params>\n"
             "      Groth16 setup with fresh random toxic waste, for development and benchmarks\n"
             "      only (production keys come from a ceremony); cuzk setup -h says more.\n"
@@ -70,7 +92,18 @@ static void usage(FILE *f)
             "options of cuzk prove:\n"
             "%s"
             "%s",
-            tool_gpu_help, tool_env_help);
+            prove_text, tool_gpu_help, tool_env_help);
+}
+
+static void prove_usage(FILE *f)
+{
+    fprintf(f, "usage:\n%s%soptions:\n%s%s", prove_text, prove_more, tool_gpu_help, tool_env_help);
+}
+
+/* -h or --help as a command's only argument */
+static bool is_help(int argc, char **argv)
+{
+    return argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"));
 }
 
 static double mono_ms(void)
@@ -85,7 +118,8 @@ static double mono_ms(void)
  * paths of witness i. r1cs: a bellman .params key with its circuit, else a .zkey. */
 static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const char *filecoin,
                        size_t nw, const char *const *wpaths, char *const *proofs,
-                       char *const *publics, const cuzk_prove_opts *opts, int verbose)
+                       char *const *publics, const cuzk_prove_opts *opts, int verbose,
+                       bool check)
 {
     cuzk_params *p = NULL;
     cuzk_bellman_circuit *c = NULL;
@@ -129,6 +163,30 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
     if (e == CUZK_OK)
         e = r1cs ? cuzk_params_prove(proof, &t, p, c, ws, nw, wt[0]->n, opts)
                  : cuzk_groth16_prove(proof, &t, zk, ws, nw, wt[0]->n, opts);
+    /* every proof checked against the key's verification key before anything is written */
+    size_t bad = nw;
+    double verify_ms = 0;
+    if (e == CUZK_OK && check) {
+        double tv = mono_ms();
+        cuzk_vk *vk = NULL;
+        e = r1cs ? cuzk_vk_from_params(&vk, p) : cuzk_vk_from_zkey(&vk, zk);
+        for (size_t i = 0; e == CUZK_OK && i < nw; i++) {
+            cuzk_err v = cuzk_groth16_verify(vk, ws[i] + 1, n_public, &proof[i]);
+            if (v == CUZK_EVERIFY) {
+                bad = i;
+                break;
+            }
+            e = v;
+        }
+        cuzk_vk_free(vk);
+        verify_ms = mono_ms() - tv;
+    }
+    if (bad < nw) {
+        fprintf(stderr, "cuzk prove: %s: the proof fails verification: the witness does not "
+                        "satisfy the circuit (`cuzk wtns check circuit.r1cs %s` names the first "
+                        "constraint that fails); nothing written\n", wpaths[bad], wpaths[bad]);
+        e = CUZK_EVERIFY;
+    }
     /* every output under a temporary name first: all of them appear, or none */
     size_t nout = 2 * nw + (filecoin ? 1 : 0);
     const char **names = e == CUZK_OK ? calloc(nout, sizeof *names) : NULL;
@@ -159,23 +217,32 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
     }
     free(names);
     free(out);
-    if (e == CUZK_OK && verbose)
+    if (e == CUZK_OK && verbose && check)
+        fprintf(stderr, "cuzk prove: %zu proof%s verified in %.1f ms\n", nw, nw == 1 ? "" : "s",
+                verify_ms);
+    if (e == CUZK_OK && verbose) {
+        bool gpu = cuzk_groth16_backend(opts) == CUZK_BACKEND_GPU;
+        char held[48] = "";
+        if (gpu) /* the device's share is named only when a device ran */
+            snprintf(held, sizeof held, "; device held %.1f ms", t.device_ms);
         fprintf(stderr,
                 "cuzk prove: key load %.1f ms; %zu proof%s in %.1f ms (prep %.1f, H %.1f, msm %.1f, "
-                "b_g2 %.1f overlapped, epilogue %.1f; device held %.1f ms) %s domain 2^%u, %u vars, "
+                "b_g2 %.1f overlapped, epilogue %.1f%s) %s domain 2^%u, %u vars, "
                 "%u threads, backend %s, field %s\n",
                 load_ms, nw, nw == 1 ? "" : "s", t.total_ms, t.prep_ms, t.h_ms, t.msm_ms, t.b_g2_ms,
-                t.epilogue_ms, t.device_ms, r1cs ? "bellman" : "snarkjs",
+                t.epilogue_ms, held, r1cs ? "bellman" : "snarkjs",
                 r1cs ? c->log2_domain : zk->log2_domain, r1cs ? c->n_vars : zk->n_vars,
-                opts->nthreads ? opts->nthreads : cuzk_parallel_threads(),
-                cuzk_groth16_backend(opts) == CUZK_BACKEND_GPU ? "gpu" : "cpu",
+                opts->nthreads ? opts->nthreads : cuzk_parallel_threads(), gpu ? "gpu" : "cpu",
                 cuzk_ff_impl_name(cuzk_ff_get_impl()));
+    }
     for (size_t i = 0; i < nw; i++)
         cuzk_wtns_free(wt[i]);
     free(wt), free(ws), free(proof);
     cuzk_zkey_free(zk);
     cuzk_params_free(p);
     cuzk_bellman_circuit_free(c);
+    if (bad < nw)
+        return PROVE_EXIT_UNSATISFIED;
     return e == CUZK_OK ? 0 : fail("prove", e);
 }
 
@@ -189,6 +256,7 @@ static int cmd_prove(int argc, char **argv)
 {
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int npos = 0, verbose = 0;
+    bool check = true;
     unsigned threads = 0;
 #ifdef CUZK_CLI_TEST_BUILD
     const char *test_rs[2] = {NULL, NULL};
@@ -202,6 +270,12 @@ static int cmd_prove(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) {
             verbose = 1;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            prove_usage(stdout);
+            free(pos);
+            return 0;
+        } else if (!strcmp(argv[i], "--no-verify")) {
+            check = false;
         } else if (!strcmp(argv[i], "--gpu") && i + 1 < argc) {
             if (tool_gpu_flag(&gpu, argv[++i], "cuzk prove")) {
                 free(pos);
@@ -306,7 +380,8 @@ static int cmd_prove(int argc, char **argv)
         }
     }
     if (ok)
-        rc = prove_batch(pos[0], r1cs, pflags, filecoin, nw, pos + 1, proofs, publics, &opts, verbose);
+        rc = prove_batch(pos[0], r1cs, pflags, filecoin, nw, pos + 1, proofs, publics, &opts, verbose,
+                         check);
     else
         rc = fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
 done:
