@@ -35,11 +35,10 @@ static tool_env g_env;
 static int fail(const char *cmd, cuzk_err e)
 {
     const char *d = cuzk_error_detail();
-    fprintf(stderr, "cuzk %s: %s\n", cmd, d[0] ? d : cuzk_strerror(e));
-    if (e == CUZK_ECURVE && strstr(d, "BN254"))
-        fprintf(stderr, "cuzk %s: hint: cuzk proves over BLS12-381 only: compile the circuit "
-                        "with `circom --prime bls12381` (and use a BLS12-381 powers of tau)\n",
-                cmd);
+    bool bn254 = e == CUZK_ECURVE && strstr(d, "BN254");
+    fprintf(stderr, "cuzk %s: %s%s\n", cmd, d[0] ? d : cuzk_strerror(e),
+            bn254 ? "; compile the circuit with `circom --prime bls12381` (and use a BLS12-381 "
+                    "powers of tau)" : "");
     return 2;
 }
 
@@ -73,7 +72,7 @@ static const char prove_more[] =
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage:   (cuzk --version: the version; cuzk COMMAND -h: a command's usage)\n"
+            "usage: cuzk COMMAND ...   (cuzk --version: the version; cuzk COMMAND -h: its usage)\n"
             "%s"
             "  cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>\n"
             "      prints OK and exits 0 for a valid proof, 1 for an invalid one (with the\n"
@@ -252,6 +251,86 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
+/* What a file is, told from its first bytes as cuzk info does: to name an argument given in
+ * the wrong place before its loader reports a bad magic. */
+typedef enum {
+    KIND_UNKNOWN, /* missing, unreadable or none of these: the loader names the problem */
+    KIND_ZKEY,
+    KIND_R1CS,
+    KIND_WTNS,
+    KIND_WASM,
+    KIND_PROOF,   /* snarkjs proof.json */
+    KIND_VK,      /* snarkjs verification_key.json */
+    KIND_JSON,    /* another JSON object: a circuit's input.json */
+    KIND_PUBLIC,  /* a JSON array: public.json */
+} file_kind;
+
+static const char *const kind_names[] = {
+    [KIND_UNKNOWN] = "an unknown file", [KIND_ZKEY] = "a proving key (.zkey)",
+    [KIND_R1CS] = "a constraint system (.r1cs)", [KIND_WTNS] = "a witness (.wtns)",
+    [KIND_WASM] = "a WebAssembly module (the circuit's witness calculator)",
+    [KIND_PROOF] = "a proof (proof.json)", [KIND_VK] = "a verification key",
+    [KIND_JSON] = "a JSON object, not a proof nor a key (a circuit's input.json?)",
+    [KIND_PUBLIC] = "a list of public inputs (public.json)",
+};
+
+static file_kind kind_of(const char *path)
+{
+    FILE *f;
+    if (!path || io_fopen_regular(&f, path) != CUZK_OK) { /* a FIFO is refused, not waited on */
+        cuzk_error_clear();
+        return KIND_UNKNOWN;
+    }
+    char b[4096];
+    size_t n = fread(b, 1, sizeof b - 1, f);
+    fclose(f);
+    b[n] = 0;
+    if (n >= 4 && !memcmp(b, "zkey", 4))
+        return KIND_ZKEY;
+    if (n >= 4 && !memcmp(b, "r1cs", 4))
+        return KIND_R1CS;
+    if (n >= 4 && !memcmp(b, "wtns", 4))
+        return KIND_WTNS;
+    if (n >= 4 && !memcmp(b, "\0asm", 4))
+        return KIND_WASM;
+    size_t i = 0;
+    while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
+        i++;
+    if (i < n && b[i] == '[')
+        return KIND_PUBLIC;
+    if (i < n && b[i] == '{') {
+        if (strstr(b, "\"pi_a\""))
+            return KIND_PROOF;
+        if (strstr(b, "\"vk_alpha_1\"") || strstr(b, "\"IC\""))
+            return KIND_VK;
+        return KIND_JSON;
+    }
+    return KIND_UNKNOWN;
+}
+
+/* 0 when path is of kind want (or not known: its loader speaks); else prints why, with the
+ * command's order of arguments, and returns 2. */
+static int kind_expect(const char *cmd, const char *path, file_kind want, const char *role,
+                       const char *order)
+{
+    file_kind k = kind_of(path);
+    if (k == KIND_UNKNOWN || k == want)
+        return 0;
+    if (k == KIND_JSON && (want == KIND_PROOF || want == KIND_VK))
+        return 0; /* a malformed proof or key: its reader names the field */
+    if (want == KIND_WTNS && (k == KIND_WASM || k == KIND_JSON))
+        fprintf(stderr, "cuzk %s: %s is %s, not a witness: a witness is made from the circuit's "
+                        ".wasm and its input.json with `snarkjs wtns calculate circuit.wasm "
+                        "input.json witness.wtns`\n", cmd, path, kind_names[k]);
+    else if (want == KIND_VK && k == KIND_ZKEY)
+        fprintf(stderr, "cuzk %s: %s is %s, not a verification key: `cuzk export vk %s "
+                        "verification_key.json` writes its key\n", cmd, path, kind_names[k], path);
+    else
+        fprintf(stderr, "cuzk %s: %s is %s, not %s: arguments in the wrong order? the order is "
+                        "%s\n", cmd, path, kind_names[k], role, order);
+    return 2;
+}
+
 static int cmd_prove(int argc, char **argv)
 {
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
@@ -379,6 +458,35 @@ static int cmd_prove(int argc, char **argv)
             goto done;
         }
     }
+    if (ok) {
+        /* each input of the kind its place wants, and no output an existing key, circuit or
+         * witness: arguments in the wrong order are named as such */
+        const char *order = batch ? (r1cs ? "--r1cs circuit.r1cs key.params --batch DIR w0.wtns "
+                                            "[w1.wtns ...]"
+                                          : "circuit.zkey --batch DIR w0.wtns [w1.wtns ...]")
+                                  : (r1cs ? "--r1cs circuit.r1cs key.params witness.wtns proof.json "
+                                            "public.json"
+                                          : "circuit.zkey witness.wtns proof.json public.json");
+        int bad = kind_expect("prove", r1cs, KIND_R1CS, "a constraint system (.r1cs)", order);
+        if (!bad)
+            bad = kind_expect("prove", pos[0], r1cs ? KIND_UNKNOWN : KIND_ZKEY,
+                              r1cs ? "bellman parameters (.params)" : "a proving key (.zkey)", order);
+        for (int i = 1; !bad && i < (batch ? npos : 2); i++)
+            bad = kind_expect("prove", pos[i], KIND_WTNS, "a witness (.wtns)", order);
+        for (int i = 2; !bad && !batch && i < 4; i++) {
+            file_kind k = kind_of(pos[i]);
+            if (k == KIND_ZKEY || k == KIND_R1CS || k == KIND_WTNS || k == KIND_WASM) {
+                fprintf(stderr, "cuzk prove: output %s is %s: refused, it would be overwritten "
+                                "(arguments in the wrong order? the order is %s)\n", pos[i],
+                        kind_names[k], order);
+                bad = 2;
+            }
+        }
+        if (bad) {
+            rc = bad;
+            goto done;
+        }
+    }
     if (ok)
         rc = prove_batch(pos[0], r1cs, pflags, filecoin, nw, pos + 1, proofs, publics, &opts, verbose,
                          check);
@@ -442,6 +550,12 @@ static int cmd_verify(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    const char *order = "verification_key.json public.json proof.json";
+    if (kind_expect("verify", argv[0], KIND_VK, "a verification key", order) ||
+        kind_expect("verify", argv[1], KIND_PUBLIC, "a list of public inputs (public.json)",
+                    order) ||
+        kind_expect("verify", argv[2], KIND_PROOF, "a proof", order))
+        return 2;
     cuzk_vk *vk = NULL;
     cuzk_fr *pub = NULL;
     size_t npub = 0;
@@ -474,6 +588,13 @@ static int cmd_verify(int argc, char **argv)
 
 static int cmd_export(int argc, char **argv)
 {
+    if (is_help(argc, argv) || (argc == 2 && !strcmp(argv[0], "vk") && is_help(1, argv + 1))) {
+        printf("usage: cuzk export vk <circuit.zkey|key.params> <verification_key.json>\n"
+               "  Writes the key's verification key as snarkjs does (snarkjs zkey export\n"
+               "  verificationkey), for cuzk verify and snarkjs groth16 verify.\n"
+               "  Exit status 0 when written, 2 otherwise.\n");
+        return 0;
+    }
     if (argc != 3 || strcmp(argv[0], "vk")) {
         usage(stderr);
         return 2;
@@ -513,6 +634,13 @@ static int cmd_export(int argc, char **argv)
 
 static int cmd_info(int argc, char **argv)
 {
+    if (is_help(argc, argv)) {
+        printf("usage: cuzk info <file>\n"
+               "  What a .zkey, .params, .r1cs, .wtns, proof, verification key or public.json\n"
+               "  holds (its counts, its curve), or what is wrong with it (exit status 2).\n"
+               "  (a file named -h: cuzk info ./-h)\n");
+        return 0;
+    }
     if (argc != 1) {
         usage(stderr);
         return 2;
@@ -604,6 +732,56 @@ static int cmd_info(int argc, char **argv)
     return 0;
 }
 
+/* cuzk wtns check: exit 0 the witness satisfies every constraint, 1 it does not (the first
+ * constraint that fails is named) or it has the wrong number of values, 2 an input is
+ * unreadable or malformed. */
+static int cmd_wtns(int argc, char **argv)
+{
+    if (is_help(argc, argv) || (argc == 2 && !strcmp(argv[0], "check") && is_help(1, argv + 1))) {
+        printf("usage: cuzk wtns check <circuit.r1cs> <witness.wtns>\n"
+               "  Checks (A.w)(B.w) = C.w for every constraint of the circuit, as snarkjs wtns\n"
+               "  check does: whether cuzk prove can make a valid proof of this witness.\n"
+               "exit status:\n"
+               "  0  every constraint holds (prints OK)\n"
+               "  1  the witness does not satisfy the circuit: the first constraint that fails\n"
+               "     is named, or the number of values is not the circuit's\n"
+               "  2  an input is unreadable or malformed\n");
+        return 0;
+    }
+    if (argc != 3 || strcmp(argv[0], "check")) {
+        fprintf(stderr, "usage: cuzk wtns check <circuit.r1cs> <witness.wtns>   (cuzk wtns -h)\n");
+        return 2;
+    }
+    const char *order = "circuit.r1cs witness.wtns";
+    if (kind_expect("wtns check", argv[1], KIND_R1CS, "a constraint system (.r1cs)", order) ||
+        kind_expect("wtns check", argv[2], KIND_WTNS, "a witness (.wtns)", order))
+        return 2;
+    cuzk_r1cs *r = NULL;
+    cuzk_wtns *w = NULL;
+    cuzk_err e = cuzk_r1cs_load(&r, argv[1]);
+    if (e == CUZK_OK)
+        e = cuzk_wtns_load(&w, argv[2]);
+    if (e != CUZK_OK) {
+        cuzk_r1cs_free(r);
+        return fail("wtns check", e);
+    }
+    size_t badc = 0;
+    e = cuzk_r1cs_check_witness(r, w->w, w->n, &badc);
+    int rc = 0;
+    if (e == CUZK_OK) {
+        printf("OK: %s satisfies the %u constraints of %s\n", argv[2], r->n_constraints, argv[1]);
+    } else if (e == CUZK_EVERIFY || e == CUZK_ESIZE) {
+        fprintf(stderr, "cuzk wtns check: %s does not satisfy %s: %s\n", argv[2], argv[1],
+                cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
+        rc = 1;
+    } else {
+        rc = fail("wtns check", e);
+    }
+    cuzk_wtns_free(w);
+    cuzk_r1cs_free(r);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -629,6 +807,8 @@ int main(int argc, char **argv)
         return cmd_export(argc - 2, argv + 2);
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "wtns"))
+        return cmd_wtns(argc - 2, argv + 2);
     if (!strcmp(cmd, "setup"))
         return cuzk_cli_setup(argc - 2, argv + 2, &g_env);
     if (!strcmp(cmd, "gen"))
