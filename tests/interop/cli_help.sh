@@ -134,5 +134,12 @@ for prog in cuzk cuzk-bench cuzk-daemon; do
     expect_ok "$BIN/$prog" -h
     expect_err 2 "usage: $prog" timeout 20 "$BIN/$prog"
 done
+for c in micro porep kernels scale prep single batch status metrics preload evict health; do
+    for h in -h --help; do
+        timeout 20 "$BIN/cuzk-bench" $c $h >"$T/out" 2>"$T/err"; rc=$?
+        [ $rc -eq 0 ] && grep -q "^usage: cuzk-bench $c" "$T/out" && ok \
+            || bad "cuzk-bench $c $h: exit $rc, stdout $(head -c 100 "$T/out"), stderr $(head -c 200 "$T/err")"
+    done
+done
 
 finish
