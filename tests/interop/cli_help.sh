@@ -142,4 +142,32 @@ for c in micro porep kernels scale prep single batch status metrics preload evic
     done
 done
 
+# ---- a progress line on a terminal, after 2 s; nothing when stderr is not a terminal ----
+if command -v script >/dev/null; then
+    mkdir "$T/big"
+    "$BIN/cuzk" gen --constraints 2^16 -q -o "$T/big" || bad "gen 2^16"
+    # tty LOG CMD...: CMD on a pseudo-terminal, its output into LOG; the seconds it took
+    tty_run() { local log=$1 s; shift; s=$(date +%s.%N)
+        script -qec "$(printf '%q ' "$@")" "$log" >/dev/null 2>&1
+        echo "$(date +%s.%N) - $s" | bc; }
+    for cmd in "setup --threads 1 $T/big/circuit.r1cs $T/big/k.zkey" \
+               "prove --threads 1 $T/big/k.zkey $T/big/witness-0.wtns $T/big/p.json $T/big/q.json"; do
+        name=${cmd%% *}
+        # shellcheck disable=SC2086
+        "$BIN/cuzk" $cmd >"$T/out" 2>"$T/err" && [ ! -s "$T/err" ] && ok \
+            || bad "cuzk $name without a terminal printed on stderr: $(head -c 300 "$T/err")"
+        # shellcheck disable=SC2086
+        took=$(tty_run "$T/tty.log" "$BIN/cuzk" $cmd)
+        if [ "$(echo "$took >= 3" | bc)" = 1 ]; then
+            grep -aq "cuzk $name: [a-z ]* ([0-9]* s)" "$T/tty.log" && ok \
+                || bad "cuzk $name on a terminal ($took s): no progress line: $(head -c 300 "$T/tty.log")"
+            end=$(sed 's/Script done.*//' "$T/tty.log" | tr -d '\n' | tail -c 4 | od -An -c | tr -d ' ')
+            [ "$end" = '\r033[K' ] && ok || bad "cuzk $name: the progress line is not cleared at the end ($end)"
+        fi
+        if [ "$(echo "$took < 1.5" | bc)" = 1 ]; then
+            grep -aq "cuzk $name: .* s)" "$T/tty.log" && bad "cuzk $name: a progress line before 2 s" || ok
+        fi
+    done
+fi
+
 finish

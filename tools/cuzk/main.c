@@ -27,6 +27,7 @@
 #include "groth16/bellman.h"
 #include "io/binfile.h"
 #include "outfile.h"
+#include "progress.h"
 #include "util/parallel.h"
 
 /* The environment, read once in main. */
@@ -132,6 +133,7 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
         free(wt), free(ws), free(proof);
         return fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
     }
+    cli_progress *pg = cli_progress_start("cuzk prove", "loading the key");
     double t0 = mono_ms();
     /* the key first: the .r1cs's counts are checked against it before its rows are built */
     cuzk_err e = r1cs ? cuzk_params_load_gpu(&p, key, pflags, opts->gpu) : cuzk_zkey_load(&zk, key);
@@ -139,6 +141,7 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
         e = cuzk_bellman_circuit_load_for(&c, r1cs, p);
     double load_ms = mono_ms() - t0;
     size_t n_public = r1cs ? (c ? c->n_public : 0) : (zk ? zk->n_public : 0);
+    cli_progress_stage(pg, nw == 1 ? "loading the witness" : "loading the witnesses");
     for (size_t i = 0; e == CUZK_OK && i < nw; i++)
         if ((e = cuzk_wtns_load(&wt[i], wpaths[i])) == CUZK_OK)
             ws[i] = wt[i]->w;
@@ -159,6 +162,7 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
             snprintf(why, sizeof why, "%s", cuzk_error_detail());
             cuzk_error_set(e, "%s: %s", wpaths[i], why);
         }
+    cli_progress_stage(pg, nw == 1 ? "proving" : "proving the batch");
     if (e == CUZK_OK)
         e = r1cs ? cuzk_params_prove(proof, &t, p, c, ws, nw, wt[0]->n, opts)
                  : cuzk_groth16_prove(proof, &t, zk, ws, nw, wt[0]->n, opts);
@@ -167,6 +171,7 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
     double verify_ms = 0;
     if (e == CUZK_OK && check) {
         double tv = mono_ms();
+        cli_progress_stage(pg, "verifying");
         cuzk_vk *vk = NULL;
         e = r1cs ? cuzk_vk_from_params(&vk, p) : cuzk_vk_from_zkey(&vk, zk);
         for (size_t i = 0; e == CUZK_OK && i < nw; i++) {
@@ -180,6 +185,7 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
         cuzk_vk_free(vk);
         verify_ms = mono_ms() - tv;
     }
+    cli_progress_end(pg);
     if (bad < nw) {
         fprintf(stderr, "cuzk prove: %s: the proof fails verification: the witness does not "
                         "satisfy the circuit (`cuzk wtns check circuit.r1cs %s` names the first "
