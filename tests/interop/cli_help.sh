@@ -74,6 +74,8 @@ expect_err 2 "circuit.zkey is a proving key.*the order is --r1cs circuit.r1cs ke
     "${P[@]}" --r1cs "$d/circuit.r1cs" "$d/circuit.zkey" "$d/witness.wtns" "$T/p2.json" "$T/q2.json"
 expect_err 2 "witness.wtns is a witness.*not a constraint system" \
     "${P[@]}" --r1cs "$d/witness.wtns" "$T/k.params" "$d/circuit.r1cs" "$T/p2.json" "$T/q2.json"
+expect_err 2 "k.params: bellman parameters need their circuit: cuzk prove --r1cs circuit.r1cs" \
+    "${P[@]}" "$T/k.params" "$d/witness.wtns" "$T/p2.json" "$T/q2.json"
 cp "$d/circuit.r1cs" "$T/c.r1cs"
 expect_err 2 "output .*c.r1cs is a constraint system \(.r1cs\): refused" \
     "${P[@]}" "$d/circuit.zkey" "$d/witness.wtns" "$T/c.r1cs" "$T/q2.json"

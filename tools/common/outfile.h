@@ -24,9 +24,10 @@ typedef struct {
     char *tmp;        /* the temporary name a writer fills, or NULL (not open, or committed) */
 } tool_out;
 
-/* Refuses an output that cannot be written, or naming an input or another output: prints "PROG: why" on stderr, naming
- * both paths, and returns 2 (the programs' status for bad usage); else 0. Inputs that do not
- * exist are skipped (their reader names them); NULL entries are skipped. */
+/* Refuses an output that cannot be written, or naming an input or another output: prints
+ * "PROG: why" on stderr, naming the paths, and returns 2 (the programs' status for bad
+ * usage); else 0. Inputs that do not exist are skipped (their reader names them); NULL
+ * entries are skipped. */
 int tool_out_check(const char *prog, const char *const *in, size_t n_in, const char *const *out,
                    size_t n_out);
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk: one-shot commands.
- *   cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] <circuit.zkey> <witness.wtns> <proof.json> <public.json>
+ *   cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] [--no-verify] <circuit.zkey> <witness.wtns>
+ *              <proof.json> <public.json>   (exit 0; 1: a proof fails its check, nothing written; 2)
  *   cuzk prove [options] --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>
  *   cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>   (exit 0, 1, 2)
  *   cuzk export vk <circuit.zkey> <verification_key.json>
  *   cuzk info <file>
+ *   cuzk wtns check <circuit.r1cs> <witness.wtns>   (exit 0, 1, 2)
  *   cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>
  *   cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR
  * Outputs go through tools/common/outfile.h (temporary name, rename; refused when one names
@@ -474,6 +476,11 @@ static int cmd_prove(int argc, char **argv)
                                             "public.json"
                                           : "circuit.zkey witness.wtns proof.json public.json");
         int bad = kind_expect("prove", r1cs, KIND_R1CS, "a constraint system (.r1cs)", order);
+        if (!bad && !r1cs && ends_with(pos[0], ".params")) {
+            fprintf(stderr, "cuzk prove: %s: bellman parameters need their circuit: cuzk prove "
+                            "--r1cs circuit.r1cs %s ...\n", pos[0], pos[0]);
+            bad = 2;
+        }
         if (!bad)
             bad = kind_expect("prove", pos[0], r1cs ? KIND_UNKNOWN : KIND_ZKEY,
                               r1cs ? "bellman parameters (.params)" : "a proving key (.zkey)", order);
