@@ -40,6 +40,11 @@ fi
 expect_ok "$SNARKJS" groth16 verify "$d/verification_key.json" "$T/q.json" "$T/p.json"
 expect_ok "$BIN/cuzk" prove --help
 grep -q "1  a proof fails verification" "$T/out" && ok || bad "prove --help does not give the exit status"
+# the engine's self-verification (the daemon's) names the same likely cause
+timeout 120 "$BIN/cuzk-bench" single --in-process --zkey "$d/circuit.zkey" --witness "$T/bad.wtns" >"$T/out" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "failed: partition 0: self-verification failed (the witness likely does not satisfy the circuit)" "$T/out" \
+    && ok || bad "cuzk-bench single of an unsatisfied witness: exit $rc: $(head -c 300 "$T/out")"
 
 # ---- cuzk wtns check ----
 W=("$BIN/cuzk" wtns check)
