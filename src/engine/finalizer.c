@@ -61,7 +61,8 @@ void finalizer_main(cuzk_engine *e)
             continue;
         }
         if (vr != CUZK_OK) {
-            part_fail(e, p, "self-verification failed", vr, why);
+            part_fail(e, p, "self-verification failed (the witness likely does not satisfy "
+                      "the circuit)", vr, why);
             continue;
         }
         if (e->st && !is_final(j->state)) {

@@ -51,14 +51,14 @@ check_batch() {
     expect_json "$T/$label.json" '["p50","p95","p99","mean","max"].every(k => typeof r.latency_ms[k] === "number" && r.latency_ms[k] > 0)'
     expect_json "$T/$label.json" 'r.latency_ms.p50 <= r.latency_ms.p95 && r.latency_ms.p95 <= r.latency_ms.p99 && r.latency_ms.p99 <= r.latency_ms.max'
     expect_json "$T/$label.json" 'r.throughput.proofs_per_min > 0 && r.throughput.s_per_proof > 0'
-    expect_json "$T/$label.json" '["queue","srs","load","gpu","finalize","verify","total"].every(k => r.stages_ms[k].n === 10)'
+    expect_json "$T/$label.json" '["queue","srs","load","gpu","prove","finalize","verify","total"].every(k => r.stages_ms[k].n === 10)'
     expect_json "$T/$label.json" 'r.stages_ms.total.mean > 0 && r.job_results.length === 10 && r.job_results.every(j => j.state === "done" && j.proofs === 1)'
 
     # the human report: one timings line per job, the summary and the stage table
     "$BENCH" batch -c 4 -j 2 --witness "$C/witness.wtns" --verify-with "$VK" "$@" >"$T/$label.txt" 2>&1
     rc=$?
     if [ $rc -eq 0 ]; then ok; else bad "$label: human batch exit $rc: $(head -c 600 "$T/$label.txt")"; fi
-    [ "$(grep -cE 'timings: total=[0-9.]+ ms \(queue=[0-9.]+ ms, srs=[0-9.]+ ms, load=[0-9.]+ ms, gpu=[0-9.]+ ms, finalize=[0-9.]+ ms' "$T/$label.txt")" -eq 4 ] \
+    [ "$(grep -cE 'timings: total=[0-9.]+ ms \(queue=[0-9.]+ ms, srs=[0-9.]+ ms, load=[0-9.]+ ms, prove=[0-9.]+ ms, finalize=[0-9.]+ ms' "$T/$label.txt")" -eq 4 ] \
         && ok || bad "$label: expected 4 per-proof timings lines: $(head -c 800 "$T/$label.txt")"
     grep -qE 'throughput [0-9.]+ proofs/min, [0-9.]+ s/proof' "$T/$label.txt" && ok || bad "$label: no throughput line"
     grep -qE 'p50 [0-9.]+ ms, p95 [0-9.]+ ms, p99 [0-9.]+ ms' "$T/$label.txt" && ok || bad "$label: no latency line"

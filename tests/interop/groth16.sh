@@ -59,7 +59,7 @@ expect_err 2 "trunc.zkey" "$BIN/cuzk" prove "$T/trunc.zkey" "$d/witness.wtns" "$
 expect_err 2 "circuit.zkey.*(bn|curve|prime|BN)" "$BIN/cuzk" prove "$DATA/bn128/circuit.zkey" "$DATA/bn128/witness.wtns" "$T/x.json" "$T/y.json"
 expect_err 2 "witness.wtns" "$BIN/cuzk" prove "$DATA/multiplier/circuit.zkey" "$DATA/chain/witness.wtns" "$T/x.json" "$T/y.json"
 expect_err 2 "nonexistent" "$BIN/cuzk" prove "$T/nonexistent.zkey" "$d/witness.wtns" "$T/x.json" "$T/y.json"
-expect_err 2 "chain.proof.json: nPublic" "$BIN/cuzk" verify "$T/chain.proof.json" "$T/chain.public.json" "$T/chain.proof.json"
+expect_err 2 "chain.proof.json is a proof \\(proof.json\\), not a verification key: arguments in the wrong order" "$BIN/cuzk" verify "$T/chain.proof.json" "$T/chain.public.json" "$T/chain.proof.json"
 printf '{"pi_a": [' > "$T/broken.json"
 expect_err 2 "broken.json" "$BIN/cuzk" verify "$d/verification_key.json" "$T/chain.public.json" "$T/broken.json"
 

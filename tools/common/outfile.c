@@ -65,6 +65,38 @@ static bool same_entry(const file_id *a, const file_id *b)
            !strcmp(a->base, b->base);
 }
 
+/* 0 when path can be written: a file name whose directory exists and is writable, not an
+ * existing directory; else prints why and returns 2. */
+static int out_place_check(const char *prog, const char *path)
+{
+    const char *base;
+    char *dir = path_dir(path, &base);
+    struct stat st;
+    int rc = 0;
+    if (!dir) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        rc = 2;
+    } else if (!*base) {
+        fprintf(stderr, "%s: output %s: not a file name\n", prog, path);
+        rc = 2;
+    } else if (stat(dir, &st) != 0) {
+        fprintf(stderr, "%s: output %s: its directory %s: %s\n", prog, path, dir, strerror(errno));
+        rc = 2;
+    } else if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "%s: output %s: %s is not a directory\n", prog, path, dir);
+        rc = 2;
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "%s: output %s: its directory %s is not writable: %s\n", prog, path, dir,
+                strerror(errno));
+        rc = 2;
+    } else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "%s: output %s: is a directory\n", prog, path);
+        rc = 2;
+    }
+    free(dir);
+    return rc;
+}
+
 int tool_out_check(const char *prog, const char *const *in, size_t n_in, const char *const *out,
                    size_t n_out)
 {
@@ -73,6 +105,8 @@ int tool_out_check(const char *prog, const char *const *in, size_t n_in, const c
             continue;
         file_id o;
         file_id_of(&o, out[i]);
+        if (out_place_check(prog, out[i]))
+            return 2;
         for (size_t j = 0; j < n_in; j++) {
             if (!in[j])
                 continue;

@@ -8,7 +8,9 @@
  *
  * Before anything is computed, tool_out_check refuses an output that is the same file as an
  * input (same device and inode: the name itself, a hard link, a symbolic link to it) or as
- * another output (same inode, or the same name in the same directory).
+ * another output (same inode, or the same name in the same directory), and an output that
+ * cannot be written: its directory missing, not a directory or not writable, or the output
+ * itself an existing directory.
  */
 #ifndef CUZK_TOOLS_OUTFILE_H
 #define CUZK_TOOLS_OUTFILE_H
@@ -22,9 +24,10 @@ typedef struct {
     char *tmp;        /* the temporary name a writer fills, or NULL (not open, or committed) */
 } tool_out;
 
-/* Refuses an output naming an input or another output: prints "PROG: why" on stderr, naming
- * both paths, and returns 2 (the programs' status for bad usage); else 0. Inputs that do not
- * exist are skipped (their reader names them); NULL entries are skipped. */
+/* Refuses an output that cannot be written, or naming an input or another output: prints
+ * "PROG: why" on stderr, naming the paths, and returns 2 (the programs' status for bad
+ * usage); else 0. Inputs that do not exist are skipped (their reader names them); NULL
+ * entries are skipped. */
 int tool_out_check(const char *prog, const char *const *in, size_t n_in, const char *const *out,
                    size_t n_out);
 

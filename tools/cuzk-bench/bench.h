@@ -14,10 +14,13 @@
 #include "cuzk/groth16.h"
 
 /* The stages of a job's timings, in the order of the report. The daemon calls them
- * queue, srs, load, gpu, finalize, verify, total (milliseconds). */
+ * queue, srs, load, gpu, finalize, verify, total (milliseconds); BENCH_GPU is the proving
+ * stage on whichever backend ran it, which the report calls "prove" (bench_stage_labels; the
+ * JSON report gives it under both names, "gpu" kept for the scripts that read it). */
 enum { BENCH_QUEUE, BENCH_SRS, BENCH_LOAD, BENCH_GPU, BENCH_FINALIZE, BENCH_VERIFY, BENCH_TOTAL,
        BENCH_NSTAGES };
 extern const char *const bench_stage_names[BENCH_NSTAGES];
+extern const char *const bench_stage_labels[BENCH_NSTAGES];
 
 /* Priorities as the daemon names them; BENCH_PRIO_MIXED cycles through the four. */
 enum { BENCH_PRIO_LOW, BENCH_PRIO_NORMAL, BENCH_PRIO_HIGH, BENCH_PRIO_CRITICAL, BENCH_NPRIO,

@@ -194,6 +194,49 @@ static void usage(FILE *f)
     fprintf(f, "options of porep and scale:\n%s%s", tool_gpu_help, tool_env_help);
 }
 
+/* The lines of usage that describe cmd (its line and those continuing it), then the options. */
+static void usage_cmd(FILE *f, const char *cmd)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) {
+        usage(f);
+        return;
+    }
+    usage(m);
+    fclose(m);
+    fprintf(f, "usage: cuzk-bench %s [options]   (cuzk-bench --help: every command)\n", cmd);
+    size_t cl = strlen(cmd);
+    bool in = false, opts = false;
+    for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        int n = nl ? (int)(nl - line) : (int)strlen(line);
+        opts = opts || !strncmp(line, "options", 7);
+        if (!opts && line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
+            in = !strncmp(line + 2, cmd, cl) && (line[2 + cl] == ' ' || line[2 + cl] == '\n');
+        if (in || opts)
+            fprintf(f, "%.*s\n", n, line);
+    }
+    free(buf);
+}
+
+/* A command's -h or --help, anywhere among its arguments (scale and prep answer their own). */
+static bool cmd_help(int argc, char **argv)
+{
+    static const char *const names[] = {"micro", "porep", "kernels", "single", "batch",
+                                        "status", "metrics", "preload", "evict", "health"};
+    bool known = false;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        known = known || !strcmp(argv[1], names[k]);
+    for (int i = 2; known && i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage_cmd(stdout, argv[1]);
+            return true;
+        }
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -208,6 +251,8 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (cmd_help(argc, argv))
+        return 0;
     tool_env env;
     if (tool_env_init(&env, "cuzk-bench"))
         return 2;

@@ -10,6 +10,8 @@
 
 const char *const bench_stage_names[BENCH_NSTAGES] = {"queue", "srs",    "load",  "gpu",
                                                       "finalize", "verify", "total"};
+const char *const bench_stage_labels[BENCH_NSTAGES] = {"queue", "srs",    "load",  "prove",
+                                                       "finalize", "verify", "total"};
 const char *const bench_prio_names[BENCH_NPRIO] = {"low", "normal", "high", "critical"};
 
 double bench_now_ms(void)
@@ -106,7 +108,7 @@ void bench_print_job(FILE *f, const bench_job *j, long count)
     const char *check = !j->checked ? "" : j->verify_fail ? ", check FAILED" : ", checked ok";
     fprintf(f,
             "[%ld/%ld] job %s (%s) done, %zu proof%s%s  timings: total=%s ms (queue=%s ms, srs=%s ms, "
-            "load=%s ms, gpu=%s ms, finalize=%s ms, verify=%s ms) latency=%.1f ms\n",
+            "load=%s ms, prove=%s ms, finalize=%s ms, verify=%s ms) latency=%.1f ms\n",
             j->index + 1, count, id, bench_prio_names[j->priority], j->n_proofs, j->n_proofs == 1 ? "" : "s",
             check, s[BENCH_TOTAL],
             s[BENCH_QUEUE], s[BENCH_SRS], s[BENCH_LOAD], s[BENCH_GPU], s[BENCH_FINALIZE], s[BENCH_VERIFY],
@@ -214,6 +216,7 @@ void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_jo
         json_t *sj = json_object();
         for (int s = 0; s < BENCH_NSTAGES; s++)
             json_object_set_new(sj, bench_stage_names[s], stats_json(&st[s]));
+        json_object_set_new(sj, bench_stage_labels[BENCH_GPU], stats_json(&st[BENCH_GPU]));
         json_object_set_new(r, "stages_ms", sj);
         /* mean latency by priority, for mixed-priority runs */
         json_t *bp = json_object();
@@ -234,6 +237,8 @@ void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_jo
             json_t *t = json_object();
             for (int s = 0; s < BENCH_NSTAGES; s++)
                 json_object_set_new(t, bench_stage_names[s], j->t[s] >= 0 ? json_real(j->t[s]) : json_null());
+            json_object_set_new(t, bench_stage_labels[BENCH_GPU],
+                                j->t[BENCH_GPU] >= 0 ? json_real(j->t[BENCH_GPU]) : json_null());
             json_t *jj = json_pack("{s:I, s:s, s:s, s:s, s:I, s:f, s:o, s:I}", "index", (json_int_t)j->index, "id",
                                    j->id, "priority", bench_prio_names[j->priority], "state", j->state, "proofs",
                                    (json_int_t)j->n_proofs, "latency_ms", j->latency_ms, "timings", t,
@@ -292,9 +297,9 @@ void bench_report(FILE *f, const bench_opts *o, const char *mode, const bench_jo
         fprintf(f, "  %-10s %10s %10s %10s %10s %10s\n", "stage (ms)", "mean", "p50", "p95", "p99", "max");
         for (int s = 0; s < BENCH_NSTAGES; s++) {
             if (!st[s].n)
-                fprintf(f, "  %-10s %10s %10s %10s %10s %10s\n", bench_stage_names[s], "-", "-", "-", "-", "-");
+                fprintf(f, "  %-10s %10s %10s %10s %10s %10s\n", bench_stage_labels[s], "-", "-", "-", "-", "-");
             else
-                fprintf(f, "  %-10s %10.1f %10.1f %10.1f %10.1f %10.1f\n", bench_stage_names[s], st[s].mean,
+                fprintf(f, "  %-10s %10.1f %10.1f %10.1f %10.1f %10.1f\n", bench_stage_labels[s], st[s].mean,
                         st[s].p50, st[s].p95, st[s].p99, st[s].max);
         }
     }

@@ -90,6 +90,8 @@ static void usage(FILE *f)
 {
     fputs(
         "usage: cuzk-daemon [options]   (cuzk-daemon --version: the version)\n"
+        "  (without any option this is printed: `cuzk-daemon --listen 127.0.0.1:9820` runs\n"
+        "  with every default)\n"
         "  --config FILE             INI file (see docs/cuzk-daemon.ini); flags override it\n"
         "  --listen ADDR             HOST:PORT, [V6]:PORT or unix:PATH (repeatable;\n"
         "                            default 127.0.0.1:9820; port 0 picks a free port)\n"
@@ -699,6 +701,10 @@ int main(int argc, char **argv)
     if (argc == 2 && !strcmp(argv[1], "--version")) {
         printf("%s %s\n", "cuzk-daemon", cuzk_version());
         return 0;
+    }
+    if (argc < 2) { /* run with at least one option: --config FILE, or --listen for defaults */
+        usage(stderr);
+        return 2;
     }
     tool_env env;
     if (tool_env_init(&env, "cuzk-daemon"))

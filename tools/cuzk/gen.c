@@ -11,6 +11,7 @@
 #include "cuzk.h"
 #include "cuzk/gen.h"
 #include "outfile.h"
+#include "progress.h"
 #include "util/parallel.h"
 
 static void gen_usage(FILE *f)
@@ -27,7 +28,8 @@ static void gen_usage(FILE *f)
             "  --domain K: the largest N that fits domain 2^K for snarkjs and bellman alike\n"
             "      (N + public + 1 <= 2^K; 2^K - 328 with the default 327 public inputs).\n"
             "  --public K: public inputs besides the one (default min(327, iterations)).\n"
-            "  --seed S: same seed, same files (default 1). Progress goes to stderr.\n");
+            "  --seed S: same seed, same files (default 1). On a terminal, a progress line on\n"
+            "  stderr after 2 s; -q: no summary and no progress.\n");
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -49,11 +51,10 @@ static int parse_u64(const char *s, uint64_t *v)
     return 0;
 }
 
+/* The share of constraints written, into the progress line (on a terminal only). */
 static void gen_progress(void *ctx, uint64_t done, uint64_t total)
 {
-    (void)ctx;
-    fprintf(stderr, "cuzk gen: %5.1f%% (%" PRIu64 " / %" PRIu64 " constraints)\n",
-            100.0 * (double)done / (double)total, done, total);
+    cli_progress_fraction(ctx, total ? (double)done / (double)total : 0.0);
 }
 
 static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
@@ -191,12 +192,15 @@ int cuzk_cli_gen(int argc, char **argv)
     if (o.nthreads)
         cuzk_parallel_set_threads(o.nthreads);
     unsigned threads = o.nthreads ? o.nthreads : cuzk_parallel_threads();
-    if (!quiet && o.n_constraints >= ((uint64_t)1 << 20)) {
+    cli_progress *pg = quiet ? NULL : cli_progress_start("cuzk gen", "writing the circuit and "
+                                                         "the witnesses");
+    if (pg) {
         o.progress = gen_progress;
-        o.progress_ctx = NULL;
+        o.progress_ctx = pg;
     }
     cuzk_gen_stats st;
     cuzk_err e = gen_write(&st, dir, &o);
+    cli_progress_end(pg);
     if (e != CUZK_OK) {
         const char *d = cuzk_error_detail();
         fprintf(stderr, "cuzk gen: %s\n", d[0] ? d : cuzk_strerror(e));

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuzk: one-shot commands.
- *   cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] <circuit.zkey> <witness.wtns> <proof.json> <public.json>
+ *   cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] [--no-verify] <circuit.zkey> <witness.wtns>
+ *              <proof.json> <public.json>   (exit 0; 1: a proof fails its check, nothing written; 2)
  *   cuzk prove [options] --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>
  *   cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>   (exit 0, 1, 2)
  *   cuzk export vk <circuit.zkey> <verification_key.json>
  *   cuzk info <file>
+ *   cuzk wtns check <circuit.r1cs> <witness.wtns>   (exit 0, 1, 2)
  *   cuzk setup [-v] [--threads N] <circuit.r1cs> <out.zkey|out.params>
  *   cuzk gen --constraints N [--partitions P] [--profile porep|dense] [--seed S] -o DIR
  * Outputs go through tools/common/outfile.h (temporary name, rename; refused when one names
@@ -27,6 +29,7 @@
 #include "groth16/bellman.h"
 #include "io/binfile.h"
 #include "outfile.h"
+#include "progress.h"
 #include "util/parallel.h"
 
 /* The environment, read once in main. */
@@ -35,26 +38,45 @@ static tool_env g_env;
 static int fail(const char *cmd, cuzk_err e)
 {
     const char *d = cuzk_error_detail();
-    fprintf(stderr, "cuzk %s: %s\n", cmd, d[0] ? d : cuzk_strerror(e));
+    bool bn254 = e == CUZK_ECURVE && strstr(d, "BN254");
+    fprintf(stderr, "cuzk %s: %s%s\n", cmd, d[0] ? d : cuzk_strerror(e),
+            bn254 ? "; compile the circuit with `circom --prime bls12381` (and use a BLS12-381 "
+                    "powers of tau)" : "");
     return 2;
 }
+
+/* Exit status of cuzk prove when a proof fails its check before it is written. */
+#define PROVE_EXIT_UNSATISFIED 1
+
+static const char prove_text[] =
+    "  cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] [--no-verify] <circuit.zkey>\n"
+    "             <witness.wtns> <proof.json> <public.json>\n"
+    "      Groth16 proof of a witness with a snarkjs proving key (BLS12-381).\n"
+    "      -v prints a one-line timing breakdown by stage.\n"
+    "  cuzk prove [--threads N] [-v] [--trusted] [--cache] [--filecoin proof.bin]\n"
+    "             --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>\n"
+    "      the same with bellman/bellperson (Filecoin) parameters for a circom circuit.\n"
+    "  cuzk prove [options] [--r1cs <circuit.r1cs>] <key> --batch DIR <w0.wtns> [w1.wtns ...]\n"
+    "      one proof per witness as one batch (the key loaded once; on a GPU the partitions\n"
+    "      pipeline and spread over the devices): DIR/proof-<i>.json, DIR/public-<i>.json.\n"
+    "      --trusted skips the subgroup checks of the key's vectors; --cache keeps the\n"
+    "      decoded key in key.params.cuzkcache; --filecoin also writes the 192-byte proof.\n";
+
+static const char prove_more[] =
+    "  Every proof is verified against the key before anything is written (about a\n"
+    "  millisecond); --no-verify skips that check. On a terminal the stages are shown on\n"
+    "  stderr while they run.\n"
+    "exit status:\n"
+    "  0  the proofs and public inputs are written\n"
+    "  1  a proof fails verification: the witness does not satisfy the circuit\n"
+    "     (nothing is written; cuzk wtns check names the first failing constraint)\n"
+    "  2  bad usage, an input unreadable or malformed, an output that cannot be written\n";
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage:   (cuzk --version: the version)\n"
-            "  cuzk prove [--threads N] [--gpu NAME=VALUE]... [-v] <circuit.zkey> <witness.wtns>\n"
-            "             <proof.json> <public.json>\n"
-            "      Groth16 proof of a witness with a snarkjs proving key (BLS12-381).\n"
-            "      -v prints a one-line timing breakdown by stage.\n"
-            "  cuzk prove [--threads N] [-v] [--trusted] [--cache] [--filecoin proof.bin]\n"
-            "             --r1cs <circuit.r1cs> <key.params> <witness.wtns> <proof.json> <public.json>\n"
-            "      the same with bellman/bellperson (Filecoin) parameters for a circom circuit.\n"
-            "  cuzk prove [options] [--r1cs <circuit.r1cs>] <key> --batch DIR <w0.wtns> [w1.wtns ...]\n"
-            "      one proof per witness as one batch (the key loaded once; on a GPU the partitions\n"
-            "      pipeline and spread over the devices): DIR/proof-<i>.json, DIR/public-<i>.json.\n"
-            "      --trusted skips the subgroup checks of the key's vectors; --cache keeps the\n"
-            "      decoded key in key.params.cuzkcache; --filecoin also writes the 192-byte proof.\n"
+            "usage: cuzk COMMAND ...   (cuzk --version: the version; cuzk COMMAND -h: its usage)\n"
+            "%s"
             "  cuzk verify <verification_key.json> <public.json> <proof.json|proof.bin>\n"
             "      prints OK and exits 0 for a valid proof, 1 for an invalid one (with the\n"
             "      reason), 2 for an unreadable or malformed input; cuzk verify -h says more.\n"
@@ -62,6 +84,8 @@ static void usage(FILE *f)
             "      writes the verification key as snarkjs does.\n"
             "  cuzk info <file>\n"
             "      what a .zkey, .params, .r1cs, .wtns or snarkjs JSON file holds, or what is wrong with it.\n"
+            "  cuzk wtns check <circuit.r1cs> <witness.wtns>\n"
+            "      whether the witness satisfies every constraint (exit 0), or the first that fails (1).\n"
             "  cuzk setup [-v] [--threads N] [--backend auto|cpu|gpu] <circuit.r1cs> <out.zkey|out.params>\n"
             "      Groth16 setup with fresh random toxic waste, for development and benchmarks\n"
             "      only (production keys come from a ceremony); cuzk setup -h says more.\n"
@@ -70,7 +94,18 @@ static void usage(FILE *f)
             "options of cuzk prove:\n"
             "%s"
             "%s",
-            tool_gpu_help, tool_env_help);
+            prove_text, tool_gpu_help, tool_env_help);
+}
+
+static void prove_usage(FILE *f)
+{
+    fprintf(f, "usage:\n%s%soptions:\n%s%s", prove_text, prove_more, tool_gpu_help, tool_env_help);
+}
+
+/* -h or --help as a command's only argument */
+static bool is_help(int argc, char **argv)
+{
+    return argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"));
 }
 
 static double mono_ms(void)
@@ -85,7 +120,8 @@ static double mono_ms(void)
  * paths of witness i. r1cs: a bellman .params key with its circuit, else a .zkey. */
 static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const char *filecoin,
                        size_t nw, const char *const *wpaths, char *const *proofs,
-                       char *const *publics, const cuzk_prove_opts *opts, int verbose)
+                       char *const *publics, const cuzk_prove_opts *opts, int verbose,
+                       bool check)
 {
     cuzk_params *p = NULL;
     cuzk_bellman_circuit *c = NULL;
@@ -99,6 +135,7 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
         free(wt), free(ws), free(proof);
         return fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
     }
+    cli_progress *pg = cli_progress_start("cuzk prove", "loading the key");
     double t0 = mono_ms();
     /* the key first: the .r1cs's counts are checked against it before its rows are built */
     cuzk_err e = r1cs ? cuzk_params_load_gpu(&p, key, pflags, opts->gpu) : cuzk_zkey_load(&zk, key);
@@ -106,6 +143,7 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
         e = cuzk_bellman_circuit_load_for(&c, r1cs, p);
     double load_ms = mono_ms() - t0;
     size_t n_public = r1cs ? (c ? c->n_public : 0) : (zk ? zk->n_public : 0);
+    cli_progress_stage(pg, nw == 1 ? "loading the witness" : "loading the witnesses");
     for (size_t i = 0; e == CUZK_OK && i < nw; i++)
         if ((e = cuzk_wtns_load(&wt[i], wpaths[i])) == CUZK_OK)
             ws[i] = wt[i]->w;
@@ -126,9 +164,36 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
             snprintf(why, sizeof why, "%s", cuzk_error_detail());
             cuzk_error_set(e, "%s: %s", wpaths[i], why);
         }
+    cli_progress_stage(pg, nw == 1 ? "proving" : "proving the batch");
     if (e == CUZK_OK)
         e = r1cs ? cuzk_params_prove(proof, &t, p, c, ws, nw, wt[0]->n, opts)
                  : cuzk_groth16_prove(proof, &t, zk, ws, nw, wt[0]->n, opts);
+    /* every proof checked against the key's verification key before anything is written */
+    size_t bad = nw;
+    double verify_ms = 0;
+    if (e == CUZK_OK && check) {
+        double tv = mono_ms();
+        cli_progress_stage(pg, "verifying");
+        cuzk_vk *vk = NULL;
+        e = r1cs ? cuzk_vk_from_params(&vk, p) : cuzk_vk_from_zkey(&vk, zk);
+        for (size_t i = 0; e == CUZK_OK && i < nw; i++) {
+            cuzk_err v = cuzk_groth16_verify(vk, ws[i] + 1, n_public, &proof[i]);
+            if (v == CUZK_EVERIFY) {
+                bad = i;
+                break;
+            }
+            e = v;
+        }
+        cuzk_vk_free(vk);
+        verify_ms = mono_ms() - tv;
+    }
+    cli_progress_end(pg);
+    if (bad < nw) {
+        fprintf(stderr, "cuzk prove: %s: the proof fails verification: the witness does not "
+                        "satisfy the circuit (`cuzk wtns check circuit.r1cs %s` names the first "
+                        "constraint that fails); nothing written\n", wpaths[bad], wpaths[bad]);
+        e = CUZK_EVERIFY;
+    }
     /* every output under a temporary name first: all of them appear, or none */
     size_t nout = 2 * nw + (filecoin ? 1 : 0);
     const char **names = e == CUZK_OK ? calloc(nout, sizeof *names) : NULL;
@@ -159,23 +224,32 @@ static int prove_batch(const char *key, const char *r1cs, unsigned pflags, const
     }
     free(names);
     free(out);
-    if (e == CUZK_OK && verbose)
+    if (e == CUZK_OK && verbose && check)
+        fprintf(stderr, "cuzk prove: %zu proof%s verified in %.1f ms\n", nw, nw == 1 ? "" : "s",
+                verify_ms);
+    if (e == CUZK_OK && verbose) {
+        bool gpu = cuzk_groth16_backend(opts) == CUZK_BACKEND_GPU;
+        char held[48] = "";
+        if (gpu) /* the device's share is named only when a device ran */
+            snprintf(held, sizeof held, "; device held %.1f ms", t.device_ms);
         fprintf(stderr,
                 "cuzk prove: key load %.1f ms; %zu proof%s in %.1f ms (prep %.1f, H %.1f, msm %.1f, "
-                "b_g2 %.1f overlapped, epilogue %.1f; device held %.1f ms) %s domain 2^%u, %u vars, "
+                "b_g2 %.1f overlapped, epilogue %.1f%s) %s domain 2^%u, %u vars, "
                 "%u threads, backend %s, field %s\n",
                 load_ms, nw, nw == 1 ? "" : "s", t.total_ms, t.prep_ms, t.h_ms, t.msm_ms, t.b_g2_ms,
-                t.epilogue_ms, t.device_ms, r1cs ? "bellman" : "snarkjs",
+                t.epilogue_ms, held, r1cs ? "bellman" : "snarkjs",
                 r1cs ? c->log2_domain : zk->log2_domain, r1cs ? c->n_vars : zk->n_vars,
-                opts->nthreads ? opts->nthreads : cuzk_parallel_threads(),
-                cuzk_groth16_backend(opts) == CUZK_BACKEND_GPU ? "gpu" : "cpu",
+                opts->nthreads ? opts->nthreads : cuzk_parallel_threads(), gpu ? "gpu" : "cpu",
                 cuzk_ff_impl_name(cuzk_ff_get_impl()));
+    }
     for (size_t i = 0; i < nw; i++)
         cuzk_wtns_free(wt[i]);
     free(wt), free(ws), free(proof);
     cuzk_zkey_free(zk);
     cuzk_params_free(p);
     cuzk_bellman_circuit_free(c);
+    if (bad < nw)
+        return PROVE_EXIT_UNSATISFIED;
     return e == CUZK_OK ? 0 : fail("prove", e);
 }
 
@@ -185,10 +259,91 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
+/* What a file is, told from its first bytes as cuzk info does: to name an argument given in
+ * the wrong place before its loader reports a bad magic. */
+typedef enum {
+    KIND_UNKNOWN, /* missing, unreadable or none of these: the loader names the problem */
+    KIND_ZKEY,
+    KIND_R1CS,
+    KIND_WTNS,
+    KIND_WASM,
+    KIND_PROOF,   /* snarkjs proof.json */
+    KIND_VK,      /* snarkjs verification_key.json */
+    KIND_JSON,    /* another JSON object: a circuit's input.json */
+    KIND_PUBLIC,  /* a JSON array: public.json */
+} file_kind;
+
+static const char *const kind_names[] = {
+    [KIND_UNKNOWN] = "an unknown file", [KIND_ZKEY] = "a proving key (.zkey)",
+    [KIND_R1CS] = "a constraint system (.r1cs)", [KIND_WTNS] = "a witness (.wtns)",
+    [KIND_WASM] = "a WebAssembly module (the circuit's witness calculator)",
+    [KIND_PROOF] = "a proof (proof.json)", [KIND_VK] = "a verification key",
+    [KIND_JSON] = "a JSON object, not a proof nor a key (a circuit's input.json?)",
+    [KIND_PUBLIC] = "a list of public inputs (public.json)",
+};
+
+static file_kind kind_of(const char *path)
+{
+    FILE *f;
+    if (!path || io_fopen_regular(&f, path) != CUZK_OK) { /* a FIFO is refused, not waited on */
+        cuzk_error_clear();
+        return KIND_UNKNOWN;
+    }
+    char b[4096];
+    size_t n = fread(b, 1, sizeof b - 1, f);
+    fclose(f);
+    b[n] = 0;
+    if (n >= 4 && !memcmp(b, "zkey", 4))
+        return KIND_ZKEY;
+    if (n >= 4 && !memcmp(b, "r1cs", 4))
+        return KIND_R1CS;
+    if (n >= 4 && !memcmp(b, "wtns", 4))
+        return KIND_WTNS;
+    if (n >= 4 && !memcmp(b, "\0asm", 4))
+        return KIND_WASM;
+    size_t i = 0;
+    while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
+        i++;
+    if (i < n && b[i] == '[')
+        return KIND_PUBLIC;
+    if (i < n && b[i] == '{') {
+        if (strstr(b, "\"pi_a\""))
+            return KIND_PROOF;
+        if (strstr(b, "\"vk_alpha_1\"") || strstr(b, "\"IC\""))
+            return KIND_VK;
+        return KIND_JSON;
+    }
+    return KIND_UNKNOWN;
+}
+
+/* 0 when path is of kind want (or not known: its loader speaks); else prints why, with the
+ * command's order of arguments, and returns 2. */
+static int kind_expect(const char *cmd, const char *path, file_kind want, const char *role,
+                       const char *order)
+{
+    file_kind k = kind_of(path);
+    if (k == KIND_UNKNOWN || k == want)
+        return 0;
+    if (k == KIND_JSON && (want == KIND_PROOF || want == KIND_VK))
+        return 0; /* a malformed proof or key: its reader names the field */
+    if (want == KIND_WTNS && (k == KIND_WASM || k == KIND_JSON))
+        fprintf(stderr, "cuzk %s: %s is %s, not a witness: a witness is made from the circuit's "
+                        ".wasm and its input.json with `snarkjs wtns calculate circuit.wasm "
+                        "input.json witness.wtns`\n", cmd, path, kind_names[k]);
+    else if (want == KIND_VK && k == KIND_ZKEY)
+        fprintf(stderr, "cuzk %s: %s is %s, not a verification key: `cuzk export vk %s "
+                        "verification_key.json` writes its key\n", cmd, path, kind_names[k], path);
+    else
+        fprintf(stderr, "cuzk %s: %s is %s, not %s: arguments in the wrong order? the order is "
+                        "%s\n", cmd, path, kind_names[k], role, order);
+    return 2;
+}
+
 static int cmd_prove(int argc, char **argv)
 {
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int npos = 0, verbose = 0;
+    bool check = true;
     unsigned threads = 0;
 #ifdef CUZK_CLI_TEST_BUILD
     const char *test_rs[2] = {NULL, NULL};
@@ -202,6 +357,12 @@ static int cmd_prove(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) {
             verbose = 1;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            prove_usage(stdout);
+            free(pos);
+            return 0;
+        } else if (!strcmp(argv[i], "--no-verify")) {
+            check = false;
         } else if (!strcmp(argv[i], "--gpu") && i + 1 < argc) {
             if (tool_gpu_flag(&gpu, argv[++i], "cuzk prove")) {
                 free(pos);
@@ -305,8 +466,43 @@ static int cmd_prove(int argc, char **argv)
             goto done;
         }
     }
+    if (ok) {
+        /* each input of the kind its place wants, and no output an existing key, circuit or
+         * witness: arguments in the wrong order are named as such */
+        const char *order = batch ? (r1cs ? "--r1cs circuit.r1cs key.params --batch DIR w0.wtns "
+                                            "[w1.wtns ...]"
+                                          : "circuit.zkey --batch DIR w0.wtns [w1.wtns ...]")
+                                  : (r1cs ? "--r1cs circuit.r1cs key.params witness.wtns proof.json "
+                                            "public.json"
+                                          : "circuit.zkey witness.wtns proof.json public.json");
+        int bad = kind_expect("prove", r1cs, KIND_R1CS, "a constraint system (.r1cs)", order);
+        if (!bad && !r1cs && ends_with(pos[0], ".params")) {
+            fprintf(stderr, "cuzk prove: %s: bellman parameters need their circuit: cuzk prove "
+                            "--r1cs circuit.r1cs %s ...\n", pos[0], pos[0]);
+            bad = 2;
+        }
+        if (!bad)
+            bad = kind_expect("prove", pos[0], r1cs ? KIND_UNKNOWN : KIND_ZKEY,
+                              r1cs ? "bellman parameters (.params)" : "a proving key (.zkey)", order);
+        for (int i = 1; !bad && i < (batch ? npos : 2); i++)
+            bad = kind_expect("prove", pos[i], KIND_WTNS, "a witness (.wtns)", order);
+        for (int i = 2; !bad && !batch && i < 4; i++) {
+            file_kind k = kind_of(pos[i]);
+            if (k == KIND_ZKEY || k == KIND_R1CS || k == KIND_WTNS || k == KIND_WASM) {
+                fprintf(stderr, "cuzk prove: output %s is %s: refused, it would be overwritten "
+                                "(arguments in the wrong order? the order is %s)\n", pos[i],
+                        kind_names[k], order);
+                bad = 2;
+            }
+        }
+        if (bad) {
+            rc = bad;
+            goto done;
+        }
+    }
     if (ok)
-        rc = prove_batch(pos[0], r1cs, pflags, filecoin, nw, pos + 1, proofs, publics, &opts, verbose);
+        rc = prove_batch(pos[0], r1cs, pflags, filecoin, nw, pos + 1, proofs, publics, &opts, verbose,
+                         check);
     else
         rc = fail("prove", cuzk_error_set(CUZK_ENOMEM, "out of memory"));
 done:
@@ -367,6 +563,12 @@ static int cmd_verify(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    const char *order = "verification_key.json public.json proof.json";
+    if (kind_expect("verify", argv[0], KIND_VK, "a verification key", order) ||
+        kind_expect("verify", argv[1], KIND_PUBLIC, "a list of public inputs (public.json)",
+                    order) ||
+        kind_expect("verify", argv[2], KIND_PROOF, "a proof", order))
+        return 2;
     cuzk_vk *vk = NULL;
     cuzk_fr *pub = NULL;
     size_t npub = 0;
@@ -399,6 +601,13 @@ static int cmd_verify(int argc, char **argv)
 
 static int cmd_export(int argc, char **argv)
 {
+    if (is_help(argc, argv) || (argc == 2 && !strcmp(argv[0], "vk") && is_help(1, argv + 1))) {
+        printf("usage: cuzk export vk <circuit.zkey|key.params> <verification_key.json>\n"
+               "  Writes the key's verification key as snarkjs does (snarkjs zkey export\n"
+               "  verificationkey), for cuzk verify and snarkjs groth16 verify.\n"
+               "  Exit status 0 when written, 2 otherwise.\n");
+        return 0;
+    }
     if (argc != 3 || strcmp(argv[0], "vk")) {
         usage(stderr);
         return 2;
@@ -438,6 +647,13 @@ static int cmd_export(int argc, char **argv)
 
 static int cmd_info(int argc, char **argv)
 {
+    if (is_help(argc, argv)) {
+        printf("usage: cuzk info <file>\n"
+               "  What a .zkey, .params, .r1cs, .wtns, proof, verification key or public.json\n"
+               "  holds (its counts, its curve), or what is wrong with it (exit status 2).\n"
+               "  (a file named -h: cuzk info ./-h)\n");
+        return 0;
+    }
     if (argc != 1) {
         usage(stderr);
         return 2;
@@ -529,6 +745,56 @@ static int cmd_info(int argc, char **argv)
     return 0;
 }
 
+/* cuzk wtns check: exit 0 the witness satisfies every constraint, 1 it does not (the first
+ * constraint that fails is named) or it has the wrong number of values, 2 an input is
+ * unreadable or malformed. */
+static int cmd_wtns(int argc, char **argv)
+{
+    if (is_help(argc, argv) || (argc == 2 && !strcmp(argv[0], "check") && is_help(1, argv + 1))) {
+        printf("usage: cuzk wtns check <circuit.r1cs> <witness.wtns>\n"
+               "  Checks (A.w)(B.w) = C.w for every constraint of the circuit, as snarkjs wtns\n"
+               "  check does: whether cuzk prove can make a valid proof of this witness.\n"
+               "exit status:\n"
+               "  0  every constraint holds (prints OK)\n"
+               "  1  the witness does not satisfy the circuit: the first constraint that fails\n"
+               "     is named, or the number of values is not the circuit's\n"
+               "  2  an input is unreadable or malformed\n");
+        return 0;
+    }
+    if (argc != 3 || strcmp(argv[0], "check")) {
+        fprintf(stderr, "usage: cuzk wtns check <circuit.r1cs> <witness.wtns>   (cuzk wtns -h)\n");
+        return 2;
+    }
+    const char *order = "circuit.r1cs witness.wtns";
+    if (kind_expect("wtns check", argv[1], KIND_R1CS, "a constraint system (.r1cs)", order) ||
+        kind_expect("wtns check", argv[2], KIND_WTNS, "a witness (.wtns)", order))
+        return 2;
+    cuzk_r1cs *r = NULL;
+    cuzk_wtns *w = NULL;
+    cuzk_err e = cuzk_r1cs_load(&r, argv[1]);
+    if (e == CUZK_OK)
+        e = cuzk_wtns_load(&w, argv[2]);
+    if (e != CUZK_OK) {
+        cuzk_r1cs_free(r);
+        return fail("wtns check", e);
+    }
+    size_t badc = 0;
+    e = cuzk_r1cs_check_witness(r, w->w, w->n, &badc);
+    int rc = 0;
+    if (e == CUZK_OK) {
+        printf("OK: %s satisfies the %u constraints of %s\n", argv[2], r->n_constraints, argv[1]);
+    } else if (e == CUZK_EVERIFY || e == CUZK_ESIZE) {
+        fprintf(stderr, "cuzk wtns check: %s does not satisfy %s: %s\n", argv[2], argv[1],
+                cuzk_error_detail()[0] ? cuzk_error_detail() : cuzk_strerror(e));
+        rc = 1;
+    } else {
+        rc = fail("wtns check", e);
+    }
+    cuzk_wtns_free(w);
+    cuzk_r1cs_free(r);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--version")) {
@@ -554,6 +820,8 @@ int main(int argc, char **argv)
         return cmd_export(argc - 2, argv + 2);
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "wtns"))
+        return cmd_wtns(argc - 2, argv + 2);
     if (!strcmp(cmd, "setup"))
         return cuzk_cli_setup(argc - 2, argv + 2, &g_env);
     if (!strcmp(cmd, "gen"))

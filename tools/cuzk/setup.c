@@ -7,6 +7,7 @@
 #include "cuzk.h"
 #include "cuzk/setup.h"
 #include "outfile.h"
+#include "progress.h"
 #include "setup/bellman.h"
 #include "setup/setup_internal.h"
 #include "util/parallel.h"
@@ -23,7 +24,8 @@ static void setup_usage(FILE *f)
             "  .zkey: snarkjs's proving key (snarkjs groth16 prove accepts it; zkey verify does\n"
             "         not, as it has no ceremony transcript).\n"
             "  .params: bellman/bellperson (Filecoin) parameters for the same circuit.\n"
-            "  -v prints progress and timings per stage on stderr.\n"
+            "  -v prints progress and timings per stage on stderr; without it, on a terminal,\n"
+            "  a progress line names the stage after 2 s.\n"
             "  --backend: where the vector points are computed (fixed-base multiplication):\n"
             "         auto (default, or CUZK_BACKEND=cpu|gpu when set): the GPU for vectors\n"
             "         of 2^16 points or more when a device answers, else the CPU; gpu: every\n"
@@ -67,6 +69,58 @@ static int setup_fail(cuzk_err e)
     const char *d = cuzk_error_detail();
     fprintf(stderr, "cuzk setup: %s\n", d[0] ? d : cuzk_strerror(e));
     return 2;
+}
+
+/* The key of the circuit pos[0] into pos[1] (.zkey when zkey, else .params); the error is
+ * printed by the caller, once the progress line is gone. */
+static cuzk_err setup_run(const char *const *pos, bool zkey, bool verbose,
+                          const cuzk_setup_opts *opts, double t0, cli_progress *pg)
+{
+    cuzk_err e;
+    if (zkey) {
+        cuzk_r1cs *r = NULL;
+        cuzk_zkey *z = NULL;
+        if ((e = cuzk_r1cs_load(&r, pos[0])) != CUZK_OK)
+            return e;
+        if (verbose)
+            fprintf(stderr, "setup: loaded %s (%.0f ms)\n", pos[0], setup_now_ms() - t0);
+        cli_progress_stage(pg, "computing the key");
+        e = cuzk_setup_zkey(&z, r, opts);
+        cuzk_r1cs_free(r);
+        if (e != CUZK_OK)
+            return e;
+        double tw = setup_now_ms();
+        cli_progress_stage(pg, "writing the key");
+        e = write_out(pos[1], write_zkey, z);
+        cuzk_zkey_free(z);
+        if (e != CUZK_OK)
+            return e;
+        if (verbose)
+            fprintf(stderr, "setup: wrote %s (%.0f ms)\n", pos[1], setup_now_ms() - tw);
+    } else {
+        cuzk_bellman_circuit *c = NULL;
+        cuzk_params *p = NULL;
+        if ((e = cuzk_bellman_circuit_load(&c, pos[0])) != CUZK_OK)
+            return e;
+        if (verbose)
+            fprintf(stderr, "setup: loaded %s (%.0f ms)\n", pos[0], setup_now_ms() - t0);
+        cli_progress_stage(pg, "computing the parameters");
+        e = cuzk_setup_params(&p, c, opts);
+        cuzk_bellman_circuit_free(c);
+        if (e != CUZK_OK)
+            return e;
+        double tw = setup_now_ms();
+        cli_progress_stage(pg, "writing the parameters");
+        e = write_out(pos[1], write_params, p);
+        cuzk_params_free(p);
+        if (e != CUZK_OK)
+            return e;
+        if (verbose)
+            fprintf(stderr, "setup: wrote %s (%.0f ms)\n", pos[1], setup_now_ms() - tw);
+    }
+    if (verbose)
+        fprintf(stderr, "setup: total %.0f ms\n", setup_now_ms() - t0);
+    return CUZK_OK;
 }
 
 int cuzk_cli_setup(int argc, char **argv, const tool_env *env)
@@ -155,44 +209,9 @@ int cuzk_cli_setup(int argc, char **argv, const tool_env *env)
         else
             fprintf(stderr, "setup: fixed-base on the CPU (%u threads)\n", setup_threads(&opts));
     }
-    if (zkey) {
-        cuzk_r1cs *r = NULL;
-        cuzk_zkey *z = NULL;
-        if ((e = cuzk_r1cs_load(&r, pos[0])) != CUZK_OK)
-            return setup_fail(e);
-        if (verbose)
-            fprintf(stderr, "setup: loaded %s (%.0f ms)\n", pos[0], setup_now_ms() - t0);
-        e = cuzk_setup_zkey(&z, r, &opts);
-        cuzk_r1cs_free(r);
-        if (e != CUZK_OK)
-            return setup_fail(e);
-        double tw = setup_now_ms();
-        e = write_out(pos[1], write_zkey, z);
-        cuzk_zkey_free(z);
-        if (e != CUZK_OK)
-            return setup_fail(e);
-        if (verbose)
-            fprintf(stderr, "setup: wrote %s (%.0f ms)\n", pos[1], setup_now_ms() - tw);
-    } else {
-        cuzk_bellman_circuit *c = NULL;
-        cuzk_params *p = NULL;
-        if ((e = cuzk_bellman_circuit_load(&c, pos[0])) != CUZK_OK)
-            return setup_fail(e);
-        if (verbose)
-            fprintf(stderr, "setup: loaded %s (%.0f ms)\n", pos[0], setup_now_ms() - t0);
-        e = cuzk_setup_params(&p, c, &opts);
-        cuzk_bellman_circuit_free(c);
-        if (e != CUZK_OK)
-            return setup_fail(e);
-        double tw = setup_now_ms();
-        e = write_out(pos[1], write_params, p);
-        cuzk_params_free(p);
-        if (e != CUZK_OK)
-            return setup_fail(e);
-        if (verbose)
-            fprintf(stderr, "setup: wrote %s (%.0f ms)\n", pos[1], setup_now_ms() - tw);
-    }
-    if (verbose)
-        fprintf(stderr, "setup: total %.0f ms\n", setup_now_ms() - t0);
-    return 0;
+    /* -v prints its own lines: the progress line only without it */
+    cli_progress *pg = verbose ? NULL : cli_progress_start("cuzk setup", "loading the circuit");
+    e = setup_run(pos, zkey, verbose, &opts, t0, pg);
+    cli_progress_end(pg);
+    return e == CUZK_OK ? 0 : setup_fail(e);
 }
