@@ -12,7 +12,8 @@
 #     --out DIR           keep each run's JSON report and the daemon's log there
 #     -- FLAGS...         passed to cuzk-daemon (e.g. --workers-per-device 2)
 #   BUILD_DIR=DIR (default build) holds cuzk-daemon and cuzk-bench.
-# Each --witness is one partition of every job (give the same file P times for P partitions).
+# Each --witness is one partition of every job (give the same file P times for P partitions);
+# the daemon reads them by path, from their directories (its --allow-dir).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD_DIR:-build}
@@ -39,7 +40,14 @@ T=$(mktemp -d)
 [ -n "$out" ] && mkdir -p "$out"
 . bench/lib-daemon.sh
 trap 'cuzk_daemon_stop >/dev/null 2>&1; rm -rf "$T"' EXIT
-cuzk_daemon_start "$B" "$T/daemon.log" "${dflags[@]}" || exit 1
+# the witnesses go by path: their directories are the ones the daemon may read them from
+declare -A seen=()
+adirs=()
+for ((i = 1; i < ${#wit[@]}; i += 2)); do
+    d=$(cd "$(dirname "${wit[$i]}")" && pwd -P) || exit 2
+    [ -n "${seen[$d]:-}" ] || { seen[$d]=1; adirs+=(--allow-dir "$d"); }
+done
+cuzk_daemon_start "$B" "$T/daemon.log" "${adirs[@]}" "${dflags[@]}" || exit 1
 echo "cuzk-daemon ${dflags[*]} on $CUZK_ADDR; $(nproc) CPUs; $(date -u +%Y-%m-%dT%H:%MZ)"
 "$B/cuzk-bench" preload --addr "$CUZK_ADDR" --zkey "$zkey" --key bench || exit 1
 args=(batch --addr "$CUZK_ADDR" --key bench -c "$count" -j "$conc" "${wit[@]}" --json)
