@@ -7,7 +7,9 @@
  * one mutex; a connection lost is reset and the operation tried again (PG_TRIES, about
  * 10 s), so a server restart or a short outage costs callers a wait, not an error. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,7 @@
 
 #include "store/store.h"
 
-#define PG_SCHEMA_VERSION 2
+#define PG_SCHEMA_VERSION 3
 
 typedef struct {
     store base;
@@ -26,6 +28,8 @@ typedef struct {
     char sqlstate[6];  /* of the latest failed statement ("" when none was given) */
     bool sole;         /* holds the database's lock of a single daemon (PG_SOLE_LOCK) */
     bool unlocked;     /* sole, and the session after a reset could not take the lock */
+    char *url;         /* for the listening connection */
+    PGconn *ln;        /* LISTENing (wait), made on first use; only wait's thread uses it */
 } pg_store;
 
 /* The advisory lock a daemon holds on its session while it is the database's only one. */
@@ -58,6 +62,16 @@ static const char *const migrations[PG_SCHEMA_VERSION] = {
     " ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
     "CREATE INDEX cuzk_jobs_queue ON cuzk_jobs(prio DESC, seq) WHERE state = 0;"
     "CREATE INDEX cuzk_witnesses_owner ON cuzk_witnesses(owner) WHERE owner <> '';",
+    /* 3: several daemons: uploads kept in the row, the time of a claim, the shared key
+     * table, the daemons' heartbeats */
+    "ALTER TABLE cuzk_witnesses ADD COLUMN data BYTEA,"
+    " ADD COLUMN claimed_at DOUBLE PRECISION NOT NULL DEFAULT 0;"
+    "CREATE TABLE cuzk_keys(id TEXT PRIMARY KEY, path TEXT NOT NULL,"
+    " r1cs TEXT NOT NULL DEFAULT '', flags INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE cuzk_hosts(owner TEXT PRIMARY KEY, host TEXT NOT NULL,"
+    " started DOUBLE PRECISION NOT NULL, seen DOUBLE PRECISION NOT NULL,"
+    " parts BIGINT NOT NULL DEFAULT 0, rate DOUBLE PRECISION NOT NULL DEFAULT 0,"
+    " held INTEGER NOT NULL DEFAULT 0);",
 };
 
 /* The server's clock, seconds since the epoch: leases are timed by it alone. */
@@ -80,6 +94,12 @@ static cuzk_err pg_fail(pg_store *s, const char *what, const PGresult *res)
     while (l && (msg[l - 1] == '\n' || msg[l - 1] == ' '))
         msg[--l] = 0;
     return cuzk_error_set(CUZK_EIO, "store %s: %s: %s", s->where, what, msg);
+}
+
+static void pg_notice_quiet(void *arg, const char *msg)
+{
+    (void)arg;
+    (void)msg;
 }
 
 /* The single daemon's lock, taken on the session; false when another session holds it. */
@@ -159,6 +179,64 @@ static void pg_rollback(pg_store *s)
     PQclear(r);
 }
 
+/* ---- one transaction or one statement, tried again when the connection breaks ---- */
+
+/* A transaction's statements: true when they ran (*r set when not). */
+typedef bool (*pg_body)(pg_store *s, void *arg, cuzk_err *r);
+
+/* Runs body between begin ("BEGIN" when NULL) and COMMIT, rolled back on failure, the
+ * whole tried again (pg_again) while the connection is what failed. */
+static cuzk_err pg_tx(pg_store *s, const char *what, const char *begin, pg_body body, void *arg)
+{
+    cuzk_err r;
+    int tries = 0;
+    bool ok;
+    pthread_mutex_lock(&s->mu);
+    do {
+        pg_ready(s);
+        r = CUZK_OK;
+        ok = pg_cmd(s, begin ? begin : "BEGIN");
+        if (!ok)
+            r = pg_fail(s, what, NULL);
+        ok = ok && body(s, arg, &r);
+        if (ok && !pg_cmd(s, "COMMIT")) {
+            r = pg_fail(s, what, NULL);
+            ok = false;
+        }
+        if (!ok)
+            pg_rollback(s);
+    } while (!ok && pg_again(s, &tries));
+    pthread_mutex_unlock(&s->mu);
+    return ok ? CUZK_OK : r;
+}
+
+/* One statement on its own (pg_run), tried again as pg_tx does; NULL and *r on failure. */
+static PGresult *pg_q(pg_store *s, const char *what, const char *sql, int n,
+                      const char *const *v, const int *lens, cuzk_err *r)
+{
+    PGresult *res;
+    int tries = 0;
+    pthread_mutex_lock(&s->mu);
+    do {
+        pg_ready(s);
+        *r = CUZK_OK;
+        res = pg_run(s, sql, n, v, lens, what, r);
+    } while (!res && pg_again(s, &tries));
+    pthread_mutex_unlock(&s->mu);
+    return res;
+}
+
+/* A statement of a transaction's body whose rows are not needed. */
+static bool pg_do(pg_store *s, const char *sql, int n, const char *const *v, const int *lens,
+                  const char *what, cuzk_err *r)
+{
+    PGresult *res = pg_run(s, sql, n, v, lens, what, r);
+    PQclear(res);
+    return res != NULL;
+}
+
+/* ---- the journal ---- */
+
 static cuzk_err pg_put_job_once(pg_store *s, const store_job *j)
 {
     cuzk_err r = CUZK_OK;
@@ -167,26 +245,25 @@ static cuzk_err pg_put_job_once(pg_store *s, const store_job *j)
     snprintf(n, sizeof n, "%u", j->n);
     snprintf(np, sizeof np, "%u", j->n_public);
     snprintf(sub, sizeof sub, "%.17g", j->submitted);
-    const char *v[5] = {j->id, j->key, prio, n, np};
-    const char *vj[6] = {v[0], v[1], v[2], v[3], v[4], sub};
-    PGresult *res = NULL;
+    const char *vj[6] = {j->id, j->key, prio, n, np, sub};
     bool ok = pg_cmd(s, "BEGIN");
     if (!ok)
         r = pg_fail(s, "recording a job", NULL);
-    ok = ok && (res = pg_run(s,
-                             "INSERT INTO cuzk_jobs(id, key, prio, state, n, n_public, submitted)"
-                             " VALUES($1, $2, $3, 0, $4, $5, $6)",
-                             6, vj, NULL, "recording a job", &r)) != NULL;
-    PQclear(res);
+    ok = ok && pg_do(s,
+                     "INSERT INTO cuzk_jobs(id, key, prio, state, n, n_public, submitted)"
+                     " VALUES($1, $2, $3, 0, $4, $5, $6)",
+                     6, vj, NULL, "recording a job", &r);
     for (uint32_t i = 0; ok && i < j->n; i++) {
         char idx[16];
         snprintf(idx, sizeof idx, "%u", i);
-        const char *vw[4] = {j->id, idx, j->spooled[i] ? "t" : "f", j->src[i]};
-        ok = (res = pg_run(s,
-                           "INSERT INTO cuzk_witnesses(job, idx, spooled, src)"
-                           " VALUES($1, $2, $3, $4)",
-                           4, vw, NULL, "recording a job's witnesses", &r)) != NULL;
-        PQclear(res);
+        const unsigned char *d = j->data ? j->data[i] : NULL;
+        const char *vw[5] = {j->id, idx, j->spooled[i] ? "t" : "f", j->src[i],
+                             d ? (const char *)d : NULL};
+        int lens[5] = {0, 0, 0, 0, d ? (int)j->len[i] : 0};
+        ok = pg_do(s,
+                   "INSERT INTO cuzk_witnesses(job, idx, spooled, src, data)"
+                   " VALUES($1, $2, $3, $4, $5)",
+                   5, vw, lens, "recording a job's witnesses", &r);
     }
     /* idle daemons LISTENing are woken when the job commits */
     if (ok && !(ok = pg_cmd(s, "NOTIFY cuzk_work")))
@@ -203,6 +280,10 @@ static cuzk_err pg_put_job_once(pg_store *s, const store_job *j)
 static cuzk_err pg_put_job(store *base, const store_job *j)
 {
     pg_store *s = (pg_store *)base;
+    for (uint32_t i = 0; j->data && i < j->n; i++)
+        if (j->data[i] && (j->len[i] == 0 || j->len[i] > (size_t)INT32_MAX))
+            return cuzk_error_set(CUZK_ESIZE, "store %s: witness %u: %zu bytes (1 to 2 GiB)",
+                                  s->where, i, j->len[i]);
     cuzk_err r;
     int tries = 0;
     pthread_mutex_lock(&s->mu);
@@ -219,8 +300,10 @@ static cuzk_err pg_put_job(store *base, const store_job *j)
     return r;
 }
 
+/* Sets a final state when the job is not final yet; *changed (may be NULL) whether it was
+ * set. Daemons waiting for the job hear of it (NOTIFY cuzk_done, the id). */
 static bool pg_set_final(pg_store *s, const char *id, int state, const char *error, double fin,
-                         cuzk_err *r)
+                         cuzk_err *r, bool *changed)
 {
     char st[16], f[40];
     snprintf(st, sizeof st, "%d", state);
@@ -230,72 +313,148 @@ static bool pg_set_final(pg_store *s, const char *id, int state, const char *err
                            "UPDATE cuzk_jobs SET state = $2, error = $3, finished = $4"
                            " WHERE id = $1 AND state < 2",
                            4, v, NULL, "recording a final state", r);
+    bool set = res && !strcmp(PQcmdTuples(res), "1");
     PQclear(res);
-    return res != NULL;
+    if (changed)
+        *changed = set;
+    return res && (!set || pg_do(s, "SELECT pg_notify('cuzk_done', $1)", 1, v, NULL,
+                                 "recording a final state", r));
 }
 
-static cuzk_err pg_put_part_once(pg_store *s, const char *id, uint32_t idx,
-                                 const cuzk_proof *proof, const cuzk_fr *pub, uint32_t n_public,
-                                 double done_at)
+typedef struct {
+    const char *id, *owner;
+    uint32_t idx, n_public;
+    const cuzk_proof *proof;
+    const cuzk_fr *pub;
+    double done_at;
+    bool claimed;        /* put_claimed: the first proof wins, the job done by its count */
+    bool *completed;
+} pg_part_arg;
+
+static bool pg_put_part_body(pg_store *s, void *arg, cuzk_err *r)
 {
-    cuzk_err r = CUZK_OK;
-    char ix[16];
-    snprintf(ix, sizeof ix, "%u", idx);
+    pg_part_arg *a = arg;
+    char ix[16], da[40];
+    snprintf(ix, sizeof ix, "%u", a->idx);
+    snprintf(da, sizeof da, "%.17g", a->done_at);
     /* an empty bytea goes as text (a binary parameter needs a length > 0) */
-    const char *v[4] = {id, ix, (const char *)proof, n_public ? (const char *)pub : ""};
-    int lens[4] = {0, 0, (int)sizeof *proof, (int)(sizeof(cuzk_fr) * n_public)};
-    bool ok = pg_cmd(s, "BEGIN");
-    if (!ok)
-        r = pg_fail(s, "recording a proof", NULL);
-    PGresult *res = NULL;
-    ok = ok && (res = pg_run(s,
-                             "INSERT INTO cuzk_results(job, idx, proof, public)"
-                             " VALUES($1, $2, $3, $4) ON CONFLICT (job, idx) DO UPDATE"
-                             " SET proof = EXCLUDED.proof, public = EXCLUDED.public",
-                             4, v, lens, "recording a proof", &r)) != NULL;
-    PQclear(res);
-    if (ok && done_at > 0)
-        ok = pg_set_final(s, id, CUZK_JOB_DONE, "", done_at, &r);
-    if (ok && !pg_cmd(s, "COMMIT")) {
-        r = pg_fail(s, "committing a proof", NULL);
+    const char *v[4] = {a->id, ix, (const char *)a->proof,
+                        a->n_public ? (const char *)a->pub : ""};
+    int lens[4] = {0, 0, (int)sizeof *a->proof, (int)(sizeof(cuzk_fr) * a->n_public)};
+    if (!a->claimed) {
+        /* (the row replaced when it is there: a retry writes the same bytes) */
+        return pg_do(s,
+                     "INSERT INTO cuzk_results(job, idx, proof, public)"
+                     " VALUES($1, $2, $3, $4) ON CONFLICT (job, idx) DO UPDATE"
+                     " SET proof = EXCLUDED.proof, public = EXCLUDED.public",
+                     4, v, lens, "recording a proof", r) &&
+               (a->done_at <= 0 ||
+                pg_set_final(s, a->id, CUZK_JOB_DONE, "", a->done_at, r, NULL));
+    }
+    *a->completed = false;
+    /* the job's row locked: the last two results of a job, committed at once by two
+     * daemons, are counted one after the other */
+    PGresult *rj = pg_run(s, "SELECT n, state FROM cuzk_jobs WHERE id = $1 FOR UPDATE", 1, v,
+                          NULL, "recording a proof", r);
+    if (!rj)
+        return false;
+    bool ok = true;
+    if (PQntuples(rj) != 1) {
+        *r = cuzk_error_set(CUZK_EINVAL, "store %s: job %s: not in the store", s->where, a->id);
         ok = false;
     }
+    /* the partition's lease made endless: a claim that read the row before this commit
+     * (and no result yet) reads it again when it locks it, and leaves it */
+    ok = ok &&
+         pg_do(s,
+               "INSERT INTO cuzk_results(job, idx, proof, public)"
+               " VALUES($1, $2, $3, $4) ON CONFLICT (job, idx) DO NOTHING",
+               4, v, lens, "recording a proof", r) &&
+         pg_do(s,
+               "UPDATE cuzk_witnesses SET owner = '', lease_until = 'Infinity'"
+               " WHERE job = $1 AND idx = $2::integer",
+               2, v, NULL, "recording a proof", r);
+    if (ok && !strcmp(PQgetvalue(rj, 0, 1), "0")) {
+        const char *vd[3] = {a->id, PQgetvalue(rj, 0, 0), da};
+        PGresult *res = pg_run(s,
+                               "UPDATE cuzk_jobs SET state = 2, finished = $3 WHERE id = $1"
+                               " AND state = 0 AND (SELECT COUNT(*) FROM cuzk_results"
+                               " WHERE job = $1) = $2::integer",
+                               3, vd, NULL, "recording a proof", r);
+        ok = res != NULL;
+        *a->completed = ok && !strcmp(PQcmdTuples(res), "1");
+        PQclear(res);
+        if (*a->completed)
+            ok = pg_do(s, "SELECT pg_notify('cuzk_done', $1)", 1, v, NULL, "recording a proof",
+                       r);
+    }
+    PQclear(rj);
     if (!ok)
-        pg_rollback(s);
-    return r;
+        *a->completed = false;
+    return ok;
 }
 
-/* (the result's row is replaced when it is there: a retry writes the same bytes) */
 static cuzk_err pg_put_part(store *base, const char *id, uint32_t idx, const cuzk_proof *proof,
                             const cuzk_fr *pub, uint32_t n_public, double done_at)
 {
-    pg_store *s = (pg_store *)base;
-    cuzk_err r;
-    int tries = 0;
-    pthread_mutex_lock(&s->mu);
-    do {
-        pg_ready(s);
-        r = pg_put_part_once(s, id, idx, proof, pub, n_public, done_at);
-    } while (r != CUZK_OK && pg_again(s, &tries));
-    pthread_mutex_unlock(&s->mu);
+    pg_part_arg a = {id, NULL, idx, n_public, proof, pub, done_at, false, NULL};
+    return pg_tx((pg_store *)base, "recording a proof", NULL, pg_put_part_body, &a);
+}
+
+static cuzk_err pg_put_claimed(store *base, const char *owner, const char *id, uint32_t idx,
+                               const cuzk_proof *proof, const cuzk_fr *pub, uint32_t n_public,
+                               double done_at, bool *completed)
+{
+    bool done = false;
+    pg_part_arg a = {id, owner, idx, n_public, proof, pub, done_at, true, &done};
+    cuzk_err r = pg_tx((pg_store *)base, "recording a proof", NULL, pg_put_part_body, &a);
+    *completed = r == CUZK_OK && done;
     return r;
+}
+
+typedef struct {
+    const char *id, *error;
+    int state;
+    double finished;
+    int *was;            /* end: the state before (-1: no such job); NULL for finish */
+} pg_final_arg;
+
+static bool pg_final_body(pg_store *s, void *arg, cuzk_err *r)
+{
+    pg_final_arg *a = arg;
+    bool changed = false;
+    if (!pg_set_final(s, a->id, a->state, a->error, a->finished, r, &changed))
+        return false;
+    if (!a->was || changed) {
+        if (a->was)
+            *a->was = 0;   /* open (queued or running) */
+        return true;
+    }
+    const char *v[1] = {a->id};
+    PGresult *res = pg_run(s, "SELECT state FROM cuzk_jobs WHERE id = $1", 1, v, NULL,
+                           "reading a job's state", r);
+    if (res)
+        *a->was = PQntuples(res) == 1 ? atoi(PQgetvalue(res, 0, 0)) : -1;
+    PQclear(res);
+    return res != NULL;
 }
 
 static cuzk_err pg_finish(store *base, const char *id, int state, const char *error,
                           double finished)
 {
-    pg_store *s = (pg_store *)base;
-    cuzk_err r;
-    int tries = 0;
-    pthread_mutex_lock(&s->mu);
-    do {
-        pg_ready(s);
-        r = CUZK_OK;
-        pg_set_final(s, id, state, error, finished, &r);
-    } while (r != CUZK_OK && pg_again(s, &tries));
-    pthread_mutex_unlock(&s->mu);
-    return r;
+    pg_final_arg a = {id, error, state, finished, NULL};
+    return pg_tx((pg_store *)base, "recording a final state", NULL, pg_final_body, &a);
 }
+
+static cuzk_err pg_end(store *base, const char *id, int state, const char *error,
+                       double finished, int *was)
+{
+    *was = -1;
+    pg_final_arg a = {id, error, state, finished, was};
+    return pg_tx((pg_store *)base, "ending a job", NULL, pg_final_body, &a);
+}
+
+/* ---- reading jobs ---- */
 
 static void job_release(store_job *j)
 {
@@ -374,152 +533,223 @@ static bool load_parts(store_job *j, PGresult *rw, int *iw, PGresult *rr, int *i
     return true;
 }
 
+typedef struct {
+    const char *id;     /* one job (get), or every job (list) when NULL */
+    bool results;
+    PGresult *rj, *rw, *rr;
+} pg_read_arg;
+
+static void pg_read_clear(pg_read_arg *a)
+{
+    PQclear(a->rj);
+    PQclear(a->rw);
+    PQclear(a->rr);
+    a->rj = a->rw = a->rr = NULL;
+}
+
+/* The rows of the jobs (all, or a->id's), their witnesses and results, in one snapshot. */
+static bool pg_read_body(pg_store *s, void *arg, cuzk_err *r)
+{
+    pg_read_arg *a = arg;
+    pg_read_clear(a);
+    const char *v[1] = {a->id};
+    int n = a->id ? 1 : 0;
+    a->rj = pg_run(s,
+                   a->id ? "SELECT id, key, prio, state, error, n, n_public, submitted, finished,"
+                           " (SELECT COUNT(*) FROM cuzk_results r WHERE r.job = $1),"
+                           " (SELECT COUNT(*) FROM cuzk_witnesses w WHERE w.job = $1 AND"
+                           " w.owner <> '' AND w.lease_until >= " PG_NOW ")"
+                           " FROM cuzk_jobs WHERE id = $1"
+                         : "SELECT id, key, prio, state, error, n, n_public, submitted, finished"
+                           " FROM cuzk_jobs ORDER BY seq",
+                   n, v, NULL, "listing jobs", r);
+    if (!a->rj)
+        return false;
+    if (!a->id)
+        a->rw = pg_run(s,
+                       "SELECT w.job, w.idx, w.spooled, w.src FROM cuzk_witnesses w"
+                       " JOIN cuzk_jobs j ON j.id = w.job ORDER BY j.seq, w.idx",
+                       0, NULL, NULL, "listing witnesses", r);
+    if (!a->id && !a->rw)
+        return false;
+    if (a->results)
+        a->rr = pg_run(s,
+                       a->id ? "SELECT job, idx, proof, public FROM cuzk_results WHERE job = $1"
+                               " ORDER BY idx"
+                             : "SELECT r.job, r.idx, r.proof, r.public FROM cuzk_results r"
+                               " JOIN cuzk_jobs j ON j.id = r.job ORDER BY j.seq, r.idx",
+                       n, v, NULL, "listing results", r);
+    return !a->results || a->rr;
+}
+
+/* Row i of a job listing into j (its arrays not yet made); false for a bad row. */
+static bool pg_job_row(PGresult *rj, int i, store_job *j)
+{
+    memset(j, 0, sizeof *j);
+    const char *id = PQgetvalue(rj, i, 0), *key = PQgetvalue(rj, i, 1);
+    long long prio, state, n, np;
+    if (!cuzk_job_id_valid(id) || strlen(key) >= sizeof j->key ||
+        !parse_i64(PQgetvalue(rj, i, 2), 0, CUZK_PRIO_COUNT - 1, &prio) ||
+        !parse_i64(PQgetvalue(rj, i, 3), 0, CUZK_JOB_CANCELLED, &state) ||
+        !parse_i64(PQgetvalue(rj, i, 5), 1, 1 << 24, &n) ||
+        !parse_i64(PQgetvalue(rj, i, 6), 0, 1 << 24, &np))
+        return false;
+    memcpy(j->id, id, sizeof j->id);
+    snprintf(j->key, sizeof j->key, "%s", key);
+    snprintf(j->error, sizeof j->error, "%s", PQgetvalue(rj, i, 4));
+    j->prio = (int)prio;
+    j->state = (int)state;
+    j->n = (uint32_t)n;
+    j->n_public = (uint32_t)np;
+    j->submitted = strtod(PQgetvalue(rj, i, 7), NULL);
+    j->finished = strtod(PQgetvalue(rj, i, 8), NULL);
+    return true;
+}
+
 static cuzk_err pg_list(store *base, store_list_fn fn, void *arg)
 {
     pg_store *s = (pg_store *)base;
-    cuzk_err r = CUZK_OK;
     char why[600] = "";
-    PGresult *rj = NULL, *rw = NULL, *rr = NULL;
-    int tries = 0;
-    bool ok;
-    pthread_mutex_lock(&s->mu);
-again:
-    pg_ready(s);
-    r = CUZK_OK;
-    /* one snapshot for the three reads */
-    ok = pg_cmd(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    if (!ok)
-        r = pg_fail(s, "listing jobs", NULL);
-    ok = ok && (rj = pg_run(s,
-                            "SELECT id, key, prio, state, error, n, n_public, submitted, finished"
-                            " FROM cuzk_jobs ORDER BY seq",
-                            0, NULL, NULL, "listing jobs", &r));
-    ok = ok && (rw = pg_run(s,
-                            "SELECT w.job, w.idx, w.spooled, w.src FROM cuzk_witnesses w"
-                            " JOIN cuzk_jobs j ON j.id = w.job ORDER BY j.seq, w.idx",
-                            0, NULL, NULL, "listing witnesses", &r));
-    ok = ok && (rr = pg_run(s,
-                            "SELECT r.job, r.idx, r.proof, r.public FROM cuzk_results r"
-                            " JOIN cuzk_jobs j ON j.id = r.job ORDER BY j.seq, r.idx",
-                            0, NULL, NULL, "listing results", &r));
-    if (ok)
-        pg_cmd(s, "COMMIT");
-    else
-        pg_rollback(s);
-    if (!ok && pg_again(s, &tries)) {
-        PQclear(rj);
-        PQclear(rw);
-        PQclear(rr);
-        rj = rw = rr = NULL;
-        goto again;
-    }
-    pthread_mutex_unlock(&s->mu);
+    pg_read_arg a = {NULL, true, NULL, NULL, NULL};
+    cuzk_err r = pg_tx(s, "listing jobs", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                       pg_read_body, &a);
     bool bad = false;
     int iw = 0, ir = 0;
-    for (int i = 0; ok && i < PQntuples(rj); i++) {
+    for (int i = 0; r == CUZK_OK && i < PQntuples(a.rj); i++) {
         store_job j;
-        memset(&j, 0, sizeof j);
-        const char *id = PQgetvalue(rj, i, 0), *key = PQgetvalue(rj, i, 1);
-        long long prio, state, n, np;
-        if (!cuzk_job_id_valid(id) || strlen(key) >= sizeof j.key ||
-            !parse_i64(PQgetvalue(rj, i, 2), 0, CUZK_PRIO_COUNT - 1, &prio) ||
-            !parse_i64(PQgetvalue(rj, i, 3), 0, CUZK_JOB_CANCELLED, &state) ||
-            !parse_i64(PQgetvalue(rj, i, 5), 1, 1 << 24, &n) ||
-            !parse_i64(PQgetvalue(rj, i, 6), 0, 1 << 24, &np)) {
-            snprintf(why, sizeof why, "a bad job row (id \"%.40s\")", id);
+        if (!pg_job_row(a.rj, i, &j)) {
+            snprintf(why, sizeof why, "a bad job row (id \"%.40s\")", PQgetvalue(a.rj, i, 0));
             bad = true;
             break;
         }
-        memcpy(j.id, id, sizeof j.id);
-        snprintf(j.key, sizeof j.key, "%s", key);
-        snprintf(j.error, sizeof j.error, "%s", PQgetvalue(rj, i, 4));
-        j.prio = (int)prio;
-        j.state = (int)state;
-        j.n = (uint32_t)n;
-        j.n_public = (uint32_t)np;
-        j.submitted = strtod(PQgetvalue(rj, i, 7), NULL);
-        j.finished = strtod(PQgetvalue(rj, i, 8), NULL);
         /* rows of jobs skipped over (none: same snapshot, same order) are passed by */
-        bad = !load_parts(&j, rw, &iw, rr, &ir, why, sizeof why);
+        bad = !load_parts(&j, a.rw, &iw, a.rr, &ir, why, sizeof why);
         int stop = bad ? 0 : fn(arg, &j);
         job_release(&j);
         if (bad || stop)
             break;
     }
-    PQclear(rj);
-    PQclear(rw);
-    PQclear(rr);
+    pg_read_clear(&a);
     if (bad)
         return cuzk_error_set(CUZK_EFORMAT, "store %s: %s", s->where, why);
     return r;
+}
+
+static cuzk_err pg_get(store *base, const char *id, bool results, store_job *out,
+                       unsigned *n_done, unsigned *n_running)
+{
+    pg_store *s = (pg_store *)base;
+    memset(out, 0, sizeof *out);
+    *n_done = *n_running = 0;
+    if (!cuzk_job_id_valid(id))
+        return cuzk_error_set(CUZK_ENOTFOUND, "unknown job \"%.40s\"", id);
+    pg_read_arg a = {id, false, NULL, NULL, NULL};
+    cuzk_err r = pg_tx(s, "reading a job", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                       pg_read_body, &a);
+    if (r == CUZK_OK && PQntuples(a.rj) != 1)
+        r = cuzk_error_set(CUZK_ENOTFOUND, "unknown job %s", id);
+    else if (r == CUZK_OK && !pg_job_row(a.rj, 0, out))
+        r = cuzk_error_set(CUZK_EFORMAT, "store %s: a bad job row (id %s)", s->where, id);
+    if (r == CUZK_OK) {
+        *n_done = (unsigned)strtoul(PQgetvalue(a.rj, 0, 9), NULL, 10);
+        *n_running = (unsigned)strtoul(PQgetvalue(a.rj, 0, 10), NULL, 10);
+    }
+    pg_read_clear(&a);
+    if (r == CUZK_OK && results && out->state == CUZK_JOB_DONE) {
+        /* the results of a done job never change: read on their own */
+        a.results = true;
+        r = pg_tx(s, "reading a job's results", NULL, pg_read_body, &a);
+        char why[300] = "";
+        int ir = 0;
+        if (r == CUZK_OK) {
+            /* load_parts wants witness rows: the src of each is not read here */
+            out->src = calloc(out->n, sizeof *out->src);
+            out->spooled = calloc(out->n, sizeof *out->spooled);
+            out->part_done = calloc(out->n, sizeof *out->part_done);
+            out->proofs = calloc(out->n, sizeof *out->proofs);
+            out->publics = calloc((size_t)out->n * out->n_public + 1, sizeof *out->publics);
+            if (!out->src || !out->spooled || !out->part_done || !out->proofs || !out->publics)
+                r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
+        }
+        for (; r == CUZK_OK && ir < PQntuples(a.rr); ir++) {
+            long long idx;
+            size_t plen = 0, ulen = 0;
+            unsigned char *pp = NULL, *up = NULL;
+            bool ok =
+                parse_i64(PQgetvalue(a.rr, ir, 1), 0, (long long)out->n - 1, &idx) &&
+                (pp = PQunescapeBytea((const unsigned char *)PQgetvalue(a.rr, ir, 2), &plen)) &&
+                (up = PQunescapeBytea((const unsigned char *)PQgetvalue(a.rr, ir, 3), &ulen)) &&
+                plen == sizeof(cuzk_proof) && ulen == sizeof(cuzk_fr) * out->n_public;
+            if (ok) {
+                memcpy(&out->proofs[idx], pp, sizeof(cuzk_proof));
+                if (ulen)
+                    memcpy(out->publics + (size_t)idx * out->n_public, up, ulen);
+                out->part_done[idx] = true;
+            } else {
+                snprintf(why, sizeof why, "job %s: a bad result row", id);
+                r = cuzk_error_set(CUZK_EFORMAT, "store %s: %s", s->where, why);
+            }
+            PQfreemem(pp);
+            PQfreemem(up);
+        }
+        pg_read_clear(&a);
+    }
+    if (r != CUZK_OK)
+        job_release(out);
+    return r;
+}
+
+/* ---- expiry, counts ---- */
+
+typedef struct {
+    const char *before;
+    PGresult *rs, *rd;
+} pg_expire_arg;
+
+static bool pg_expire_body(pg_store *s, void *arg, cuzk_err *r)
+{
+    pg_expire_arg *a = arg;
+    PQclear(a->rs);
+    PQclear(a->rd);
+    a->rd = NULL;
+    const char *v[1] = {a->before};
+    /* the rows locked first, so that the spool names read are those deleted */
+    a->rs = pg_run(s,
+                   "SELECT w.src FROM cuzk_witnesses w WHERE w.spooled AND w.job IN"
+                   " (SELECT id FROM cuzk_jobs WHERE state >= 2 AND finished < $1"
+                   " FOR UPDATE)",
+                   1, v, NULL, "expiring jobs", r);
+    return a->rs && (a->rd = pg_run(s, "DELETE FROM cuzk_jobs WHERE state >= 2 AND finished < $1",
+                                    1, v, NULL, "expiring jobs", r));
 }
 
 static cuzk_err pg_expire(store *base, double before, store_spool_fn fn, void *arg,
                           unsigned *n_expired)
 {
     pg_store *s = (pg_store *)base;
-    cuzk_err r = CUZK_OK;
     if (n_expired)
         *n_expired = 0;
     char b[40];
     snprintf(b, sizeof b, "%.17g", before);
-    const char *v[1] = {b};
-    PGresult *rs = NULL, *rd = NULL;
-    int tries = 0;
-    bool ok;
-    pthread_mutex_lock(&s->mu);
-again:
-    pg_ready(s);
-    r = CUZK_OK;
-    ok = pg_cmd(s, "BEGIN");
-    if (!ok)
-        r = pg_fail(s, "expiring jobs", NULL);
-    /* the rows locked first, so that the spool names read are those deleted */
-    ok = ok && (rs = pg_run(s,
-                            "SELECT w.src FROM cuzk_witnesses w WHERE w.spooled AND w.job IN"
-                            " (SELECT id FROM cuzk_jobs WHERE state >= 2 AND finished < $1"
-                            " FOR UPDATE)",
-                            1, v, NULL, "expiring jobs", &r));
-    ok = ok && (rd = pg_run(s, "DELETE FROM cuzk_jobs WHERE state >= 2 AND finished < $1", 1, v,
-                            NULL, "expiring jobs", &r));
-    if (ok && !pg_cmd(s, "COMMIT")) {
-        r = pg_fail(s, "committing an expiry", NULL);
-        ok = false;
-    }
-    if (!ok)
-        pg_rollback(s);
-    if (!ok && pg_again(s, &tries)) {
-        PQclear(rs);
-        PQclear(rd);
-        rs = rd = NULL;
-        goto again;
-    }
-    pthread_mutex_unlock(&s->mu);
-    if (ok) {
-        for (int i = 0; fn && i < PQntuples(rs); i++)
-            fn(arg, PQgetvalue(rs, i, 0));
+    pg_expire_arg a = {b, NULL, NULL};
+    cuzk_err r = pg_tx(s, "expiring jobs", NULL, pg_expire_body, &a);
+    if (r == CUZK_OK) {
+        for (int i = 0; fn && i < PQntuples(a.rs); i++)
+            fn(arg, PQgetvalue(a.rs, i, 0));
         if (n_expired)
-            *n_expired = (unsigned)strtoul(PQcmdTuples(rd), NULL, 10);
+            *n_expired = (unsigned)strtoul(PQcmdTuples(a.rd), NULL, 10);
     }
-    PQclear(rs);
-    PQclear(rd);
+    PQclear(a.rs);
+    PQclear(a.rd);
     return r;
 }
 
 static cuzk_err pg_count(store *base, unsigned *all, unsigned *open)
 {
-    pg_store *s = (pg_store *)base;
-    cuzk_err r = CUZK_OK;
-    PGresult *res;
-    int tries = 0;
-    pthread_mutex_lock(&s->mu);
-    do {
-        pg_ready(s);
-        r = CUZK_OK;
-        res = pg_run(s, "SELECT COUNT(*), COUNT(*) FILTER (WHERE state < 2) FROM cuzk_jobs", 0,
-                     NULL, NULL, "counting jobs", &r);
-    } while (!res && pg_again(s, &tries));
-    pthread_mutex_unlock(&s->mu);
+    cuzk_err r;
+    PGresult *res = pg_q((pg_store *)base, "counting jobs",
+                         "SELECT COUNT(*), COUNT(*) FILTER (WHERE state < 2) FROM cuzk_jobs", 0,
+                         NULL, NULL, &r);
     if (res) {
         *all = (unsigned)strtoul(PQgetvalue(res, 0, 0), NULL, 10);
         *open = (unsigned)strtoul(PQgetvalue(res, 0, 1), NULL, 10);
@@ -528,195 +758,499 @@ static cuzk_err pg_count(store *base, unsigned *all, unsigned *open)
     return r;
 }
 
-static cuzk_err pg_claim(store *base, const char *owner, double lease_s, store_claim *out,
-                         unsigned max, unsigned *n)
+static cuzk_err pg_fail_older(store *base, double before, const char *reason, double finished,
+                              unsigned *n)
 {
-    pg_store *s = (pg_store *)base;
+    char b[40], f[40];
+    snprintf(b, sizeof b, "%.17g", before);
+    snprintf(f, sizeof f, "%.17g", finished);
+    const char *v[3] = {b, reason, f};
     cuzk_err r;
     *n = 0;
+    PGresult *res = pg_q((pg_store *)base, "failing jobs past their time",
+                         "WITH f AS (UPDATE cuzk_jobs SET state = 3, error = $2, finished = $3"
+                         " WHERE state < 2 AND submitted < $1 RETURNING id)"
+                         " SELECT pg_notify('cuzk_done', id) FROM f",
+                         3, v, NULL, &r);
+    if (res)
+        *n = (unsigned)PQntuples(res);
+    PQclear(res);
+    return r;
+}
+
+static cuzk_err pg_ended(store *base, const char *const *ids, unsigned n, bool *out)
+{
+    /* one array parameter: {id,id,...} (ids are hex: nothing to quote) */
+    size_t len = 3 + (size_t)n * (CUZK_JOB_ID_CHARS + 1);
+    char *arr = malloc(len);
+    if (!arr)
+        return cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    size_t o = 0;
+    arr[o++] = '{';
+    for (unsigned i = 0; i < n; i++) {
+        out[i] = true;
+        if (!cuzk_job_id_valid(ids[i]))
+            continue;
+        if (o > 1)
+            arr[o++] = ',';
+        memcpy(arr + o, ids[i], CUZK_JOB_ID_CHARS);
+        o += CUZK_JOB_ID_CHARS;
+    }
+    arr[o++] = '}';
+    arr[o] = 0;
+    const char *v[1] = {arr};
+    cuzk_err r;
+    PGresult *res = pg_q((pg_store *)base, "reading jobs' states",
+                         "SELECT id FROM cuzk_jobs WHERE id = ANY($1::text[]) AND state < 2", 1,
+                         v, NULL, &r);
+    for (int i = 0; res && i < PQntuples(res); i++)
+        for (unsigned k = 0; k < n; k++)
+            if (cuzk_job_id_valid(ids[k]) && !strcmp(ids[k], PQgetvalue(res, i, 0)))
+                out[k] = false;
+    PQclear(res);
+    free(arr);
+    return r;
+}
+
+/* ---- claims ---- */
+
+/* keys as a text[] literal: {"a","b"} (quotes and backslashes escaped) */
+static char *pg_text_array(const char *const *keys, unsigned n)
+{
+    size_t len = 3;
+    for (unsigned i = 0; i < n; i++)
+        len += 2 * strlen(keys[i]) + 3;
+    char *a = malloc(len), *o = a;
+    if (!a)
+        return NULL;
+    *o++ = '{';
+    for (unsigned i = 0; i < n; i++) {
+        if (i)
+            *o++ = ',';
+        *o++ = '"';
+        for (const char *c = keys[i]; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                *o++ = '\\';
+            *o++ = *c;
+        }
+        *o++ = '"';
+    }
+    *o++ = '}';
+    *o = 0;
+    return a;
+}
+
+void store_work_release(store_work *w)
+{
+    free(w->src);
+    free(w->data);
+    w->src = NULL;
+    w->data = NULL;
+}
+
+static cuzk_err pg_take(store *base, const char *owner, double lease_s, const char *const *keys,
+                        unsigned n_keys, store_work *out, unsigned max, unsigned *n)
+{
+    pg_store *s = (pg_store *)base;
+    *n = 0;
+    if (max == 0 || (keys && n_keys == 0))
+        return CUZK_OK;
     char ls[40], mx[16];
     snprintf(ls, sizeof ls, "%.17g", lease_s);
     snprintf(mx, sizeof mx, "%u", max);
-    const char *v[3] = {owner, ls, mx};
-    PGresult *res;
-    int tries = 0;
-    pthread_mutex_lock(&s->mu);
-    do {
-        pg_ready(s);
-        r = CUZK_OK;
-        /* the rows locked as they are taken; rows another claim holds are skipped, and one
-         * it has just leased fails the lease test when it is read again */
-        res = pg_run(s,
-                     "WITH c AS (SELECT w.job, w.idx FROM cuzk_witnesses w"
-                     " JOIN cuzk_jobs j ON j.id = w.job"
-                     " WHERE j.state = 0 AND w.lease_until < " PG_NOW
-                     " AND NOT EXISTS (SELECT 1 FROM cuzk_results r"
-                     "  WHERE r.job = w.job AND r.idx = w.idx)"
-                     " ORDER BY j.prio DESC, j.seq, w.idx LIMIT $3::integer"
-                     " FOR UPDATE OF w SKIP LOCKED)"
-                     " UPDATE cuzk_witnesses w SET owner = $1, attempts = w.attempts + 1,"
-                     " lease_until = " PG_NOW " + $2::float8"
-                     " FROM c WHERE w.job = c.job AND w.idx = c.idx"
-                     " RETURNING w.job, w.idx, w.attempts",
-                     3, v, NULL, "claiming partitions", &r);
-    } while (!res && pg_again(s, &tries));
-    pthread_mutex_unlock(&s->mu);
+    char *ka = keys ? pg_text_array(keys, n_keys) : NULL;
+    if (keys && !ka)
+        return cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    const char *v[4] = {owner, ls, mx, ka};
+    cuzk_err r;
+    /* the rows locked as they are taken; rows another claim holds are skipped, and one it
+     * has just leased fails the lease test when it is read again */
+    PGresult *res = pg_q(s, "claiming partitions",
+                         "WITH c AS (SELECT w.job, w.idx FROM cuzk_witnesses w"
+                         " JOIN cuzk_jobs j ON j.id = w.job"
+                         " WHERE j.state = 0 AND w.lease_until < " PG_NOW
+                         " AND ($4::text[] IS NULL OR j.key = ANY($4::text[]))"
+                         " AND NOT EXISTS (SELECT 1 FROM cuzk_results r"
+                         "  WHERE r.job = w.job AND r.idx = w.idx)"
+                         " ORDER BY j.prio DESC, j.seq, w.idx LIMIT $3::integer"
+                         " FOR UPDATE OF w SKIP LOCKED)"
+                         " UPDATE cuzk_witnesses w SET owner = $1, attempts = w.attempts + 1,"
+                         " lease_until = " PG_NOW " + $2::float8, claimed_at = " PG_NOW
+                         " FROM c, cuzk_jobs j WHERE w.job = c.job AND w.idx = c.idx"
+                         " AND j.id = w.job"
+                         " RETURNING w.job, w.idx, w.attempts, j.key, j.prio, j.n, j.n_public,"
+                         " j.submitted, w.src, w.spooled, w.data",
+                         4, v, NULL, &r);
+    free(ka);
     for (int i = 0; res && i < PQntuples(res) && *n < max; i++) {
-        long long idx, att;
+        long long idx, att, prio, jn, np;
         const char *id = PQgetvalue(res, i, 0);
         if (!cuzk_job_id_valid(id) || !parse_i64(PQgetvalue(res, i, 1), 0, 1 << 24, &idx) ||
-            !parse_i64(PQgetvalue(res, i, 2), 0, 1LL << 31, &att))
-            continue;
-        store_claim *c = &out[(*n)++];
-        memcpy(c->id, id, sizeof c->id);
-        c->idx = (uint32_t)idx;
-        c->attempt = (uint32_t)att;
+            !parse_i64(PQgetvalue(res, i, 2), 0, 1LL << 31, &att) ||
+            !parse_i64(PQgetvalue(res, i, 4), 0, CUZK_PRIO_COUNT - 1, &prio) ||
+            !parse_i64(PQgetvalue(res, i, 5), 1, 1 << 24, &jn) || idx >= jn ||
+            !parse_i64(PQgetvalue(res, i, 6), 0, 1 << 24, &np) ||
+            strlen(PQgetvalue(res, i, 3)) >= sizeof out->key)
+            continue;   /* (a row damaged by hand: its lease runs out, nobody proves it) */
+        store_work *w = &out[*n];
+        memset(w, 0, sizeof *w);
+        memcpy(w->id, id, sizeof w->id);
+        w->idx = (uint32_t)idx;
+        w->attempt = (uint32_t)att;
+        snprintf(w->key, sizeof w->key, "%s", PQgetvalue(res, i, 3));
+        w->prio = (int)prio;
+        w->n = (uint32_t)jn;
+        w->n_public = (uint32_t)np;
+        w->submitted = strtod(PQgetvalue(res, i, 7), NULL);
+        w->spooled = PQgetvalue(res, i, 9)[0] == 't';
+        w->src = strdup(PQgetvalue(res, i, 8));
+        if (!PQgetisnull(res, i, 10)) {
+            size_t dl = 0;
+            unsigned char *d = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, 10), &dl);
+            if (d && (w->data = malloc(dl ? dl : 1))) {
+                memcpy(w->data, d, dl);
+                w->len = dl;
+            }
+            PQfreemem(d);
+            if (!w->data) {
+                free(w->src);
+                w->src = NULL;
+            }
+        }
+        if (!w->src) {
+            store_work_release(w);
+            r = cuzk_error_set(CUZK_ENOMEM, "claiming partitions: out of memory");
+            continue;   /* (claimed: its lease runs out) */
+        }
+        (*n)++;
     }
     PQclear(res);
     return r;
 }
 
+static cuzk_err pg_claim(store *base, const char *owner, double lease_s, store_claim *out,
+                         unsigned max, unsigned *n)
+{
+    *n = 0;
+    store_work *w = calloc(max ? max : 1, sizeof *w);
+    if (!w)
+        return cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    unsigned got = 0;
+    cuzk_err r = pg_take(base, owner, lease_s, NULL, 0, w, max, &got);
+    for (unsigned i = 0; i < got; i++) {
+        memcpy(out[i].id, w[i].id, sizeof out[i].id);
+        out[i].idx = w[i].idx;
+        out[i].attempt = w[i].attempt;
+        store_work_release(&w[i]);
+    }
+    *n = got;
+    free(w);
+    return r;
+}
+
 static cuzk_err pg_renew(store *base, const char *owner, double lease_s, unsigned *held)
 {
-    pg_store *s = (pg_store *)base;
-    cuzk_err r;
     char ls[40];
     snprintf(ls, sizeof ls, "%.17g", lease_s);
     const char *v[2] = {owner, ls};
-    PGresult *res;
-    int tries = 0;
-    pthread_mutex_lock(&s->mu);
-    do {
-        pg_ready(s);
-        r = CUZK_OK;
-        /* a lease that has run out is not brought back: another daemon may hold it now */
-        res = pg_run(s,
-                     "UPDATE cuzk_witnesses SET lease_until = " PG_NOW " + $2::float8"
-                     " WHERE owner = $1 AND lease_until >= " PG_NOW,
-                     2, v, NULL, "renewing leases", &r);
-    } while (!res && pg_again(s, &tries));
-    pthread_mutex_unlock(&s->mu);
+    cuzk_err r;
+    /* a lease that has run out is not brought back: another daemon may hold it now */
+    PGresult *res = pg_q((pg_store *)base, "renewing leases",
+                         "UPDATE cuzk_witnesses SET lease_until = " PG_NOW " + $2::float8"
+                         " WHERE owner = $1 AND lease_until >= " PG_NOW,
+                         2, v, NULL, &r);
     if (res && held)
         *held = (unsigned)strtoul(PQcmdTuples(res), NULL, 10);
     PQclear(res);
     return r;
 }
 
+typedef struct {
+    const char *const *v;   /* owner, job (NULL: all of owner's), idx */
+} pg_release_arg;
+
+static bool pg_release_body(pg_store *s, void *arg, cuzk_err *r)
+{
+    pg_release_arg *a = arg;
+    bool one = a->v[1] != NULL;
+    return pg_do(s,
+                 one ? "UPDATE cuzk_witnesses SET owner = '', lease_until = 0"
+                       " WHERE job = $2 AND idx = $3::integer AND owner = $1"
+                     : "UPDATE cuzk_witnesses SET owner = '', lease_until = 0"
+                       " WHERE owner = $1 AND lease_until <> 'Infinity'",
+                 one ? 3 : 1, a->v, NULL, "releasing partitions", r) &&
+           (one || pg_do(s, "DELETE FROM cuzk_hosts WHERE owner = $1", 1, a->v, NULL,
+                         "releasing partitions", r)) &&
+           pg_cmd(s, "NOTIFY cuzk_work");
+}
+
 static cuzk_err pg_release(store *base, const char *owner, const char *id, uint32_t idx)
 {
-    pg_store *s = (pg_store *)base;
-    cuzk_err r;
     char ix[16];
     snprintf(ix, sizeof ix, "%u", idx);
     const char *v[3] = {owner, id, ix};
-    PGresult *res;
-    int tries = 0;
-    pthread_mutex_lock(&s->mu);
-    do {
-        pg_ready(s);
-        r = CUZK_OK;
-        res = pg_run(s,
-                     "UPDATE cuzk_witnesses SET owner = '', lease_until = 0"
-                     " WHERE job = $2 AND idx = $3::integer AND owner = $1",
-                     3, v, NULL, "releasing a partition", &r);
-        if (res)
-            pg_cmd(s, "NOTIFY cuzk_work");
-    } while (!res && pg_again(s, &tries));
-    pthread_mutex_unlock(&s->mu);
-    PQclear(res);
-    return r;
+    pg_release_arg a = {v};
+    return pg_tx((pg_store *)base, "releasing a partition", NULL, pg_release_body, &a);
 }
 
-static cuzk_err pg_put_claimed_once(pg_store *s, const char *owner, const char *id,
-                                    uint32_t idx, const cuzk_proof *proof, const cuzk_fr *pub,
-                                    uint32_t n_public, double done_at, bool *completed)
+static cuzk_err pg_gone(store *base, const char *owner)
 {
-    cuzk_err r = CUZK_OK;
-    char ix[16], da[40];
-    snprintf(ix, sizeof ix, "%u", idx);
-    snprintf(da, sizeof da, "%.17g", done_at);
-    const char *v[4] = {id, ix, (const char *)proof, n_public ? (const char *)pub : ""};
-    int lens[4] = {0, 0, (int)sizeof *proof, (int)(sizeof(cuzk_fr) * n_public)};
-    PGresult *rj = NULL, *res = NULL;
-    bool ok = pg_cmd(s, "BEGIN");
-    if (!ok)
-        r = pg_fail(s, "recording a proof", NULL);
-    /* the job's row locked: the last two results of a job, committed at once by two
-     * daemons, are counted one after the other */
-    ok = ok && (rj = pg_run(s, "SELECT n, state FROM cuzk_jobs WHERE id = $1 FOR UPDATE", 1, v,
-                            NULL, "recording a proof", &r));
-    if (ok && PQntuples(rj) != 1) {
-        r = cuzk_error_set(CUZK_EINVAL, "store %s: job %s: not in the store", s->where, id);
-        ok = false;
-    }
-    ok = ok && (res = pg_run(s,
-                             "INSERT INTO cuzk_results(job, idx, proof, public)"
-                             " VALUES($1, $2, $3, $4) ON CONFLICT (job, idx) DO NOTHING",
-                             4, v, lens, "recording a proof", &r));
+    const char *v[3] = {owner, NULL, NULL};
+    pg_release_arg a = {v};
+    return pg_tx((pg_store *)base, "leaving the farm", NULL, pg_release_body, &a);
+}
+
+/* ---- the key table, the daemons ---- */
+
+static cuzk_err pg_key_put(store *base, const store_key *k)
+{
+    char fl[16];
+    snprintf(fl, sizeof fl, "%u", k->flags);
+    const char *v[4] = {k->id, k->path, k->r1cs, fl};
+    cuzk_err r;
+    PGresult *res = pg_q((pg_store *)base, "recording a key",
+                         "WITH u AS (INSERT INTO cuzk_keys(id, path, r1cs, flags)"
+                         " VALUES($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET path = $2,"
+                         " r1cs = $3, flags = $4 WHERE (cuzk_keys.path, cuzk_keys.r1cs,"
+                         " cuzk_keys.flags) IS DISTINCT FROM ($2, $3, $4::integer) RETURNING 1)"
+                         " SELECT pg_notify('cuzk_keys', '') FROM u",
+                         4, v, NULL, &r);
     PQclear(res);
-    res = NULL;
-    /* the partition's lease made endless: a claim that read the row before this commit
-     * (and no result yet) reads it again when it locks it, and leaves it */
-    (void)owner;
-    ok = ok && (res = pg_run(s,
-                             "UPDATE cuzk_witnesses SET owner = '', lease_until = 'Infinity'"
-                             " WHERE job = $1 AND idx = $2::integer",
-                             2, v, NULL, "recording a proof", &r));
-    PQclear(res);
-    res = NULL;
-    if (ok && !strcmp(PQgetvalue(rj, 0, 1), "0")) {
-        const char *vd[3] = {id, PQgetvalue(rj, 0, 0), da};
-        ok = (res = pg_run(s,
-                           "UPDATE cuzk_jobs SET state = 2, finished = $3 WHERE id = $1"
-                           " AND state = 0 AND (SELECT COUNT(*) FROM cuzk_results"
-                           " WHERE job = $1) = $2::integer",
-                           3, vd, NULL, "recording a proof", &r)) != NULL;
-        if (ok)
-            *completed = !strcmp(PQcmdTuples(res), "1");
-        PQclear(res);
-    }
-    PQclear(rj);
-    if (ok && !pg_cmd(s, "COMMIT")) {
-        r = pg_fail(s, "committing a proof", NULL);
-        ok = false;
-    }
-    if (!ok) {
-        pg_rollback(s);
-        *completed = false;
-    }
     return r;
 }
 
-static cuzk_err pg_put_claimed(store *base, const char *owner, const char *id, uint32_t idx,
-                               const cuzk_proof *proof, const cuzk_fr *pub, uint32_t n_public,
-                               double done_at, bool *completed)
+static cuzk_err pg_key_del(store *base, const char *id)
+{
+    const char *v[1] = {id};
+    cuzk_err r;
+    PGresult *res = pg_q((pg_store *)base, "deleting a key",
+                         "WITH d AS (DELETE FROM cuzk_keys WHERE id = $1 RETURNING 1)"
+                         " SELECT pg_notify('cuzk_keys', '') FROM d",
+                         1, v, NULL, &r);
+    PQclear(res);
+    return r;
+}
+
+static cuzk_err pg_keys(store *base, store_key **out, unsigned *n)
+{
+    *out = NULL;
+    *n = 0;
+    cuzk_err r;
+    PGresult *res = pg_q((pg_store *)base, "listing keys",
+                         "SELECT id, path, r1cs, flags FROM cuzk_keys ORDER BY id", 0, NULL, NULL,
+                         &r);
+    if (!res)
+        return r;
+    int rows = PQntuples(res);
+    store_key *k = calloc(rows ? (size_t)rows : 1, sizeof *k);
+    if (!k) {
+        PQclear(res);
+        return cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    }
+    unsigned m = 0;
+    for (int i = 0; i < rows; i++) {
+        if (strlen(PQgetvalue(res, i, 0)) >= sizeof k->id ||
+            strlen(PQgetvalue(res, i, 1)) >= sizeof k->path ||
+            strlen(PQgetvalue(res, i, 2)) >= sizeof k->r1cs)
+            continue;
+        snprintf(k[m].id, sizeof k[m].id, "%s", PQgetvalue(res, i, 0));
+        snprintf(k[m].path, sizeof k[m].path, "%s", PQgetvalue(res, i, 1));
+        snprintf(k[m].r1cs, sizeof k[m].r1cs, "%s", PQgetvalue(res, i, 2));
+        k[m].flags = (unsigned)strtoul(PQgetvalue(res, i, 3), NULL, 10);
+        m++;
+    }
+    PQclear(res);
+    *out = k;
+    *n = m;
+    return CUZK_OK;
+}
+
+static cuzk_err pg_beat(store *base, const store_host *h)
+{
+    char st[40], parts[32], rate[40], held[16];
+    snprintf(st, sizeof st, "%.17g", h->started);
+    snprintf(parts, sizeof parts, "%llu", (unsigned long long)h->parts);
+    snprintf(rate, sizeof rate, "%.6g", h->rate);
+    snprintf(held, sizeof held, "%u", h->held);
+    const char *v[6] = {h->owner, h->host, st, parts, rate, held};
+    cuzk_err r;
+    PGresult *res = pg_q((pg_store *)base, "a heartbeat",
+                         "INSERT INTO cuzk_hosts(owner, host, started, seen, parts, rate, held)"
+                         " VALUES($1, $2, $3, " PG_NOW ", $4, $5, $6) ON CONFLICT (owner) DO"
+                         " UPDATE SET seen = " PG_NOW ", parts = $4, rate = $5, held = $6",
+                         6, v, NULL, &r);
+    PQclear(res);
+    return r;
+}
+
+typedef struct {
+    const char *within;
+    PGresult *rh, *rl;
+} pg_hosts_arg;
+
+static bool pg_hosts_body(pg_store *s, void *arg, cuzk_err *r)
+{
+    pg_hosts_arg *a = arg;
+    PQclear(a->rh);
+    PQclear(a->rl);
+    a->rl = NULL;
+    const char *v[1] = {a->within};
+    a->rh = pg_run(s,
+                   "SELECT owner, host, started, " PG_NOW " - seen, parts, rate, held"
+                   " FROM cuzk_hosts WHERE seen >= " PG_NOW " - $1::float8 ORDER BY host, owner",
+                   1, v, NULL, "listing the daemons", r);
+    return a->rh &&
+           (a->rl = pg_run(s,
+                           "SELECT job, idx, attempts, owner, " PG_NOW " - claimed_at,"
+                           " lease_until - " PG_NOW " FROM cuzk_witnesses WHERE owner <> ''"
+                           " AND lease_until >= " PG_NOW " AND lease_until <> 'Infinity'"
+                           " ORDER BY claimed_at LIMIT 1000",
+                           0, NULL, NULL, "listing the leases", r));
+}
+
+static cuzk_err pg_hosts(store *base, double within, store_host **h, unsigned *n_h,
+                         store_lease **l, unsigned *n_l)
+{
+    *h = NULL;
+    *l = NULL;
+    *n_h = *n_l = 0;
+    char w[40];
+    snprintf(w, sizeof w, "%.17g", within);
+    pg_hosts_arg a = {w, NULL, NULL};
+    cuzk_err r = pg_tx((pg_store *)base, "listing the daemons",
+                       "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", pg_hosts_body, &a);
+    if (r == CUZK_OK) {
+        int nh = PQntuples(a.rh), nl = PQntuples(a.rl);
+        *h = calloc(nh ? (size_t)nh : 1, sizeof **h);
+        *l = calloc(nl ? (size_t)nl : 1, sizeof **l);
+        if (!*h || !*l) {
+            free(*h);
+            free(*l);
+            *h = NULL;
+            *l = NULL;
+            r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
+        }
+        for (int i = 0; r == CUZK_OK && i < nh; i++) {
+            store_host *o = &(*h)[i];
+            snprintf(o->owner, sizeof o->owner, "%s", PQgetvalue(a.rh, i, 0));
+            snprintf(o->host, sizeof o->host, "%s", PQgetvalue(a.rh, i, 1));
+            o->started = strtod(PQgetvalue(a.rh, i, 2), NULL);
+            o->seen_ago = strtod(PQgetvalue(a.rh, i, 3), NULL);
+            o->parts = strtoull(PQgetvalue(a.rh, i, 4), NULL, 10);
+            o->rate = strtod(PQgetvalue(a.rh, i, 5), NULL);
+            o->held = (unsigned)strtoul(PQgetvalue(a.rh, i, 6), NULL, 10);
+        }
+        for (int i = 0; r == CUZK_OK && i < nl; i++) {
+            store_lease *o = &(*l)[*n_l];
+            const char *id = PQgetvalue(a.rl, i, 0);
+            if (!cuzk_job_id_valid(id))
+                continue;
+            memcpy(o->id, id, sizeof o->id);
+            o->idx = (uint32_t)strtoul(PQgetvalue(a.rl, i, 1), NULL, 10);
+            o->attempt = (uint32_t)strtoul(PQgetvalue(a.rl, i, 2), NULL, 10);
+            snprintf(o->owner, sizeof o->owner, "%s", PQgetvalue(a.rl, i, 3));
+            o->age = strtod(PQgetvalue(a.rl, i, 4), NULL);
+            o->left = strtod(PQgetvalue(a.rl, i, 5), NULL);
+            (*n_l)++;
+        }
+        if (r == CUZK_OK)
+            *n_h = (unsigned)nh;
+    }
+    PQclear(a.rh);
+    PQclear(a.rl);
+    return r;
+}
+
+/* ---- waking: LISTEN on a connection of its own ---- */
+
+static cuzk_err pg_wait(store *base, double timeout_s, unsigned *events,
+                        char (*done)[CUZK_JOB_ID_CHARS + 1], unsigned max_done, unsigned *n_done)
 {
     pg_store *s = (pg_store *)base;
-    cuzk_err r;
-    int tries = 0;
-    *completed = false;
-    pthread_mutex_lock(&s->mu);
-    do {
-        pg_ready(s);
-        r = pg_put_claimed_once(s, owner, id, idx, proof, pub, n_public, done_at, completed);
-    } while (r != CUZK_OK && pg_again(s, &tries));
-    pthread_mutex_unlock(&s->mu);
-    return r;
+    *events = 0;
+    *n_done = 0;
+    if (s->ln && PQstatus(s->ln) != CONNECTION_OK) {
+        PQfinish(s->ln);
+        s->ln = NULL;
+    }
+    if (!s->ln) {
+        PGconn *c = PQconnectdb(s->url);
+        PGresult *res = c && PQstatus(c) == CONNECTION_OK
+                            ? PQexec(c, "LISTEN cuzk_work; LISTEN cuzk_done; LISTEN cuzk_keys")
+                            : NULL;
+        bool ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
+        PQclear(res);
+        if (!ok) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "%s", c ? PQerrorMessage(c) : "out of memory");
+            for (char *p = msg; *p; p++)
+                if (*p == '\n')
+                    *p = ' ';
+            PQfinish(c);
+            struct timespec ts = {(time_t)timeout_s, (long)((timeout_s - (time_t)timeout_s) * 1e9)};
+            nanosleep(&ts, NULL);   /* the caller's pace, not a tight loop */
+            return cuzk_error_set(CUZK_EIO, "store %s: listening: %s", s->where, msg);
+        }
+        PQsetNoticeProcessor(c, pg_notice_quiet, NULL);
+        s->ln = c;
+        *events = STORE_EV_WORK | STORE_EV_KEYS;   /* whatever was sent meanwhile */
+        return CUZK_OK;
+    }
+    int fd = PQsocket(s->ln);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (!PQconsumeInput(s->ln))
+            return cuzk_error_set(CUZK_EIO, "store %s: listening: the connection broke",
+                                  s->where);
+        PGnotify *nt;
+        while ((nt = PQnotifies(s->ln))) {
+            if (!strcmp(nt->relname, "cuzk_work")) {
+                *events |= STORE_EV_WORK;
+            } else if (!strcmp(nt->relname, "cuzk_keys")) {
+                *events |= STORE_EV_KEYS;
+            } else if (!strcmp(nt->relname, "cuzk_done")) {
+                *events |= STORE_EV_DONE;
+                if (*n_done < max_done && cuzk_job_id_valid(nt->extra))
+                    memcpy(done[(*n_done)++], nt->extra, CUZK_JOB_ID_CHARS + 1);
+            }
+            PQfreemem(nt);
+        }
+        if (*events)
+            return CUZK_OK;
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double left = timeout_s - ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        if (left <= 0)
+            return CUZK_OK;
+        struct pollfd pf = {fd, POLLIN, 0};
+        int ms = (int)(left * 1e3) + 1;
+        if (poll(&pf, 1, ms) < 0 && errno != EINTR)
+            return cuzk_error_set(CUZK_EIO, "store %s: listening: %s", s->where, strerror(errno));
+    }
 }
 
 static void pg_close(store *base)
 {
     pg_store *s = (pg_store *)base;
     PQfinish(s->db);
+    PQfinish(s->ln);
+    free(s->url);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
+static const store_cluster_ops pg_cluster_ops = {
+    .take = pg_take,       .get = pg_get,       .end = pg_end,     .fail_older = pg_fail_older,
+    .ended = pg_ended,     .key_put = pg_key_put, .key_del = pg_key_del, .keys = pg_keys,
+    .beat = pg_beat,       .gone = pg_gone,     .hosts = pg_hosts, .wait = pg_wait,
+};
+
 static const store_ops pg_ops = {
-    .name = "postgresql", .put_job = pg_put_job,   .put_part = pg_put_part,
-    .finish = pg_finish,  .list = pg_list,         .expire = pg_expire,
-    .count = pg_count,    .claim = pg_claim,       .renew = pg_renew,
-    .release = pg_release, .put_claimed = pg_put_claimed, .close = pg_close,
+    .name = "postgresql", .cluster = &pg_cluster_ops, .put_job = pg_put_job,
+    .put_part = pg_put_part, .finish = pg_finish, .list = pg_list, .expire = pg_expire,
+    .count = pg_count, .claim = pg_claim, .renew = pg_renew, .release = pg_release,
+    .put_claimed = pg_put_claimed, .close = pg_close,
 };
 
 /* Brings the schema to PG_SCHEMA_VERSION, one transaction per step, under an advisory lock
@@ -776,11 +1310,6 @@ static void url_redact(char *out, size_t len, const char *url)
         snprintf(out, len, "%s", url);
 }
 
-static void pg_notice_quiet(void *arg, const char *msg)
-{
-    (void)arg;
-    (void)msg;
-}
 
 cuzk_err store_postgres_open(store **out, const char *url, bool sole)
 {
@@ -793,7 +1322,8 @@ cuzk_err store_postgres_open(store **out, const char *url, bool sole)
     s->base.ops = &pg_ops;
     pthread_mutex_init(&s->mu, NULL);
     url_redact(s->where, sizeof s->where, url);
-    s->db = PQconnectdb(url);
+    s->url = strdup(url);
+    s->db = s->url ? PQconnectdb(url) : NULL;
     cuzk_err r = CUZK_OK;
     if (!s->db)
         r = cuzk_error_set(CUZK_ENOMEM, "store %s: out of memory", s->where);

@@ -33,6 +33,10 @@ typedef struct {
      * the spool file holding the uploaded bytes. */
     char **src;
     bool *spooled;
+    /* put_job only, may be NULL: data[i] (len[i] bytes) non-NULL for an upload the store
+     * keeps itself (the cluster store: src[i] is then "" and spooled[i] false). */
+    const unsigned char *const *data;
+    const size_t *len;
     /* Read back by list only: which partitions finished, their proofs and public inputs. */
     bool *part_done;           /* n */
     cuzk_proof *proofs;        /* n */
@@ -54,8 +58,12 @@ typedef struct {
     uint32_t attempt;
 } store_claim;
 
+typedef struct store_cluster_ops store_cluster_ops;
+
 typedef struct {
     const char *name;   /* "sqlite", "postgresql" */
+    /* The calls of daemons sharing the store (NULL: a store of one host, SQLite). */
+    const store_cluster_ops *cluster;
     /* Records an accepted job (state QUEUED) with its witness sources. */
     cuzk_err (*put_job)(store *s, const store_job *j);
     /* Records partition idx's proof and public inputs; with done_at > 0 the job is also
@@ -96,6 +104,98 @@ typedef struct {
 
 struct store {
     const store_ops *ops;
+};
+
+/* ---- several daemons on one store (store_ops.cluster) ---- */
+
+/* A partition claimed with what its prover needs: the job's key, priority, size and time,
+ * and the partition's witness source (a path, a spool file name, or the bytes). */
+typedef struct {
+    char id[CUZK_JOB_ID_CHARS + 1];
+    uint32_t idx, attempt;
+    char key[128];
+    int prio;
+    uint32_t n, n_public;
+    double submitted;            /* wall clock */
+    char *src;                   /* path or spool name ("" for bytes) */
+    bool spooled;
+    unsigned char *data;         /* the upload's bytes when the store holds them, else NULL */
+    size_t len;
+} store_work;
+void store_work_release(store_work *w);
+
+/* A daemon of the farm as its heartbeat left it. */
+typedef struct {
+    char owner[96];              /* unique per daemon process */
+    char host[96];               /* its node name */
+    double started;              /* wall clock */
+    double seen_ago;             /* seconds since its last heartbeat (the store's clock) */
+    uint64_t parts;              /* partitions it proved */
+    double rate;                 /* partitions per minute over its last minute */
+    unsigned held;               /* leases it holds */
+} store_host;
+
+/* A live lease: which daemon proves which partition, for how long already. */
+typedef struct {
+    char id[CUZK_JOB_ID_CHARS + 1];
+    uint32_t idx, attempt;
+    char owner[96];
+    double age, left;            /* seconds since the claim, seconds of lease left */
+} store_lease;
+
+/* A key of the shared key table: every daemon registers it, by path. */
+typedef struct {
+    char id[128];
+    char path[4096];
+    char r1cs[4096];             /* "" for a .zkey */
+    unsigned flags;              /* STORE_KEY_* */
+} store_key;
+#define STORE_KEY_TRUSTED 1u
+#define STORE_KEY_CACHE 2u
+
+/* Events wait reports (bits). */
+#define STORE_EV_WORK 1u   /* a job or a partition became free */
+#define STORE_EV_DONE 2u   /* a job reached a final state (ids in done) */
+#define STORE_EV_KEYS 4u   /* the key table changed */
+
+struct store_cluster_ops {
+    /* claim's partitions, only of jobs of the given keys (n_keys 0: none are taken), with
+     * their sources. out[0..*n) are the caller's to release (store_work_release). */
+    cuzk_err (*take)(store *s, const char *owner, double lease_s, const char *const *keys,
+                     unsigned n_keys, store_work *out, unsigned max, unsigned *n);
+    /* One job (CUZK_ENOTFOUND when the store has none of that id), its results when
+     * results and done (part_done, proofs, publics as list gives them; src not read);
+     * *n_done its partitions with a result, *n_running those under a live lease. */
+    cuzk_err (*get)(store *s, const char *id, bool results, store_job *out, unsigned *n_done,
+                    unsigned *n_running);
+    /* Ends a job that is not final (state, error, finished); *was its state before (-1: no
+     * such job); a final job is left as it is. */
+    cuzk_err (*end)(store *s, const char *id, int state, const char *error, double finished,
+                    int *was);
+    /* Fails the open jobs submitted before `before` with reason; *n how many. */
+    cuzk_err (*fail_older)(store *s, double before, const char *reason, double finished,
+                           unsigned *n);
+    /* out[i]: whether job ids[i] is final or gone. */
+    cuzk_err (*ended)(store *s, const char *const *ids, unsigned n, bool *out);
+    /* The shared key table: put (replacing the row of that id), delete, list (*out the
+     * caller's to free). */
+    cuzk_err (*key_put)(store *s, const store_key *k);
+    cuzk_err (*key_del)(store *s, const char *id);
+    cuzk_err (*keys)(store *s, store_key **out, unsigned *n);
+    /* A heartbeat: h's row written (seen: now, on the store's clock). */
+    cuzk_err (*beat)(store *s, const store_host *h);
+    /* A daemon leaving: its row deleted, its leases given back. */
+    cuzk_err (*gone)(store *s, const char *owner);
+    /* The daemons seen within the last `within` seconds and the live leases (each array
+     * the caller's to free). */
+    cuzk_err (*hosts)(store *s, double within, store_host **h, unsigned *n_h,
+                      store_lease **l, unsigned *n_l);
+    /* Waits up to timeout_s for events (on a connection of its own); *events the bits of
+     * STORE_EV_*, done[0..*n_done) the ids of jobs that ended (at most max_done). Without
+     * a connection it tries to make one and reports STORE_EV_WORK | STORE_EV_KEYS once it
+     * has (events may have been missed). */
+    cuzk_err (*wait)(store *s, double timeout_s, unsigned *events,
+                     char (*done)[CUZK_JOB_ID_CHARS + 1], unsigned max_done, unsigned *n_done);
 };
 
 /* The SQLite journal in directory dir (dir/journal.db, created 0600 when missing). A file
@@ -156,6 +256,10 @@ static inline cuzk_err store_put_claimed(store *s, const char *owner, const char
                                          bool *completed)
 {
     return s->ops->put_claimed(s, owner, id, idx, proof, pub, n_public, done_at, completed);
+}
+static inline const store_cluster_ops *store_cluster(const store *s)
+{
+    return s ? s->ops->cluster : NULL;
 }
 static inline void store_close(store *s)
 {

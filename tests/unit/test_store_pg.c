@@ -41,11 +41,11 @@ static void test_schema_version(void)
     cuzk_err r = open_pg(&s);
     CHECK(r == CUZK_EFORMAT && s == NULL && strstr(cuzk_error_detail(), "schema version 99"));
     cuzk_error_clear();
-    CHECK(psql("UPDATE cuzk_schema_version SET version = 2") == 0);
+    CHECK(psql("UPDATE cuzk_schema_version SET version = 3") == 0);
     CHECK_OK(open_pg(&s));
     store_close(s);
     /* a database without the tables gets them (and its version) at open */
-    CHECK(psql("DROP TABLE cuzk_results, cuzk_witnesses, cuzk_jobs, cuzk_schema_version") == 0);
+    CHECK(psql("DROP TABLE cuzk_results, cuzk_witnesses, cuzk_jobs, cuzk_keys, cuzk_hosts, cuzk_schema_version") == 0);
     s = NULL;
     CHECK_OK(open_pg(&s));
     unsigned all = 9, open_ = 9;
