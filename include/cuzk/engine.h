@@ -108,6 +108,18 @@ typedef struct {
     const char *const *allow_dirs;
     unsigned n_allow_dirs;
     bool witness_any_path;
+    /* A farm: with store a PostgreSQL URL, every daemon on that database shares its queue
+     * (docs/cluster.md). Jobs are rows: any engine accepts them and answers for any of them;
+     * each claims partitions as its pipeline has room, under a lease of lease_s seconds
+     * (0: 30) its heartbeat renews every lease_s / 3; a lease that runs out puts the
+     * partition back for any engine. node_name names this host in the status (NULL: the
+     * host name). Uploaded witnesses up to db_upload_max bytes (0: 16 MiB) are kept in the
+     * database; larger ones go to spool_dir (a directory on storage every host sees, the
+     * same path on each), refused when it is not set. */
+    double lease_s;
+    const char *node_name;
+    uint64_t db_upload_max;
+    const char *spool_dir;
 } cuzk_engine_config;
 
 /* Defaults sized from the machine: CPUs, physical memory (half of it as budget). */
@@ -275,10 +287,55 @@ typedef struct {
     bool journal;                                /* a job journal is kept (state_dir) */
     uint64_t journal_commits;                    /* durable writes of the journal */
     uint64_t spool_files, spool_bytes;           /* uploaded witnesses on disk now */
+    bool cluster;                                /* in a farm (cuzk_engine_cluster) */
+    uint64_t jobs_ended_seen;                    /* farm: jobs ended anywhere (notices) */
     cuzk_engine_config config;
 } cuzk_engine_stats;
 
 void cuzk_engine_get_stats(cuzk_engine *e, cuzk_engine_stats *s);
+
+/* ---- the farm (cfg.store a PostgreSQL URL) ---- */
+typedef struct {
+    char owner[96];              /* the daemon process's name in the store */
+    char node[96];               /* its host's */
+    double seen_ago_s;           /* since its last heartbeat */
+    double up_s;                 /* since it started */
+    uint64_t partitions;         /* proved since it started */
+    double partitions_per_min;   /* over its last minute */
+    unsigned leases;             /* partitions it proves now */
+} cuzk_cluster_host;
+
+typedef struct {
+    char job[CUZK_JOB_ID_CHARS + 1];
+    uint32_t partition, attempt; /* attempt: 1 the first time, more after a lease ran out */
+    char owner[96];
+    double age_s, left_s;        /* since the claim; of the lease left */
+} cuzk_cluster_lease;
+
+typedef struct {
+    char owner[96], node[96];    /* this engine's */
+    double lease_s;
+    bool store_up;               /* the store answered this engine's latest call */
+    char store_error[300];       /* why not, or why the listing below failed */
+    unsigned leases_held;
+    uint64_t claims, reclaims;   /* partitions claimed; of those, after another's lease ran out */
+    uint64_t leases_lost;        /* leases of this engine that ran out while it proved */
+    uint64_t store_errors;       /* store calls that failed (after the store's own retries) */
+    uint64_t claim_calls;        /* claims asked of the store, and their time */
+    double claim_s;
+    uint64_t jobs_completed;     /* jobs whose last result this engine recorded */
+    double partitions_per_min;   /* this engine's, over the last minute */
+    /* every daemon seen within 3 leases, and the live leases (at most 1000) */
+    cuzk_cluster_host *hosts;
+    size_t n_hosts;
+    cuzk_cluster_lease *leases;
+    size_t n_leases;
+} cuzk_cluster_info;
+
+/* Fills *info (release it with cuzk_cluster_info_release); returns the number of hosts, 0
+ * with everything zero when the engine is not in a farm. */
+size_t cuzk_engine_cluster(cuzk_engine *e, cuzk_cluster_info *info);
+void cuzk_cluster_info_release(cuzk_cluster_info *info);
 /* Counts a refused submission made outside the engine (server-side checks). */
 void cuzk_engine_count_rejected(cuzk_engine *e);
 

@@ -148,6 +148,8 @@ cuzk_err cuzk_engine_new(cuzk_engine **out, const cuzk_engine_config *c)
         else
             r = cuzk_error_set(CUZK_ENOMEM, "engine: cannot create a thread");
     }
+    if (r == CUZK_OK)
+        r = cluster_start(e);
     if (r != CUZK_OK) {
         cuzk_engine_free(e);
         return r;
@@ -212,6 +214,7 @@ void cuzk_engine_shutdown(cuzk_engine *e, double grace_s)
         pthread_join(e->reaper, NULL);
         e->reaper_started = false;
     }
+    cluster_stop(e);
 }
 
 void cuzk_engine_free(cuzk_engine *e)
@@ -251,6 +254,10 @@ void cuzk_engine_free(cuzk_engine *e)
     pthread_cond_destroy(&e->cv_ready);
     pthread_cond_destroy(&e->cv_fin);
     pthread_cond_destroy(&e->cv_job);
+    if (e->cv_claim_init) {
+        pthread_cond_destroy(&e->cv_claim);
+        pthread_cond_destroy(&e->cv_beat);
+    }
     free(e);
 }
 
@@ -263,7 +270,9 @@ void cuzk_engine_get_stats(cuzk_engine *e, cuzk_engine_stats *s)
     s->uptime_s = engine_now(e);
     s->shutting_down = !e->accepting;
     for (job *j = e->jobs; j; j = j->next) {
-        if (j->state == CUZK_JOB_QUEUED)
+        if (j->shadow)
+            ;   /* partitions of the farm's jobs: counted by partitions below */
+        else if (j->state == CUZK_JOB_QUEUED)
             s->jobs_queued++;
         else if (j->state == CUZK_JOB_RUNNING)
             s->jobs_running++;
@@ -308,6 +317,8 @@ void cuzk_engine_get_stats(cuzk_engine *e, cuzk_engine_stats *s)
     s->journal_commits = e->c_commits;
     s->spool_files = e->spool_files;
     s->spool_bytes = e->spool_bytes;
+    s->cluster = e->cluster;
+    s->jobs_ended_seen = e->c_ended_seen;
     s->config = e->cfg;
     pthread_mutex_unlock(&e->mu);
 }

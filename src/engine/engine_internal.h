@@ -13,6 +13,7 @@
  *   device.c     the devices and their workers
  *   finalizer.c  finalisers
  *   reaper.c     job timeouts and the expiry of finished jobs
+ *   cluster.c    several daemons on one PostgreSQL store: claims, heartbeat, listener
  *
  * One mutex (mu) guards everything below except the device locks and what a partition's
  * owner thread touches outside the lock. Functions marked "lock held" expect mu held. */
@@ -64,6 +65,10 @@ typedef struct job {
     int *fds;                 /* n entries: the opened witness file of a path, else -1 */
     bool *pdone;              /* n entries or NULL: partitions recorded before a restart */
     size_t n_recorded;        /* partitions whose proofs are being or were journaled */
+    bool shadow;              /* cluster.c: partitions of a job of the store this engine
+                                 claimed (pdone marks the others); not a job of its own */
+    size_t n_claimed;         /* shadow: its partitions claimed */
+    unsigned reclaimed;       /* shadow: of those, claimed before by another (lease ran out) */
     bool committing_done;     /* the last proof and the job's done being journaled: a cancel
                                  waits for it, a timeout lets it be (the journal's word wins) */
     size_t next_part;         /* next partition to hand to a loader */
@@ -157,6 +162,25 @@ struct cuzk_engine {
     double journal_expired_at;   /* engine clock of the latest store expiry */
     uint64_t c_commits, spool_files, spool_bytes;
 
+    /* cluster.c (cluster: the store is shared by several daemons) */
+    bool cluster;
+    char owner[96], node[96];   /* this process's name in the store, the host's */
+    double lease_s, started_wall;
+    uint64_t db_upload_max;
+    pthread_cond_t cv_claim;    /* the claimer: work announced */
+    pthread_cond_t cv_beat;     /* the heartbeat's pace (stop) */
+    bool cv_claim_init;
+    pthread_t cl_threads[3];
+    unsigned n_cl_threads;
+    bool work_hint, keys_hint, store_down;
+    char store_why[300];
+    uint64_t c_claims, c_reclaims, c_lease_lost, c_store_errors, c_claim_calls;
+    uint64_t c_ended_seen, c_cl_done;
+    double claim_s;
+#define CLUSTER_RING 512
+    double cl_ring[CLUSTER_RING];   /* engine clock of the latest partitions proved */
+    unsigned cl_ring_i;
+
     uint64_t c_submitted, c_done, c_failed, c_cancelled, c_rejected;
     uint64_t c_parts, c_verified, c_loads, c_evictions, c_wreuse;
     double stage_s[6];
@@ -204,6 +228,34 @@ void journal_unspool(cuzk_engine *e, job *j);
 void journal_expire(cuzk_engine *e);
 /* Opens spool file name for reading (-1 and errno on failure). */
 int journal_spool_open(cuzk_engine *e, const char *name);
+
+/* The engine clock of wall-clock time t. */
+double engine_time_of(const cuzk_engine *e, double t);
+
+/* ---- cluster.c ---- */
+/* Starts the claimer, heartbeat and listener when the store is shared (engine_new). */
+cuzk_err cluster_start(cuzk_engine *e) CUZK_WUR;
+/* Stops them, gives the leases back, leaves the farm (shutdown). */
+void cluster_stop(cuzk_engine *e);
+/* The key table: id's row written or deleted after its local registration or removal. */
+cuzk_err cluster_key_put(cuzk_engine *e, const char *id) CUZK_WUR;
+cuzk_err cluster_key_del(cuzk_engine *e, const char *id) CUZK_WUR;
+/* The API on the store (cluster): submit's record (j not linked), cancel, job_get. */
+cuzk_err cluster_submit(cuzk_engine *e, job *j, const cuzk_witness_src *w) CUZK_WUR;
+cuzk_err cluster_cancel(cuzk_engine *e, const char *id) CUZK_WUR;
+cuzk_err cluster_job_get(cuzk_engine *e, cuzk_job_info *info, const char *id, double timeout_s,
+                         bool want_results) CUZK_WUR;
+/* Whether the store answers (lock held); why when not. */
+void cluster_store_state(cuzk_engine *e, bool up, const char *why);
+/* The key table's keys registered here (recover). */
+void cluster_keys_recover(cuzk_engine *e);
+/* A partition proved and recorded (lock held): the host's rate. */
+void cluster_part_done(cuzk_engine *e);
+
+/* ---- keys.c: registration without the key table ---- */
+cuzk_err key_add_local(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
+                       const char *path, const cuzk_engine_key_opts *opts) CUZK_WUR;
+cuzk_err key_remove_local(cuzk_engine *e, const char *id) CUZK_WUR;
 
 /* ---- witness.c ---- */
 cuzk_err witness_dirs_open(cuzk_engine *e) CUZK_WUR;

@@ -65,7 +65,52 @@ void finalizer_main(cuzk_engine *e)
                       "the circuit)", vr, why);
             continue;
         }
-        if (e->st && !is_final(j->state)) {
+        if (j->shadow && !is_final(j->state)) {
+            /* the farm's partition: recorded in the store, tried until it answers (the
+             * lease may run out meanwhile: then the first proof recorded wins) */
+            j->committing_done = true;
+            pthread_mutex_unlock(&e->mu);
+            bool completed = false;
+            cuzk_err jr;
+            unsigned waits = 0;
+            for (;;) {
+                jr = store_put_claimed(e->st, e->owner, j->id, (uint32_t)p->idx, &proof, p->pub,
+                                       npub, engine_wall(), &completed);
+                if (jr == CUZK_OK || jr != CUZK_EIO)
+                    break;
+                snprintf(why, sizeof why, "%s", cuzk_error_detail());
+                pthread_mutex_lock(&e->mu);
+                e->c_store_errors++;
+                cluster_store_state(e, false, why);
+                bool stop = e->stop;
+                pthread_mutex_unlock(&e->mu);
+                if (stop || waits++ > 600)
+                    break;
+                struct timespec ts = {1, 0};
+                nanosleep(&ts, NULL);
+            }
+            snprintf(why, sizeof why, "%s", jr == CUZK_OK ? "" : cuzk_error_detail());
+            pthread_mutex_lock(&e->mu);
+            j->committing_done = false;
+            pthread_cond_broadcast(&e->cv_job);
+            if (jr != CUZK_OK) {
+                /* not recorded: the lease runs out and another daemon proves it */
+                LOG(e, CUZK_LOG_WARN, "event=record_failed job=%s part=%zu reason=\"%s\"",
+                    j->id, p->idx, why);
+                job_finish_ex(e, j, CUZK_JOB_FAILED, why, false);
+                part_retire(e, p);
+                continue;
+            }
+            cluster_store_state(e, true, NULL);
+            j->n_recorded++;
+            cluster_part_done(e);
+            e->c_commits++;
+            if (completed) {
+                e->c_cl_done++;
+                LOG(e, CUZK_LOG_INFO, "event=job_done job=%s partitions=%zu owner=%s", j->id,
+                    j->n, e->owner);
+            }
+        } else if (e->st && !is_final(j->state)) {
             /* the proof is on disk before it counts; the last one makes the job done there */
             bool last = ++j->n_recorded == j->n;
             j->committing_done = last;
@@ -96,7 +141,7 @@ void finalizer_main(cuzk_engine *e)
             j->proofs[p->idx] = proof;
             if (npub)
                 memcpy(j->publics + p->idx * npub, p->pub, sizeof(cuzk_fr) * npub);
-            if (++j->n_done == j->n)
+            if (++j->n_done == (j->shadow ? j->n_claimed : j->n))
                 job_finish(e, j, CUZK_JOB_DONE, NULL);
         }
         part_retire(e, p);

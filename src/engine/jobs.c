@@ -107,7 +107,9 @@ bool job_finish_ex(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason
     j->t.total_ms = (j->finished - j->submitted) * 1e3;
     sched_queue_remove(e, j);
     e->jobs_open--;
-    if (st == CUZK_JOB_DONE) {
+    if (j->shadow) {
+        /* partitions of the farm's job: the job's own end is the store's */
+    } else if (st == CUZK_JOB_DONE) {
         e->c_done++;
         e->stage_s[STAGE_TOTAL] += j->t.total_ms * 1e-3;
     } else if (st == CUZK_JOB_FAILED) {
@@ -121,8 +123,10 @@ bool job_finish_ex(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason
         j->proofs = NULL;
         j->publics = NULL;
     }
-    LOG(e, st == CUZK_JOB_FAILED ? CUZK_LOG_WARN : CUZK_LOG_INFO,
-        "event=job_final job=%s state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
+    LOG(e, j->shadow ? CUZK_LOG_DEBUG : st == CUZK_JOB_FAILED ? CUZK_LOG_WARN : CUZK_LOG_INFO,
+        j->shadow ? "event=claims_end job=%s state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f "
+                    "load_ms=%.3f gpu_ms=%.3f finalize_ms=%.3f verify_ms=%.3f%s%s%s"
+                  : "event=job_final job=%s state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
         "gpu_ms=%.3f finalize_ms=%.3f verify_ms=%.3f%s%s%s",
         j->id, cuzk_job_state_name(st), j->t.total_ms, j->t.queue_ms,
         j->t.srs_ms, j->t.load_ms, j->t.gpu_ms, j->t.finalize_ms, j->t.verify_ms,
@@ -295,7 +299,7 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key
                            (unsigned long long)k->part_bytes,
                            (unsigned long long)(k->key_bytes + k->part_bytes),
                            (unsigned long long)e->cfg.memory_budget);
-    } else if (e->jobs_open >= e->cfg.max_queued_jobs) {
+    } else if (!e->cluster && e->jobs_open >= e->cfg.max_queued_jobs) {
         r = cuzk_error_set(CUZK_EBUSY, "queue full: %u unfinished jobs (max_queued_jobs)",
                            e->jobs_open);
     } else if (k->n_public && !(j->publics = calloc(n * k->n_public, sizeof(cuzk_fr)))) {
@@ -311,7 +315,25 @@ cuzk_err cuzk_engine_submit(cuzk_engine *e, cuzk_job_id *job_id, const char *key
         j->state = CUZK_JOB_QUEUED;
         j->submitted = engine_now(e);
         e->jobs_open++;   /* its place in the queue, held while it is journaled */
-        if (e->st) {
+        if (e->cluster) {
+            /* a row of the farm's queue: any daemon's claimer takes its partitions */
+            pthread_mutex_unlock(&e->mu);
+            r = cluster_submit(e, j, w);
+            pthread_mutex_lock(&e->mu);
+            e->jobs_open--;
+            key_unref(e, k);
+            j->key = NULL;
+            if (r == CUZK_OK) {
+                e->c_submitted++;
+                pthread_mutex_unlock(&e->mu);
+                *job_id = id;
+                LOG(e, CUZK_LOG_INFO,
+                    "event=job_submit job=%s key=%s priority=%s partitions=%zu store=shared",
+                    id.s, key_id, cuzk_priority_name(prio), n);
+                job_drop(j);
+                return CUZK_OK;
+            }
+        } else if (e->st) {
             /* durable before the answer: spooled and committed outside the lock */
             pthread_mutex_unlock(&e->mu);
             r = journal_put(e, j, w);
@@ -372,6 +394,8 @@ void cuzk_engine_count_rejected(cuzk_engine *e)
 
 cuzk_err cuzk_engine_cancel(cuzk_engine *e, const char *job_id)
 {
+    if (e->cluster)
+        return cluster_cancel(e, job_id);
     pthread_mutex_lock(&e->mu);
     job *j;
     /* a job whose done is being journaled ends done: the journal's word, also after a
@@ -394,6 +418,8 @@ cuzk_err cuzk_engine_job_get(cuzk_engine *e, cuzk_job_info *info, const char *jo
                              double timeout_s, bool want_results)
 {
     memset(info, 0, sizeof *info);
+    if (e->cluster)
+        return cluster_job_get(e, info, job_id, timeout_s, want_results);
     pthread_mutex_lock(&e->mu);
     job *j = job_find(e, job_id);
     if (j && timeout_s != 0) {

@@ -35,6 +35,18 @@ cuzk_err journal_open(cuzk_engine *e)
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return cuzk_error_set(CUZK_EIO, "state directory %s: %s", dir, strerror(errno));
+    const char *sp = e->cfg.store && *e->cfg.store && e->cfg.spool_dir ? e->cfg.spool_dir : NULL;
+    if (sp) {   /* the farm's spool, on storage every host sees */
+        close(dfd);
+        e->spool_fd = open(sp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (e->spool_fd < 0)
+            return cuzk_error_set(CUZK_EIO, "spool_dir %s: %s", sp, strerror(errno));
+        if (fstat(e->spool_fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022))
+            return cuzk_error_set(CUZK_EIO, "spool_dir %s: not a directory of this user's that "
+                                  "only it may write", sp);
+        return store_postgres_open(&e->st, e->cfg.store, false);
+    }
     if (mkdirat(dfd, "spool", 0700) != 0 && errno != EEXIST) {
         cuzk_err r = cuzk_error_set(CUZK_EIO, "%s/spool: %s", dir, strerror(errno));
         close(dfd);
@@ -51,8 +63,8 @@ cuzk_err journal_open(cuzk_engine *e)
     if (fstat(e->spool_fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077))
         return cuzk_error_set(CUZK_EIO, "%s/spool: not a directory of this user's with mode 0700",
                               dir);
-    if (e->cfg.store && *e->cfg.store)
-        return store_postgres_open(&e->st, e->cfg.store, true);
+    if (e->cfg.store && *e->cfg.store)   /* a farm: every daemon on it shares its queue */
+        return store_postgres_open(&e->st, e->cfg.store, false);
     return store_sqlite_open(&e->st, dir);
 }
 
@@ -109,10 +121,28 @@ cuzk_err journal_put(cuzk_engine *e, job *j, const cuzk_witness_src *w)
     char **src = calloc(j->n, sizeof *src);
     if (!sp || !src)
         r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
+    const unsigned char **data = e->cluster ? calloc(j->n, sizeof *data) : NULL;
+    size_t *dlen = e->cluster ? calloc(j->n, sizeof *dlen) : NULL;
+    if (e->cluster && (!data || !dlen))
+        r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
     for (size_t i = 0; r == CUZK_OK && i < j->n; i++) {
         if (j->paths[i]) {
             src[i] = j->paths[i];
             continue;
+        }
+        if (e->cluster && w[i].len <= e->db_upload_max) {   /* kept in the database */
+            src[i] = "";
+            data[i] = w[i].data;
+            dlen[i] = w[i].len;
+            continue;
+        }
+        if (e->cluster && !e->cfg.spool_dir) {
+            r = cuzk_error_set(CUZK_ESIZE,
+                               "witness %zu: an upload of %zu bytes: a farm keeps uploads up to "
+                               "%llu bytes (db_upload_max) in its database, larger ones in "
+                               "spool_dir, which is not set: give the witness by path",
+                               i, w[i].len, (unsigned long long)e->db_upload_max);
+            break;
         }
         char name[64];
         snprintf(name, sizeof name, "%s.%zu.wtns", j->id, i);
@@ -144,6 +174,8 @@ cuzk_err journal_put(cuzk_engine *e, job *j, const cuzk_witness_src *w)
         sj.submitted = engine_wall();
         sj.src = src;
         sj.spooled = sp;
+        sj.data = data;
+        sj.len = dlen;
         r = store_put_job(e->st, &sj);
     }
     if (r != CUZK_OK) {
@@ -162,6 +194,8 @@ cuzk_err journal_put(cuzk_engine *e, job *j, const cuzk_witness_src *w)
     }
     free(sp);
     free(src);
+    free(data);
+    free(dlen);
     return r;
 }
 
@@ -182,13 +216,15 @@ void journal_unspool(cuzk_engine *e, job *j)
         if (!j->spool[i])
             continue;
         struct stat st;
-        if (fstatat(e->spool_fd, j->spool[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (j->shadow) {   /* the farm's file: deleted with its job's expiry */
+        } else if (fstatat(e->spool_fd, j->spool[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
             e->spool_bytes -= (uint64_t)st.st_size <= e->spool_bytes ? (uint64_t)st.st_size
                                                                       : e->spool_bytes;
             if (e->spool_files)
                 e->spool_files--;
         }
-        unlinkat(e->spool_fd, j->spool[i], 0);
+        if (!j->shadow)
+            unlinkat(e->spool_fd, j->spool[i], 0);
         free(j->spool[i]);
         j->spool[i] = NULL;
     }
@@ -220,8 +256,7 @@ typedef struct {
     cuzk_err err;
 } recover_ctx;
 
-/* engine clock of wall-clock time t */
-static double engine_time_of(cuzk_engine *e, double t)
+double engine_time_of(const cuzk_engine *e, double t)
 {
     return engine_now(e) - (engine_wall() - t);
 }
@@ -371,6 +406,10 @@ cuzk_err cuzk_engine_recover(cuzk_engine *e, unsigned *requeued, unsigned *kept)
         *kept = 0;
     if (!e->st)
         return CUZK_OK;
+    if (e->cluster) {   /* the jobs are the farm's: the keys of its table are this one's */
+        cluster_keys_recover(e);
+        return CUZK_OK;
+    }
     journal_expire(e);
     recover_ctx rc = {e, 0, 0, CUZK_OK};
     cuzk_err r = store_list(e->st, recover_one, &rc);

@@ -309,8 +309,8 @@ cuzk_err cuzk_engine_key_add(cuzk_engine *e, cuzk_engine_key_info *info, const c
     return cuzk_engine_key_add_ex(e, info, id, path, NULL);
 }
 
-cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
-                                const char *path, const cuzk_engine_key_opts *opts)
+cuzk_err key_add_local(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
+                       const char *path, const cuzk_engine_key_opts *opts)
 {
     if (!e || !id || !path)
         return cuzk_error_set(CUZK_EINVAL, "key: missing id or path");
@@ -385,7 +385,7 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
         pthread_mutex_unlock(&e->mu);
         cuzk_key_free(key);
         free(k);
-        return cuzk_engine_key_add_ex(e, info, id, path, opts);
+        return key_add_local(e, info, id, path, opts);
     }
     if ((r = keys_full(e, id)) != CUZK_OK) {   /* others registered meanwhile */
         pthread_mutex_unlock(&e->mu);
@@ -430,7 +430,7 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
     return CUZK_OK;
 }
 
-cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id)
+cuzk_err key_remove_local(cuzk_engine *e, const char *id)
 {
     pthread_mutex_lock(&e->mu);
     key_entry *k = key_find(e, id);
@@ -479,4 +479,31 @@ size_t cuzk_engine_keys(cuzk_engine *e, cuzk_engine_key_info *out, size_t cap)
         }
     pthread_mutex_unlock(&e->mu);
     return n;
+}
+
+/* The API: in a farm, the key table follows each registration and removal. */
+cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, const char *id,
+                                const char *path, const cuzk_engine_key_opts *opts)
+{
+    cuzk_err r = key_add_local(e, info, id, path, opts);
+    if (r == CUZK_OK && (r = cluster_key_put(e, id)) != CUZK_OK) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", cuzk_error_detail());
+        if (!info->existed && key_remove_local(e, id) != CUZK_OK)
+            cuzk_error_clear();
+        return cuzk_error_set(CUZK_EBUSY, "key %s: the farm's key table: %s", id, why);
+    }
+    return r;
+}
+
+cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id)
+{
+    cuzk_err r = key_remove_local(e, id);
+    if (r == CUZK_OK && (r = cluster_key_del(e, id)) != CUZK_OK) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", cuzk_error_detail());
+        return cuzk_error_set(CUZK_EBUSY, "key %s: removed here, not from the farm's key table: "
+                              "%s", id, why);
+    }
+    return r;
 }

@@ -18,13 +18,23 @@ void *reaper_main(void *arg)
             e->journal_expired_at = now;
             pthread_mutex_unlock(&e->mu);
             journal_expire(e);
+            if (e->cluster && e->cfg.job_timeout_s > 0) {   /* the farm's jobs, by any daemon */
+                char why[128];
+                unsigned n = 0;
+                snprintf(why, sizeof why, "timed out after %.3g s (job_timeout_s)",
+                         e->cfg.job_timeout_s);
+                if (store_cluster(e->st)->fail_older(e->st, engine_wall() - e->cfg.job_timeout_s,
+                                                     why, engine_wall(), &n) == CUZK_OK && n)
+                    LOG(e, CUZK_LOG_WARN, "event=jobs_timed_out jobs=%u", n);
+            }
             pthread_mutex_lock(&e->mu);
             now = engine_now(e);
         }
         job **pp = &e->jobs, *prev = NULL;
         while (*pp) {
             job *j = *pp;
-            if (!is_final(j->state) && !j->committing_done && e->cfg.job_timeout_s > 0 &&
+            if (!j->shadow && !is_final(j->state) && !j->committing_done &&
+                e->cfg.job_timeout_s > 0 &&
                 now - j->submitted > e->cfg.job_timeout_s) {
                 char why[128];
                 snprintf(why, sizeof why, "timed out after %.3g s (job_timeout_s)",
@@ -32,7 +42,7 @@ void *reaper_main(void *arg)
                 job_finish(e, j, CUZK_JOB_FAILED, why);
             }
             if (is_final(j->state) && j->outstanding == 0 &&
-                now - j->finished > e->cfg.result_ttl_s) {
+                (j->shadow || now - j->finished > e->cfg.result_ttl_s)) {
                 *pp = j->next;
                 if (e->jobs_tail == j)
                     e->jobs_tail = prev;

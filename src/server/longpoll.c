@@ -30,7 +30,8 @@ static uint64_t ended_count(server *s)
 {
     cuzk_engine_stats st;
     cuzk_engine_get_stats(s->e, &st);
-    return st.jobs_done + st.jobs_failed + st.jobs_cancelled + (st.shutting_down ? 1 : 0);
+    return st.jobs_done + st.jobs_failed + st.jobs_cancelled + st.jobs_ended_seen +
+           (st.shutting_down ? 1 : 0);
 }
 
 /* Resumes w's connection and frees w; s->lp_mu held. */

@@ -39,6 +39,46 @@ static json_t *keys_json(cuzk_engine *e)
     return arr;
 }
 
+/* The farm: this daemon's claims, every daemon seen and what it proves (null when the
+ * daemon is not in a farm). */
+static json_t *cluster_json(cuzk_engine *e)
+{
+    cuzk_cluster_info ci;
+    cuzk_engine_cluster(e, &ci);
+    if (!ci.owner[0])
+        return json_null();
+    json_t *hosts = json_array(), *leases = json_array();
+    for (size_t i = 0; i < ci.n_hosts; i++) {
+        const cuzk_cluster_host *h = &ci.hosts[i];
+        json_array_append_new(hosts,
+                              json_pack("{s:s, s:s, s:f, s:f, s:I, s:f, s:I}", "owner", h->owner,
+                                        "node", h->node, "seen_ago_s", h->seen_ago_s, "up_s",
+                                        h->up_s, "partitions", (json_int_t)h->partitions,
+                                        "partitions_per_min", h->partitions_per_min, "leases",
+                                        (json_int_t)h->leases));
+    }
+    for (size_t i = 0; i < ci.n_leases; i++) {
+        const cuzk_cluster_lease *l = &ci.leases[i];
+        json_array_append_new(leases,
+                              json_pack("{s:s, s:I, s:I, s:s, s:f, s:f}", "job", l->job,
+                                        "partition", (json_int_t)l->partition, "attempt",
+                                        (json_int_t)l->attempt, "owner", l->owner, "age_s",
+                                        l->age_s, "left_s", l->left_s));
+    }
+    json_t *o = json_pack(
+        "{s:s, s:s, s:f, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:f, s:o, s:o}",
+        "owner", ci.owner, "node", ci.node, "lease_s", ci.lease_s, "store_up", ci.store_up,
+        "store_error", ci.store_error, "leases_held", (json_int_t)ci.leases_held, "claims",
+        (json_int_t)ci.claims, "reclaims", (json_int_t)ci.reclaims, "leases_lost",
+        (json_int_t)ci.leases_lost, "store_errors", (json_int_t)ci.store_errors, "claim_calls",
+        (json_int_t)ci.claim_calls, "claim_ms_mean",
+        ci.claim_calls ? ci.claim_s * 1e3 / (double)ci.claim_calls : 0.0, "jobs_completed",
+        (json_int_t)ci.jobs_completed, "partitions_per_min", ci.partitions_per_min, "hosts",
+        hosts, "leases", leases);
+    cuzk_cluster_info_release(&ci);
+    return o;
+}
+
 json_t *server_status_json(cuzk_engine *e)
 {
     cuzk_engine_stats s;
@@ -75,10 +115,10 @@ json_t *server_status_json(cuzk_engine *e)
     json_t *jr = json_pack("{s:b, s:I, s:I, s:I}", "on", s.journal, "commits",
                            (json_int_t)s.journal_commits, "spool_files",
                            (json_int_t)s.spool_files, "spool_bytes", (json_int_t)s.spool_bytes);
-    return json_pack("{s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime_s", s.uptime_s,
-                     "shutting_down", s.shutting_down, "queue", q, "jobs", jobs, "workers",
-                     workers, "devices", devs, "memory", mem, "journal", jr, "keys",
-                     keys_json(e));
+    return json_pack("{s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uptime_s",
+                     s.uptime_s, "shutting_down", s.shutting_down, "queue", q, "jobs", jobs,
+                     "workers", workers, "devices", devs, "memory", mem, "journal", jr, "keys",
+                     keys_json(e), "cluster", cluster_json(e));
 }
 
 /* A growing text buffer. */
@@ -203,6 +243,34 @@ char *server_metrics_text(cuzk_engine *e, const server_http_stats *h)
     sb_printf(&b, "cuzk_spool_files %llu\n", (unsigned long long)s.spool_files);
     metric(&b, "cuzk_spool_bytes", "gauge", "Bytes of the uploaded witnesses in the spool now.");
     sb_printf(&b, "cuzk_spool_bytes %llu\n", (unsigned long long)s.spool_bytes);
+    cuzk_cluster_info ci;
+    cuzk_engine_cluster(e, &ci);
+    if (ci.owner[0]) {
+        metric(&b, "cuzk_cluster_store_up", "gauge", "1 when the farm's store answered the latest call.");
+        sb_printf(&b, "cuzk_cluster_store_up %d\n", ci.store_up);
+        metric(&b, "cuzk_cluster_leases_held", "gauge", "Partitions this daemon proves under a lease now.");
+        sb_printf(&b, "cuzk_cluster_leases_held %u\n", ci.leases_held);
+        metric(&b, "cuzk_cluster_claims_total", "counter", "Partitions claimed from the store.");
+        sb_printf(&b, "cuzk_cluster_claims_total %llu\n", (unsigned long long)ci.claims);
+        metric(&b, "cuzk_cluster_reclaims_total", "counter",
+               "Partitions claimed after another daemon's lease on them ran out.");
+        sb_printf(&b, "cuzk_cluster_reclaims_total %llu\n", (unsigned long long)ci.reclaims);
+        metric(&b, "cuzk_cluster_lease_expiries_total", "counter",
+               "Leases of this daemon that ran out while it proved their partitions.");
+        sb_printf(&b, "cuzk_cluster_lease_expiries_total %llu\n", (unsigned long long)ci.leases_lost);
+        metric(&b, "cuzk_cluster_store_errors_total", "counter",
+               "Store calls that failed after the store's own retries.");
+        sb_printf(&b, "cuzk_cluster_store_errors_total %llu\n", (unsigned long long)ci.store_errors);
+        metric(&b, "cuzk_cluster_claim_seconds", "summary", "Time of the claims asked of the store.");
+        sb_printf(&b, "cuzk_cluster_claim_seconds_sum %.6f\ncuzk_cluster_claim_seconds_count %llu\n",
+                  ci.claim_s, (unsigned long long)ci.claim_calls);
+        metric(&b, "cuzk_cluster_jobs_completed_total", "counter",
+               "Jobs whose last result this daemon recorded.");
+        sb_printf(&b, "cuzk_cluster_jobs_completed_total %llu\n", (unsigned long long)ci.jobs_completed);
+        metric(&b, "cuzk_cluster_hosts", "gauge", "Daemons of the farm seen within three leases.");
+        sb_printf(&b, "cuzk_cluster_hosts %zu\n", ci.n_hosts);
+        cuzk_cluster_info_release(&ci);
+    }
     metric(&b, "cuzk_http_body_bytes", "gauge",
            "Buffers of the request bodies being received now (bounded by max_body_total).");
     sb_printf(&b, "cuzk_http_body_bytes %llu\n", (unsigned long long)h->body_bytes);

@@ -957,7 +957,8 @@ static cuzk_err pg_renew(store *base, const char *owner, double lease_s, unsigne
     /* a lease that has run out is not brought back: another daemon may hold it now */
     PGresult *res = pg_q((pg_store *)base, "renewing leases",
                          "UPDATE cuzk_witnesses SET lease_until = " PG_NOW " + $2::float8"
-                         " WHERE owner = $1 AND lease_until >= " PG_NOW,
+                         " WHERE owner = $1 AND lease_until >= " PG_NOW
+                         " AND job IN (SELECT id FROM cuzk_jobs WHERE state < 2)",
                          2, v, NULL, &r);
     if (res && held)
         *held = (unsigned)strtoul(PQcmdTuples(res), NULL, 10);
@@ -1104,6 +1105,7 @@ static bool pg_hosts_body(pg_store *s, void *arg, cuzk_err *r)
                            "SELECT job, idx, attempts, owner, " PG_NOW " - claimed_at,"
                            " lease_until - " PG_NOW " FROM cuzk_witnesses WHERE owner <> ''"
                            " AND lease_until >= " PG_NOW " AND lease_until <> 'Infinity'"
+                           " AND job IN (SELECT id FROM cuzk_jobs WHERE state < 2)"
                            " ORDER BY claimed_at LIMIT 1000",
                            0, NULL, NULL, "listing the leases", r));
 }

@@ -8,8 +8,16 @@
  *              under the running daemon. After each restart every job accepted so far
  *              answers under its id; in the end every job is done exactly once (one
  *              job_final event per id across the runs' log), every proof verifies (cuzk
- *              verify); a second daemon on the database is refused while the first runs;
- *              after the retention the database holds no job and the spool is empty. */
+ *              verify); after the retention the database holds no job and the spool is
+ *              empty.
+ *   farm       a farm: three daemons on one database, 300 jobs of 1 to 4 partitions (paths
+ *              and uploads) submitted by 8 clients to random daemons; one daemon SIGKILLed
+ *              while it proves (its leases run out, other daemons prove those partitions
+ *              again), a fourth started later, PostgreSQL restarted once under them: every
+ *              job done, exactly one daemon logs each job's completion, every proof
+ *              verifies (cuzk verify), the results are read from a daemon other than the
+ *              one that accepted the job, a partition whose lease ran out is claimed again
+ *              (attempt 2), the status names every daemon, nothing left in the queue. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
@@ -127,7 +135,8 @@ static int scenario_pg_crash(void)
     memset(&d, 0, sizeof d);
     for (int run = 0; run <= N_KILLS; run++) {
         if (!daemon_start(&d, "pg", "--example", "--allow-dir", allow, "--store", pg.url,
-                          "--debug-device-delay-ms", "30", "--result-ttl", "600", NULL)) {
+                          "--debug-device-delay-ms", "30", "--result-ttl", "600", "--lease", "1",
+                          NULL)) {
             CHECK(0);
             test_pg_stop(&pg);
             return 1;
@@ -163,11 +172,6 @@ static int scenario_pg_crash(void)
     while (n_jobs < N_JOBS && submit_one(d.addr, n_jobs))
         n_jobs++;
     CHECK(n_jobs == N_JOBS);
-    /* a second daemon on the same database is refused while this one runs (it would take
-     * the same jobs as its own) */
-    daemon_proc d2;
-    memset(&d2, 0, sizeof d2);
-    CHECK(!daemon_start(&d2, "pg2", "--example", "--store", pg.url, NULL));
 
     char *vk = test_fixture_dup("chain", "verification_key.json");
     int n_proofs = 0, n_verified = 0;
@@ -200,7 +204,7 @@ static int scenario_pg_crash(void)
         /* done exactly once: at most one final event for the id across the runs (none only
          * when the kill came between its commit and the log line) */
         char needle[128];
-        snprintf(needle, sizeof needle, "event=job_final job=%s ", jobs[i].id);
+        snprintf(needle, sizeof needle, "event=job_done job=%s ", jobs[i].id);
         int finals = count_in_file(d.log, needle);
         CHECK(finals <= 1);
         if (finals > 1)
@@ -209,7 +213,8 @@ static int scenario_pg_crash(void)
     printf("pg_crash: %d jobs, %d proofs, %d verified (cuzk verify)\n", n_jobs, n_proofs,
            n_verified);
     CHECK(n_verified == n_proofs && n_proofs >= N_JOBS);
-    CHECK(count_in_file(d.log, "event=job_recovered") >= 1);
+    /* partitions of a killed daemon, claimed again once their lease ran out */
+    CHECK(count_in_file(d.log, "attempt=2") >= 1);
     /* the jobs are rows of the database, not of a local file */
     char local[400];
     struct stat st;
@@ -247,8 +252,239 @@ static int scenario_pg_crash(void)
     return test_finish();
 }
 
+/* ---- farm ---- */
+
+#define FARM_JOBS 300
+#define FARM_CLIENTS 8
+#define FARM_DAEMONS 4
+
+static daemon_proc farm[FARM_DAEMONS];
+static _Atomic bool farm_alive[FARM_DAEMONS];
+static cjob fjobs[FARM_JOBS];
+static int fjob_by[FARM_JOBS];   /* the daemon that accepted it */
+static _Atomic int farm_next;
+static _Atomic int farm_retries;
+
+/* A daemon alive now, at random (-1: none). */
+static int farm_pick(void)
+{
+    for (int t = 0; t < 64; t++) {
+        int d = (int)(test_rand64() % FARM_DAEMONS);
+        if (farm_alive[d])
+            return d;
+    }
+    return -1;
+}
+
+static bool farm_submit(int i)
+{
+    cjob *j = &fjobs[i];
+    j->parts = 1 + (int)(test_rand64() % 4);
+    bool upload = test_rand64() % 3 == 0;
+    size_t cap = 256 + 4 * (strlen(wb64) + strlen(wpath) + 32);
+    char *body = malloc(cap);
+    int o = snprintf(body, cap, "{\"key\": \"example\", \"priority\": \"%s\", \"witnesses\": [",
+                     test_rand64() % 4 == 0 ? "high" : "normal");
+    for (int p = 0; p < j->parts; p++)
+        o += snprintf(body + o, cap - (size_t)o, upload ? "%s{\"wtns_base64\": \"%s\"}"
+                                                        : "%s{\"path\": \"%s\"}",
+                      p ? ", " : "", upload ? wb64 : wpath);
+    snprintf(body + o, cap - (size_t)o, "]}");
+    /* refused (503 while the database restarts) or not answered (a daemon killed): the
+     * client tries again, on any daemon */
+    for (int t = 0; t < 400 && !j->id; t++) {
+        int d = farm_pick();
+        resp r;
+        bool answered = d >= 0 && http(&r, farm[d].addr, "POST", "/v1/proofs", body);
+        if (answered && r.status == 202 && jstr(r.json, "id")) {
+            j->id = strdup(jstr(r.json, "id"));
+            fjob_by[i] = d;
+        } else {
+            if (answered && r.status != 503 && r.status != 0)
+                fprintf(stderr, "farm: submit %d: %ld %s\n", i, r.status, r.body ? r.body : "");
+            farm_retries++;
+            usleep(50000);
+        }
+        if (answered)
+            resp_free(&r);
+    }
+    free(body);
+    return j->id != NULL;
+}
+
+static void *farm_client(void *arg)
+{
+    (void)arg;
+    for (int i; (i = farm_next++) < FARM_JOBS;) {
+        CHECK(farm_submit(i));
+        usleep((useconds_t)(test_rand64() % 8000));
+    }
+    return NULL;
+}
+
+static bool farm_daemon(int k)
+{
+    char allow[512], tag[16], node[16];
+    snprintf(allow, sizeof allow, "%s/tests/data/circuits", src_dir);
+    snprintf(tag, sizeof tag, "farm%d", k);
+    snprintf(node, sizeof node, "node%d", k);
+    bool ok = daemon_start(&farm[k], tag, "--example", "--allow-dir", allow, "--store", pg.url,
+                           "--debug-device-delay-ms", "15", "--lease", "1.5", "--node-name", node,
+                           NULL);
+    farm_alive[k] = ok;
+    return ok;
+}
+
+/* The daemon's status JSON (owned) or NULL. */
+static json_t *farm_status(int k)
+{
+    resp r;
+    json_t *o = NULL;
+    if (http(&r, farm[k].addr, "GET", "/v1/status", NULL) && r.status == 200 && r.json)
+        o = json_incref(r.json);
+    resp_free(&r);
+    return o;
+}
+
+static int scenario_farm(void)
+{
+    int rc = test_pg_start(&pg);
+    if (rc != 0)
+        return rc == 77 ? SKIP : 1;
+    atexit(pg_cleanup);
+    wpath = test_fixture_dup("chain", "witness.wtns");
+    size_t wlen;
+    unsigned char *wbytes = read_all(wpath, &wlen);
+    wb64 = b64(wbytes, wlen);
+    free(wbytes);
+    for (int k = 0; k < 3; k++)
+        if (!farm_daemon(k)) {
+            CHECK(0);
+            return test_finish();
+        }
+    pthread_t cl[FARM_CLIENTS];
+    for (int c = 0; c < FARM_CLIENTS; c++)
+        pthread_create(&cl[c], NULL, farm_client, NULL);
+    /* daemon 1 killed while it proves: wait until it holds leases */
+    bool holding = false;
+    for (int t = 0; t < 400 && !holding; t++) {
+        json_t *st = farm_status(1);
+        json_t *c = st ? json_object_get(st, "cluster") : NULL;
+        holding = c && json_integer_value(json_object_get(c, "leases_held")) > 0 &&
+                  farm_next > FARM_JOBS / 4;
+        json_decref(st);
+        if (!holding)
+            usleep(10000);
+    }
+    CHECK(holding);
+    farm_alive[1] = false;
+    daemon_kill(&farm[1]);
+    printf("farm: daemon 1 killed while holding leases, %d jobs handed out\n", (int)farm_next);
+    /* PostgreSQL crashes and comes back under the daemons */
+    usleep(300000);
+    CHECK(test_pg_restart(&pg) == 0);
+    printf("farm: PostgreSQL restarted, %d jobs handed out\n", (int)farm_next);
+    /* a fourth daemon joins */
+    CHECK(farm_daemon(3));
+    for (int c = 0; c < FARM_CLIENTS; c++)
+        pthread_join(cl[c], NULL);
+
+    char *vk = test_fixture_dup("chain", "verification_key.json");
+    int n_proofs = 0, n_verified = 0, n_done = 0, other = 0;
+    for (int i = 0; i < FARM_JOBS; i++) {
+        if (!fjobs[i].id)
+            continue;
+        /* read from a daemon other than the one that took it */
+        int d = fjob_by[i];
+        for (int t = 0; t < 8 && (d == fjob_by[i] || !farm_alive[d]); t++)
+            d = (d + 1) % FARM_DAEMONS;
+        other += d != fjob_by[i];
+        json_t *f = wait_final(farm[d].addr, fjobs[i].id, 120);
+        bool done = f && !strcmp(jstr(f, "state"), "done");
+        n_done += done;
+        CHECK(done);
+        if (!done)
+            fprintf(stderr, "farm: job %s: %s %s\n", fjobs[i].id, f ? jstr(f, "state") : "-",
+                    f ? jstr(f, "error") : "");
+        json_t *proofs = f ? json_object_get(f, "proofs") : NULL;
+        json_t *pubs = f ? json_object_get(f, "public") : NULL;
+        CHECK(json_array_size(proofs) == (size_t)fjobs[i].parts);
+        for (size_t p = 0; done && p < json_array_size(proofs); p++) {
+            char pp[400], up[400], cmd[1600];
+            snprintf(pp, sizeof pp, "%s/fproof_%d_%zu.json", tmp_dir, i, p);
+            snprintf(up, sizeof up, "%s/fpublic_%d_%zu.json", tmp_dir, i, p);
+            CHECK(json_dump_file(json_array_get(proofs, p), pp, 0) == 0);
+            CHECK(json_dump_file(json_array_get(pubs, p), up, 0) == 0);
+            snprintf(cmd, sizeof cmd, "%s/cuzk verify %s %s %s > /dev/null 2>&1", bin_dir, vk, up,
+                     pp);
+            n_proofs++;
+            bool ok = system(cmd) == 0;
+            CHECK(ok);
+            n_verified += ok;
+        }
+        json_decref(f);
+        /* completed exactly once: one daemon's log says so (none only for the killed one,
+         * between its commit and its log line) */
+        char needle[128];
+        snprintf(needle, sizeof needle, "event=job_done job=%s ", fjobs[i].id);
+        int finals = 0;
+        for (int k = 0; k < FARM_DAEMONS; k++)
+            finals += count_in_file(farm[k].log, needle);
+        bool by_killed = count_in_file(farm[1].log, needle) > 0;
+        CHECK(finals == 1 || (finals == 0 && !by_killed));
+        if (finals != 1)
+            fprintf(stderr, "farm: job %s: %d completions logged\n", fjobs[i].id, finals);
+    }
+    int reclaimed = 0, claims = 0;
+    for (int k = 0; k < FARM_DAEMONS; k++) {
+        reclaimed += count_in_file(farm[k].log, "attempt=2");
+        claims += count_in_file(farm[k].log, "event=claim job=");
+    }
+    printf("farm: %d jobs done, %d proofs, %d verified, %d read from another daemon, %d claims, "
+           "%d claimed again after a lease ran out, %d submissions retried\n",
+           n_done, n_proofs, n_verified, other, claims, reclaimed, (int)farm_retries);
+    CHECK(n_done == FARM_JOBS && n_verified == n_proofs && n_proofs >= FARM_JOBS);
+    CHECK(other >= FARM_JOBS / 2);
+    CHECK(reclaimed >= 1);
+    CHECK(claims >= n_proofs);
+    /* each daemon proved some of it, and the status shows the three alive */
+    for (int k = 0; k < FARM_DAEMONS; k++)
+        CHECK(count_in_file(farm[k].log, "event=claim job=") > 0 || k == 3);
+    json_t *st = farm_status(0);
+    json_t *c = st ? json_object_get(st, "cluster") : NULL;
+    json_t *hosts = c ? json_object_get(c, "hosts") : NULL;
+    size_t alive = 0;
+    for (size_t h = 0; h < json_array_size(hosts); h++) {
+        const char *node = jstr(json_array_get(hosts, h), "node");
+        alive += node && (!strcmp(node, "node0") || !strcmp(node, "node2") ||
+                          !strcmp(node, "node3"));
+    }
+    CHECK(alive == 3);
+    CHECK(c && json_integer_value(json_object_get(c, "claim_calls")) > 0);
+    json_decref(st);
+    /* the metrics name the claims */
+    resp r;
+    CHECK(http(&r, farm[0].addr, "GET", "/metrics", NULL) && r.status == 200 && r.body &&
+          strstr(r.body, "cuzk_cluster_claims_total ") && strstr(r.body, "cuzk_cluster_hosts 3"));
+    resp_free(&r);
+    store *s = NULL;
+    CHECK(store_postgres_open(&s, pg.url, false) == CUZK_OK);
+    unsigned all = 0, open_ = 99;
+    CHECK(s && store_count(s, &all, &open_) == CUZK_OK && all == FARM_JOBS && open_ == 0);
+    store_close(s);
+    for (int k = 0; k < FARM_DAEMONS; k++)
+        if (farm_alive[k])
+            CHECK(daemon_stop(&farm[k], 30) == 0);
+    test_pg_stop(&pg);
+    free(vk);
+    for (int i = 0; i < FARM_JOBS; i++)
+        free(fjobs[i].id);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
-    static const daemon_scenario sc[] = {{"pg_crash", scenario_pg_crash}};
+    static const daemon_scenario sc[] = {{"pg_crash", scenario_pg_crash},
+                                         {"farm", scenario_farm}};
     return daemon_test_main(argc, argv, "test_cluster", sc, sizeof sc / sizeof sc[0]);
 }

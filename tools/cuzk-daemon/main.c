@@ -134,7 +134,14 @@ static void usage(FILE *f)
         "                            journaled in the state directory and resumed)\n"
         "  --store sqlite|URL        where the journal keeps jobs: sqlite (default,\n"
         "                            STATE_DIR/journal.db) or postgresql://USER@HOST:PORT/DB\n"
-        "                            (schema made there; docs/cluster.md)\n"
+        "                            (schema made there): every daemon on that database\n"
+        "                            shares its queue, a farm (docs/cluster.md)\n"
+        "  --lease S                 farm: a claimed partition's lease (default 30 s),\n"
+        "                            renewed every S/3; a daemon gone loses it after S\n"
+        "  --node-name NAME          farm: this host's name in the status (default: hostname)\n"
+        "  --db-upload-max SIZE      farm: uploads up to SIZE kept in the database (16M)\n"
+        "  --spool-dir DIR           farm: larger uploads kept in DIR, on storage every host\n"
+        "                            sees (absolute path; unset: refused, give a path)\n"
         "  --job-timeout S           fail a job not finished after S seconds (0: never)\n"
         "  --max-queued N            unfinished jobs accepted; beyond: 503 + Retry-After\n"
         "  --max-partitions N        witnesses per job\n"
@@ -424,6 +431,15 @@ static bool set_option(daemon_config *c, const char *section, const char *name, 
             return false;
         return (e->store = keep(v)) != NULL;
     }
+    if (!strcmp(name, "lease"))
+        return parse_secs(v, &e->lease_s) && e->lease_s >= 0.3;
+    if (!strcmp(name, "node_name"))
+        return v[0] && strlen(v) <= 64 && (e->node_name = keep(v)) != NULL;
+    if (!strcmp(name, "db_upload_max"))
+        return parse_size(v, &e->db_upload_max) && e->db_upload_max > 0 &&
+               e->db_upload_max <= ((uint64_t)1 << 30);
+    if (!strcmp(name, "spool_dir"))
+        return v[0] == '/' && (e->spool_dir = keep(v)) != NULL;
     if (!strcmp(name, "job_timeout"))
         return parse_secs(v, &e->job_timeout_s);
     if (!strcmp(name, "priority_aging"))
