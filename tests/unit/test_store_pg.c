@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -20,6 +21,13 @@
 #include "test_pg.h"
 
 static test_pg pg;
+
+static double engine_wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static cuzk_err open_pg(store **s)
 {
@@ -301,6 +309,187 @@ static void test_claim_race(void)
     store_close(s);
 }
 
+/* The calls of a farm (store_cluster): take only of the keys named and with each witness's
+ * source (a path, a spool name, the bytes kept in the row), get with counts and results, end
+ * (the state before; a final job left as it is), fail_older, ended, the key table, the
+ * heartbeat's rows and the live leases, gone (leases back at once), and wait's notices from
+ * another connection. */
+static void test_cluster_calls(void)
+{
+    store *s = NULL, *o = NULL;
+    CHECK_OK(open_pg(&s));
+    CHECK_OK(open_pg(&o));
+    if (!s || !o)
+        return;
+    const store_cluster_ops *cl = store_cluster(s);
+    CHECK(cl != NULL);
+    if (!cl)
+        return;
+    /* a listener first: its first wait connects (and reports work, keys: maybe missed) */
+    unsigned ev = 0, nd = 0;
+    char done[8][CUZK_JOB_ID_CHARS + 1];
+    CHECK_OK(cl->wait(o, 0.1, &ev, done, 8, &nd));
+    CHECK(ev == (STORE_EV_WORK | STORE_EV_KEYS));
+    CHECK_OK(cl->wait(o, 0.1, &ev, done, 8, &nd));
+    CHECK(ev == 0);
+
+    const char *ida = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1", *idb = "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2";
+    char *src[3] = {"/shared/w0.wtns", "c1.2.wtns", ""};
+    bool sp[3] = {false, true, false};
+    const unsigned char bytes[5] = {'w', 't', 'n', 's', 0};
+    const unsigned char *data[3] = {NULL, NULL, bytes};
+    size_t len[3] = {0, 0, sizeof bytes};
+    store_job j;
+    job_make(&j, src, sp, ida, 3, engine_wall_now() - 100);
+    j.data = data;
+    j.len = len;
+    CHECK_OK(store_put_job(s, &j));
+    CHECK_OK(cl->wait(o, 2, &ev, done, 8, &nd));
+    CHECK(ev & STORE_EV_WORK);
+    job_make(&j, src, sp, idb, 1, engine_wall_now());
+    snprintf(j.key, sizeof j.key, "other");
+    CHECK_OK(store_put_job(s, &j));
+
+    /* only the keys named: none of "none", the three of "example" in order */
+    const char *none[1] = {"none"}, *ex[1] = {"example"};
+    store_work w[4];
+    unsigned n = 9;
+    CHECK_OK(cl->take(s, "h1", 60, none, 1, w, 4, &n));
+    CHECK(n == 0);
+    CHECK_OK(cl->take(s, "h1", 60, ex, 1, w, 4, &n));
+    CHECK(n == 3);
+    for (unsigned i = 0; i < n && n == 3; i++) {
+        CHECK(!strcmp(w[i].id, ida) && w[i].idx == i && w[i].attempt == 1 && w[i].n == 3 &&
+              w[i].n_public == 2 && !strcmp(w[i].key, "example") && w[i].prio == CUZK_PRIO_HIGH);
+        CHECK(w[i].spooled == (i == 1));
+        CHECK(!strcmp(w[i].src, src[i]));
+        CHECK(i == 2 ? w[i].data && w[i].len == sizeof bytes && !memcmp(w[i].data, bytes, 5)
+                     : w[i].data == NULL);
+        store_work_release(&w[i]);
+    }
+    /* get: queued with none done, three running under live leases */
+    store_job g;
+    unsigned ndone = 9, nrun = 9;
+    CHECK_OK(cl->get(s, ida, true, &g, &ndone, &nrun));
+    CHECK(g.state == CUZK_JOB_QUEUED && g.n == 3 && ndone == 0 && nrun == 3 && !g.proofs);
+    free(g.src), free(g.spooled), free(g.part_done), free(g.proofs), free(g.publics);
+    CHECK(cl->get(s, "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3", false, &g, &ndone, &nrun) ==
+          CUZK_ENOTFOUND);
+    cuzk_error_clear();
+    /* the leases in the status; a heartbeat row */
+    store_host h = {.owner = "h1", .host = "node-a", .started = 1.0, .parts = 7, .rate = 3.5,
+                    .held = 3};
+    CHECK_OK(cl->beat(s, &h));
+    store_host *hs = NULL;
+    store_lease *ls = NULL;
+    unsigned nh = 0, nl = 0;
+    CHECK_OK(cl->hosts(s, 60, &hs, &nh, &ls, &nl));
+    CHECK(nh == 1 && hs && !strcmp(hs[0].host, "node-a") && hs[0].parts == 7 && hs[0].held == 3 &&
+          hs[0].seen_ago >= 0 && hs[0].seen_ago < 5);
+    CHECK(nl == 3 && ls && !strcmp(ls[0].owner, "h1") && ls[0].left > 50 && ls[0].age >= 0);
+    free(hs), free(ls);
+    /* proofs: the job done by its last, with its results */
+    cuzk_proof pr;
+    memset(&pr, 5, sizeof pr);
+    cuzk_fr pub[2];
+    memset(pub, 6, sizeof pub);
+    bool completed = true;
+    CHECK_OK(store_put_claimed(s, "h1", ida, 0, &pr, pub, 2, 10.0, &completed));
+    CHECK(!completed);
+    CHECK_OK(store_put_claimed(s, "h1", ida, 1, &pr, pub, 2, 10.0, &completed));
+    CHECK_OK(cl->get(s, ida, false, &g, &ndone, &nrun));
+    CHECK(ndone == 2 && nrun == 1);
+    free(g.src), free(g.spooled), free(g.part_done), free(g.proofs), free(g.publics);
+    /* gone: the last lease back at once, the row deleted */
+    CHECK_OK(cl->gone(s, "h1"));
+    CHECK_OK(cl->hosts(s, 60, &hs, &nh, &ls, &nl));
+    CHECK(nh == 0 && nl == 0);
+    free(hs), free(ls);
+    CHECK_OK(cl->take(s, "h2", 60, ex, 1, w, 4, &n));
+    CHECK(n == 1 && w[0].idx == 2 && w[0].attempt == 2);
+    if (n)
+        store_work_release(&w[0]);
+    CHECK_OK(store_put_claimed(s, "h2", ida, 2, &pr, pub, 2, 11.0, &completed));
+    CHECK(completed);
+    CHECK_OK(cl->get(s, ida, true, &g, &ndone, &nrun));
+    CHECK(g.state == CUZK_JOB_DONE && ndone == 3 && g.proofs && g.part_done &&
+          g.part_done[0] && g.part_done[2] && !memcmp(&g.proofs[2], &pr, sizeof pr) &&
+          !memcmp(&g.publics[4], &pub[0], sizeof pub));
+    free(g.src), free(g.spooled), free(g.part_done), free(g.proofs), free(g.publics);
+    /* the listener hears of the job's end, by id */
+    bool heard = false;
+    for (int t = 0; t < 20 && !heard; t++) {
+        CHECK_OK(cl->wait(o, 0.5, &ev, done, 8, &nd));
+        for (unsigned i = 0; i < nd; i++)
+            heard |= !strcmp(done[i], ida);
+    }
+    CHECK(heard);
+    /* end: a done job is left done (was: done); an open one cancelled (was: open); unknown */
+    int was = 9;
+    CHECK_OK(cl->end(s, ida, CUZK_JOB_CANCELLED, "cancelled", 12.0, &was));
+    CHECK(was == CUZK_JOB_DONE);
+    CHECK_OK(cl->end(s, idb, CUZK_JOB_CANCELLED, "cancelled", 12.0, &was));
+    CHECK(was == CUZK_JOB_QUEUED);
+    CHECK_OK(cl->end(s, "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3", CUZK_JOB_CANCELLED, "", 12.0, &was));
+    CHECK(was == -1);
+    const char *ids[3] = {ida, idb, "c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4c4"};
+    bool ended[3] = {false, false, false};
+    CHECK_OK(cl->ended(s, ids, 3, ended));
+    CHECK(ended[0] && ended[1] && ended[2]);
+    /* fail_older: only open jobs submitted before the time */
+    const char *idc = "c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5", *idd = "c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6";
+    job_make(&j, src, sp, idc, 1, 100.0);
+    CHECK_OK(store_put_job(s, &j));
+    job_make(&j, src, sp, idd, 1, 300.0);
+    CHECK_OK(store_put_job(s, &j));
+    unsigned nf = 0;
+    CHECK_OK(cl->fail_older(s, 200.0, "timed out", 400.0, &nf));
+    CHECK(nf == 1);
+    const char *ids2[2] = {idc, idd};
+    CHECK_OK(cl->ended(s, ids2, 2, ended));
+    CHECK(ended[0] && !ended[1]);
+    CHECK_OK(cl->get(s, idc, false, &g, &ndone, &nrun));
+    CHECK(g.state == CUZK_JOB_FAILED && !strcmp(g.error, "timed out"));
+    free(g.src), free(g.spooled), free(g.part_done), free(g.proofs), free(g.publics);
+    /* the key table: put (replaced by id), list, delete; each change a notice */
+    store_key k = {.id = "example", .path = "/keys/example.zkey", .flags = 0};
+    CHECK_OK(cl->key_put(s, &k));
+    store_key k2 = {.id = "p\"q", .path = "/keys/p.params", .r1cs = "/keys/p.r1cs",
+                    .flags = STORE_KEY_TRUSTED | STORE_KEY_CACHE};
+    CHECK_OK(cl->key_put(s, &k2));
+    snprintf(k.path, sizeof k.path, "/keys/example2.zkey");
+    CHECK_OK(cl->key_put(s, &k));
+    store_key *ks = NULL;
+    unsigned nk = 0;
+    CHECK_OK(cl->keys(s, &ks, &nk));
+    CHECK(nk == 2 && ks && !strcmp(ks[0].path, "/keys/example2.zkey") &&
+          !strcmp(ks[1].id, "p\"q") && !strcmp(ks[1].r1cs, "/keys/p.r1cs") &&
+          ks[1].flags == (STORE_KEY_TRUSTED | STORE_KEY_CACHE));
+    free(ks);
+    /* take with a key whose id needs quoting */
+    const char *pq[2] = {"p\"q", "example"};
+    CHECK_OK(cl->take(s, "h3", 60, pq, 2, w, 4, &n));
+    CHECK(n == 1 && !strcmp(w[0].id, idd));
+    if (n)
+        store_work_release(&w[0]);
+    CHECK_OK(cl->key_del(s, "p\"q"));
+    CHECK_OK(cl->keys(s, &ks, &nk));
+    CHECK(nk == 1);
+    free(ks);
+    bool keys_heard = false;
+    for (int t = 0; t < 20 && !keys_heard; t++) {
+        CHECK_OK(cl->wait(o, 0.5, &ev, done, 8, &nd));
+        keys_heard = ev & STORE_EV_KEYS;
+    }
+    CHECK(keys_heard);
+    CHECK_OK(store_finish(s, idd, CUZK_JOB_CANCELLED, "", 500.0));
+    unsigned gone = 0;
+    CHECK_OK(store_expire(s, 1e12, NULL, NULL, &gone));
+    CHECK(gone == 4);
+    store_close(o);
+    store_close(s);
+}
+
 int main(void)
 {
     test_init("test_store_pg");
@@ -314,6 +503,7 @@ int main(void)
     test_server_restart();
     test_threads();
     test_claim_race();
+    test_cluster_calls();
     test_sole();
     test_pg_stop(&pg);
     return test_finish();
