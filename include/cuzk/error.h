@@ -29,7 +29,8 @@ extern "C" {
     X(CUZK_EGPU, "GPU error")                                                       \
     X(CUZK_ECANCELLED, "cancelled")                                                 \
     X(CUZK_EBUSY, "busy")                                                           \
-    X(CUZK_ENOTFOUND, "not found")
+    X(CUZK_ENOTFOUND, "not found")                                                  \
+    X(CUZK_EUNAVAILABLE, "a service the call needs is unavailable (try again later)")
 
 typedef enum {
 #define CUZK_ERR_ENUM_(name, msg) name,

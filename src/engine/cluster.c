@@ -537,20 +537,28 @@ static cuzk_err cluster_err(cuzk_engine *e, cuzk_err r, const char *what)
         e->c_store_errors++;
         cluster_store_state(e, false, why);
         pthread_mutex_unlock(&e->mu);
-        return cuzk_error_set(CUZK_EBUSY, "job store unavailable (%s): %s", what, why);
+        return cuzk_error_set(CUZK_EUNAVAILABLE, "job store unavailable (%s): %s", what, why);
     }
     return cuzk_error_set(r, "%s", why);
 }
 
-cuzk_err cluster_submit(cuzk_engine *e, job *j, const cuzk_witness_src *w)
+/* While the heartbeat or the claimer find the store down, the API's calls are answered at
+ * once (503), not after the store's own retries; they come back with the store. */
+static cuzk_err cluster_down(cuzk_engine *e)
 {
     pthread_mutex_lock(&e->mu);
     bool down = e->store_down;
     char why[300];
     snprintf(why, sizeof why, "%s", e->store_why);
     pthread_mutex_unlock(&e->mu);
-    if (down)   /* answered at once, not after the store's own retries */
-        return cuzk_error_set(CUZK_EBUSY, "job store unavailable: %s", why);
+    return down ? cuzk_error_set(CUZK_EUNAVAILABLE, "job store unavailable: %s", why) : CUZK_OK;
+}
+
+cuzk_err cluster_submit(cuzk_engine *e, job *j, const cuzk_witness_src *w)
+{
+    cuzk_err r0 = cluster_down(e);
+    if (r0 != CUZK_OK)
+        return r0;
     unsigned all = 0, open = 0;
     cuzk_err r = store_count(e->st, &all, &open);
     if (r != CUZK_OK)
@@ -564,7 +572,10 @@ cuzk_err cluster_submit(cuzk_engine *e, job *j, const cuzk_witness_src *w)
 cuzk_err cluster_cancel(cuzk_engine *e, const char *id)
 {
     int was = -1;
-    cuzk_err r = store_cluster(e->st)->end(e->st, id, CUZK_JOB_CANCELLED, "cancelled",
+    cuzk_err r = cluster_down(e);
+    if (r != CUZK_OK)
+        return r;
+    r = store_cluster(e->st)->end(e->st, id, CUZK_JOB_CANCELLED, "cancelled",
                                            engine_wall(), &was);
     if (r != CUZK_OK)
         return cluster_err(e, r, "cancelling");
@@ -588,7 +599,10 @@ cuzk_err cluster_job_get(cuzk_engine *e, cuzk_job_info *info, const char *id, do
         pthread_mutex_unlock(&e->mu);
         store_job sj;
         unsigned nd = 0, nr = 0;
-        cuzk_err r = cl->get(e->st, id, want_results, &sj, &nd, &nr);
+        cuzk_err r = cluster_down(e);
+        if (r != CUZK_OK)
+            return r;
+        r = cl->get(e->st, id, want_results, &sj, &nd, &nr);
         if (r == CUZK_ENOTFOUND)
             return r;
         if (r != CUZK_OK)
@@ -662,11 +676,13 @@ size_t cuzk_engine_cluster(cuzk_engine *e, cuzk_cluster_info *info)
     info->claim_s = e->claim_s;
     info->jobs_completed = e->c_cl_done;
     info->partitions_per_min = cluster_rate(e);
+    bool down = e->store_down;
     pthread_mutex_unlock(&e->mu);
     store_host *h = NULL;
     store_lease *l = NULL;
     unsigned nh = 0, nl = 0;
-    if (store_cluster(e->st)->hosts(e->st, 3 * e->lease_s, &h, &nh, &l, &nl) == CUZK_OK) {
+    if (down) {   /* the status answers at once: the hosts and leases are the store's */
+    } else if (store_cluster(e->st)->hosts(e->st, 3 * e->lease_s, &h, &nh, &l, &nl) == CUZK_OK) {
         info->hosts = calloc(nh ? nh : 1, sizeof *info->hosts);
         info->leases = calloc(nl ? nl : 1, sizeof *info->leases);
         for (unsigned i = 0; info->hosts && i < nh; i++) {

@@ -491,7 +491,7 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
         snprintf(why, sizeof why, "%s", cuzk_error_detail());
         if (!info->existed && key_remove_local(e, id) != CUZK_OK)
             cuzk_error_clear();
-        return cuzk_error_set(CUZK_EBUSY, "key %s: the farm's key table: %s", id, why);
+        return cuzk_error_set(CUZK_EUNAVAILABLE, "key %s: the farm's key table: %s", id, why);
     }
     return r;
 }
@@ -502,7 +502,7 @@ cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id)
     if (r == CUZK_OK && (r = cluster_key_del(e, id)) != CUZK_OK) {
         char why[400];
         snprintf(why, sizeof why, "%s", cuzk_error_detail());
-        return cuzk_error_set(CUZK_EBUSY, "key %s: removed here, not from the farm's key table: "
+        return cuzk_error_set(CUZK_EUNAVAILABLE, "key %s: removed here, not from the farm's key table: "
                               "%s", id, why);
     }
     return r;

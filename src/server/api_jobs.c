@@ -212,7 +212,7 @@ enum MHD_Result api_job_submit(server *s, struct MHD_Connection *c, const req *r
     } else {
         /* the engine opens and checks the witnesses: a path it may not open is 403, a witness
          * it cannot read or that does not fit the key 422 */
-        unsigned code = r == CUZK_EBUSY          ? 503
+        unsigned code = r == CUZK_EBUSY || r == CUZK_EUNAVAILABLE ? 503
                         : r == CUZK_ENOMEM       ? 500
                         : r == CUZK_EINVAL       ? 400
                         : r == CUZK_EUNSUPPORTED ? 403
@@ -269,7 +269,7 @@ enum MHD_Result api_job_get(server *s, struct MHD_Connection *c, const char *ids
     if (r == CUZK_ENOTFOUND)
         return send_error(s, c, 404, "unknown job %s", ids);
     if (r != CUZK_OK)
-        return send_error(s, c, 500, "%s", cuzk_error_detail());
+        return send_error(s, c, r == CUZK_EUNAVAILABLE ? 503 : 500, "%s", cuzk_error_detail());
     json_t *o = job_json(&ji);
     cuzk_job_info_release(&ji);
     return send_json(s, c, 200, o);
@@ -285,6 +285,6 @@ enum MHD_Result api_job_cancel(server *s, struct MHD_Connection *c, const char *
     if (r == CUZK_EBUSY)
         return send_error(s, c, 409, "%s", cuzk_error_detail());
     if (r != CUZK_OK)
-        return send_error(s, c, 500, "%s", cuzk_error_detail());
+        return send_error(s, c, r == CUZK_EUNAVAILABLE ? 503 : 500, "%s", cuzk_error_detail());
     return send_json(s, c, 200, json_pack("{s:s, s:s}", "id", ids, "state", "cancelled"));
 }

@@ -55,6 +55,7 @@ enum MHD_Result api_key_add(server *s, struct MHD_Connection *c, const req *rq)
             ret = send_error(s, c,
                              r == CUZK_EINVAL  ? 400
                              : r == CUZK_EBUSY ? 409
+                             : r == CUZK_EUNAVAILABLE ? 503
                              : r == CUZK_ENOMEM ? 500
                                                 : 422,
                              "%s", cuzk_error_detail());
@@ -85,7 +86,10 @@ enum MHD_Result api_key_remove(server *s, struct MHD_Connection *c, const char *
     if (!auth_admin(s, c))
         return send_error(s, c, 403, "removing a key is the operator's: it takes the admin "
                                      "token (state_dir/admin-token), not the clients'");
-    if (cuzk_engine_key_remove(s->e, id) != CUZK_OK)
+    cuzk_err r = cuzk_engine_key_remove(s->e, id);
+    if (r == CUZK_EUNAVAILABLE)
+        return send_error(s, c, 503, "%s", cuzk_error_detail());
+    if (r != CUZK_OK)
         return send_error(s, c, 404, "unknown key \"%.100s\"", id);
     return send_json(s, c, 200, json_pack("{s:s, s:b}", "id", id, "removed", 1));
 }

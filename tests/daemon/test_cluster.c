@@ -17,7 +17,11 @@
  *              job done, exactly one daemon logs each job's completion, every proof
  *              verifies (cuzk verify), the results are read from a daemon other than the
  *              one that accepted the job, a partition whose lease ran out is claimed again
- *              (attempt 2), the status names every daemon, nothing left in the queue. */
+ *              (attempt 2), the status names every daemon, nothing left in the queue.
+ *   outage     the database stopped for 15 s under a daemon proving a job: new work and
+ *              reads answer 503 (at once once the daemon knows), the status says the store
+ *              is down, the job held goes on and is recorded when the database is back;
+ *              then new work is accepted again. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
@@ -27,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon_lib.h"
@@ -482,9 +487,125 @@ static int scenario_farm(void)
     return test_finish();
 }
 
+/* ---- outage ---- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static long submit_status(const char *addr, char **id)
+{
+    char body[1200];
+    snprintf(body, sizeof body, "{\"key\": \"example\", \"witnesses\": [\"%s\", \"%s\", \"%s\", "
+             "\"%s\"]}", wpath, wpath, wpath, wpath);
+    resp r;
+    long st = http(&r, addr, "POST", "/v1/proofs", body) ? r.status : 0;
+    if (id)
+        *id = st == 202 && jstr(r.json, "id") ? strdup(jstr(r.json, "id")) : NULL;
+    if (st == 503)
+        CHECK(r.retry_after[0] != 0);
+    resp_free(&r);
+    return st;
+}
+
+static int scenario_outage(void)
+{
+    int rc = test_pg_start(&pg);
+    if (rc != 0)
+        return rc == 77 ? SKIP : 1;
+    atexit(pg_cleanup);
+    wpath = test_fixture_dup("chain", "witness.wtns");
+    char allow[512];
+    snprintf(allow, sizeof allow, "%s/tests/data/circuits", src_dir);
+    daemon_proc d;
+    memset(&d, 0, sizeof d);
+    if (!daemon_start(&d, "outage", "--example", "--allow-dir", allow, "--store", pg.url,
+                      "--debug-device-delay-ms", "1500", "--lease", "3", NULL)) {
+        CHECK(0);
+        return test_finish();
+    }
+    char *j1 = NULL;
+    CHECK(submit_status(d.addr, &j1) == 202 && j1);
+    bool holding = false;
+    for (int t = 0; t < 300 && !holding; t++) {
+        json_t *st = NULL;
+        resp r;
+        if (http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 200 && r.json)
+            st = json_incref(r.json);
+        resp_free(&r);
+        json_t *c = st ? json_object_get(st, "cluster") : NULL;
+        holding = c && json_integer_value(json_object_get(c, "leases_held")) > 0;
+        json_decref(st);
+        if (!holding)
+            usleep(10000);
+    }
+    CHECK(holding);
+    double t_stop = now_s();
+    test_pg_halt(&pg, "immediate");
+    /* new work: 503 (the first after the store's own retries), then at once */
+    double t0 = now_s();
+    long st1 = submit_status(d.addr, NULL);
+    double t1 = now_s();
+    long st2 = submit_status(d.addr, NULL);
+    double t2 = now_s();
+    printf("outage: submissions answered %ld after %.1f s, then %ld after %.2f s\n", st1, t1 - t0,
+           st2, t2 - t1);
+    CHECK(st1 == 503 && st2 == 503);
+    CHECK(t2 - t1 < 3.0);
+    /* reads too; the status says why */
+    char path[128];
+    snprintf(path, sizeof path, "/v1/proofs/%s", j1);
+    resp r;
+    CHECK(http(&r, d.addr, "GET", path, NULL) && r.status == 503);
+    resp_free(&r);
+    CHECK(http(&r, d.addr, "GET", "/v1/status", NULL) && r.status == 200 && r.json);
+    json_t *c = r.json ? json_object_get(r.json, "cluster") : NULL;
+    CHECK(c && json_is_false(json_object_get(c, "store_up")) &&
+          strstr(jstr(c, "store_error"), "store"));
+    resp_free(&r);
+    while (now_s() - t_stop < 15)
+        usleep(100000);
+    CHECK(test_pg_restart(&pg) == 0);
+    printf("outage: the database back after %.1f s\n", now_s() - t_stop);
+    /* 503 until the daemon's next call to the store finds it back (a heartbeat: lease / 3) */
+    double t_back = now_s();
+    long gst = 0;
+    for (int t = 0; t < 300 && gst != 200; t++) {
+        gst = http(&r, d.addr, "GET", path, NULL) ? r.status : 0;
+        resp_free(&r);
+        if (gst != 200)
+            usleep(50000);
+    }
+    CHECK(gst == 200);
+    printf("outage: reads answered again %.2f s after the database came back\n", now_s() - t_back);
+    json_t *f = wait_final(d.addr, j1, 120);
+    CHECK(f && !strcmp(jstr(f, "state"), "done") &&
+          json_array_size(json_object_get(f, "proofs")) == 4);
+    json_decref(f);
+    char *j3 = NULL;
+    long st3 = 0;
+    for (int t = 0; t < 100 && (st3 = submit_status(d.addr, &j3)) != 202; t++)
+        usleep(100000);   /* the daemon learns the store is back at its next call */
+    CHECK(st3 == 202 && j3);
+    f = j3 ? wait_final(d.addr, j3, 120) : NULL;
+    CHECK(f && !strcmp(jstr(f, "state"), "done"));
+    json_decref(f);
+    CHECK(count_in_file(d.log, "event=store_down") >= 1 && count_in_file(d.log, "event=store_up") >= 1);
+    CHECK(daemon_stop(&d, 30) == 0);
+    test_pg_stop(&pg);
+    free(j1);
+    free(j3);
+    free(wpath);
+    return test_finish();
+}
+
 int main(int argc, char **argv)
 {
     static const daemon_scenario sc[] = {{"pg_crash", scenario_pg_crash},
-                                         {"farm", scenario_farm}};
+                                         {"farm", scenario_farm},
+                                         {"outage", scenario_outage}};
     return daemon_test_main(argc, argv, "test_cluster", sc, sizeof sc / sizeof sc[0]);
 }
