@@ -448,9 +448,10 @@ static void *listen_main(void *arg)
         char why[300];
         snprintf(why, sizeof why, "%s", r == CUZK_OK ? "" : cuzk_error_detail());
         pthread_mutex_lock(&e->mu);
-        if (r != CUZK_OK) {
+        if (r != CUZK_OK) {   /* (the store's state is the other calls' to say) */
             e->c_store_errors++;
-            cluster_store_state(e, false, why);
+            if (!e->store_down)
+                LOG(e, CUZK_LOG_DEBUG, "event=listen_failed reason=\"%s\"", why);
         }
         if (ev & STORE_EV_WORK) {
             e->work_hint = true;

@@ -20,7 +20,7 @@
 
 #define PG_SCHEMA_VERSION 3
 
-typedef struct {
+typedef struct pg_store {
     store base;
     PGconn *db;
     pthread_mutex_t mu;
@@ -30,7 +30,14 @@ typedef struct {
     bool unlocked;     /* sole, and the session after a reset could not take the lock */
     char *url;         /* for the listening connection */
     PGconn *ln;        /* LISTENing (wait), made on first use; only wait's thread uses it */
+    /* The claims' connection (take, renew, heartbeats, give-backs): a session whose commits
+     * need not be durable (synchronous_commit off), beside the journal's; NULL in itself. */
+    struct pg_store *lease;
+    unsigned prepared; /* statements prepared on this session (PG_PREP_* bits) */
 } pg_store;
+
+#define PG_PREP_TAKE 1u
+#define PG_PREP_RENEW 2u
 
 /* The advisory lock a daemon holds on its session while it is the database's only one. */
 #define PG_SOLE_LOCK "7377170332"
@@ -62,10 +69,20 @@ static const char *const migrations[PG_SCHEMA_VERSION] = {
     " ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
     "CREATE INDEX cuzk_jobs_queue ON cuzk_jobs(prio DESC, seq) WHERE state = 0;"
     "CREATE INDEX cuzk_witnesses_owner ON cuzk_witnesses(owner) WHERE owner <> '';",
-    /* 3: several daemons: uploads kept in the row, the time of a claim, the shared key
-     * table, the daemons' heartbeats */
+    /* 3: several daemons: uploads kept in the row, the time of a claim, each partition's
+     * place in the queue (its job's priority, order and key: the free partitions are an
+     * index scan in claim order), the shared key table, the daemons' heartbeats */
     "ALTER TABLE cuzk_witnesses ADD COLUMN data BYTEA,"
-    " ADD COLUMN claimed_at DOUBLE PRECISION NOT NULL DEFAULT 0;"
+    " ADD COLUMN claimed_at DOUBLE PRECISION NOT NULL DEFAULT 0,"
+    " ADD COLUMN prio INTEGER NOT NULL DEFAULT 0, ADD COLUMN seq BIGINT NOT NULL DEFAULT 0,"
+    " ADD COLUMN key TEXT NOT NULL DEFAULT '';"
+    "UPDATE cuzk_witnesses w SET prio = j.prio, seq = j.seq, key = j.key FROM cuzk_jobs j"
+    " WHERE j.id = w.job;"
+    "UPDATE cuzk_witnesses w SET lease_until = 'Infinity' FROM cuzk_jobs j"
+    " WHERE j.id = w.job AND (j.state >= 2 OR EXISTS (SELECT 1 FROM cuzk_results r"
+    " WHERE r.job = w.job AND r.idx = w.idx));"
+    "CREATE INDEX cuzk_witnesses_free ON cuzk_witnesses(prio DESC, seq, idx)"
+    " WHERE lease_until <> 'Infinity';"
     "CREATE TABLE cuzk_keys(id TEXT PRIMARY KEY, path TEXT NOT NULL,"
     " r1cs TEXT NOT NULL DEFAULT '', flags INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE cuzk_hosts(owner TEXT PRIMARY KEY, host TEXT NOT NULL,"
@@ -119,6 +136,7 @@ static void pg_ready(pg_store *s)
 {
     if (PQstatus(s->db) != CONNECTION_OK) {
         PQreset(s->db);
+        s->prepared = 0;   /* a new session: its prepared statements went with the old */
         s->unlocked = s->sole;
     }
     if (s->unlocked && PQstatus(s->db) == CONNECTION_OK && pg_lock_sole(s))
@@ -164,6 +182,31 @@ static PGresult *pg_run(pg_store *s, const char *sql, int n, const char *const *
     for (int i = 0; lens && i < n; i++)
         fmts[i] = lens[i] > 0;
     PGresult *r = PQexecParams(s->db, sql, n, NULL, v, lens, lens ? fmts : NULL, 0);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        *err = pg_fail(s, what, r);
+        PQclear(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* pg_run of a statement prepared once per session (named name, bit of PG_PREP_*): no
+ * planning at each call. */
+static PGresult *pg_runp(pg_store *s, unsigned bit, const char *name, const char *sql, int n,
+                         const char *const *v, const char *what, cuzk_err *err)
+{
+    if (!(s->prepared & bit)) {
+        PGresult *p = PQprepare(s->db, name, sql, n, NULL);
+        bool ok = PQresultStatus(p) == PGRES_COMMAND_OK;
+        if (!ok)
+            *err = pg_fail(s, what, p);
+        PQclear(p);
+        if (!ok)
+            return NULL;
+        s->prepared |= bit;
+    }
+    PGresult *r = PQexecPrepared(s->db, name, n, v, NULL, NULL, 0);
     ExecStatusType st = PQresultStatus(r);
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
         *err = pg_fail(s, what, r);
@@ -226,6 +269,29 @@ static PGresult *pg_q(pg_store *s, const char *what, const char *sql, int n,
     return res;
 }
 
+/* pg_q of a prepared statement (pg_runp). */
+static PGresult *pg_qp(pg_store *s, unsigned bit, const char *name, const char *what,
+                       const char *sql, int n, const char *const *v, cuzk_err *r)
+{
+    PGresult *res;
+    int tries = 0;
+    pthread_mutex_lock(&s->mu);
+    do {
+        pg_ready(s);
+        *r = CUZK_OK;
+        res = pg_runp(s, bit, name, sql, n, v, what, r);
+    } while (!res && pg_again(s, &tries));
+    pthread_mutex_unlock(&s->mu);
+    return res;
+}
+
+/* The connection of the claims (pg_store.lease), or s itself. */
+static pg_store *pg_lease(store *base)
+{
+    pg_store *s = (pg_store *)base;
+    return s->lease ? s->lease : s;
+}
+
 /* A statement of a transaction's body whose rows are not needed. */
 static bool pg_do(pg_store *s, const char *sql, int n, const char *const *v, const int *lens,
                   const char *what, cuzk_err *r)
@@ -249,21 +315,26 @@ static cuzk_err pg_put_job_once(pg_store *s, const store_job *j)
     bool ok = pg_cmd(s, "BEGIN");
     if (!ok)
         r = pg_fail(s, "recording a job", NULL);
-    ok = ok && pg_do(s,
-                     "INSERT INTO cuzk_jobs(id, key, prio, state, n, n_public, submitted)"
-                     " VALUES($1, $2, $3, 0, $4, $5, $6)",
-                     6, vj, NULL, "recording a job", &r);
+    PGresult *rs = NULL;
+    ok = ok && (rs = pg_run(s,
+                            "INSERT INTO cuzk_jobs(id, key, prio, state, n, n_public, submitted)"
+                            " VALUES($1, $2, $3, 0, $4, $5, $6) RETURNING seq",
+                            6, vj, NULL, "recording a job", &r)) != NULL;
+    char seq[32] = "0";
+    if (ok)
+        snprintf(seq, sizeof seq, "%s", PQgetvalue(rs, 0, 0));
+    PQclear(rs);
     for (uint32_t i = 0; ok && i < j->n; i++) {
         char idx[16];
         snprintf(idx, sizeof idx, "%u", i);
         const unsigned char *d = j->data ? j->data[i] : NULL;
-        const char *vw[5] = {j->id, idx, j->spooled[i] ? "t" : "f", j->src[i],
-                             d ? (const char *)d : NULL};
-        int lens[5] = {0, 0, 0, 0, d ? (int)j->len[i] : 0};
+        const char *vw[8] = {j->id, idx, j->spooled[i] ? "t" : "f", j->src[i],
+                             d ? (const char *)d : NULL, prio, seq, j->key};
+        int lens[8] = {0, 0, 0, 0, d ? (int)j->len[i] : 0, 0, 0, 0};
         ok = pg_do(s,
-                   "INSERT INTO cuzk_witnesses(job, idx, spooled, src, data)"
-                   " VALUES($1, $2, $3, $4, $5)",
-                   5, vw, lens, "recording a job's witnesses", &r);
+                   "INSERT INTO cuzk_witnesses(job, idx, spooled, src, data, prio, seq, key)"
+                   " VALUES($1, $2, $3, $4, $5, $6, $7, $8)",
+                   8, vw, lens, "recording a job's witnesses", &r);
     }
     /* idle daemons LISTENing are woken when the job commits */
     if (ok && !(ok = pg_cmd(s, "NOTIFY cuzk_work")))
@@ -317,8 +388,12 @@ static bool pg_set_final(pg_store *s, const char *id, int state, const char *err
     PQclear(res);
     if (changed)
         *changed = set;
-    return res && (!set || pg_do(s, "SELECT pg_notify('cuzk_done', $1)", 1, v, NULL,
-                                 "recording a final state", r));
+    /* the partitions of a final job leave the queue (its index of free partitions) */
+    return res && (!set || (pg_do(s, "UPDATE cuzk_witnesses SET lease_until = 'Infinity'"
+                                     " WHERE job = $1 AND lease_until <> 'Infinity'",
+                                  1, v, NULL, "recording a final state", r) &&
+                            pg_do(s, "SELECT pg_notify('cuzk_done', $1)", 1, v, NULL,
+                                  "recording a final state", r)));
 }
 
 typedef struct {
@@ -769,7 +844,9 @@ static cuzk_err pg_fail_older(store *base, double before, const char *reason, do
     *n = 0;
     PGresult *res = pg_q((pg_store *)base, "failing jobs past their time",
                          "WITH f AS (UPDATE cuzk_jobs SET state = 3, error = $2, finished = $3"
-                         " WHERE state < 2 AND submitted < $1 RETURNING id)"
+                         " WHERE state < 2 AND submitted < $1 RETURNING id),"
+                         " q AS (UPDATE cuzk_witnesses SET lease_until = 'Infinity'"
+                         " WHERE job IN (SELECT id FROM f) AND lease_until <> 'Infinity')"
                          " SELECT pg_notify('cuzk_done', id) FROM f",
                          3, v, NULL, &r);
     if (res)
@@ -851,7 +928,6 @@ void store_work_release(store_work *w)
 static cuzk_err pg_take(store *base, const char *owner, double lease_s, const char *const *keys,
                         unsigned n_keys, store_work *out, unsigned max, unsigned *n)
 {
-    pg_store *s = (pg_store *)base;
     *n = 0;
     if (max == 0 || (keys && n_keys == 0))
         return CUZK_OK;
@@ -865,14 +941,17 @@ static cuzk_err pg_take(store *base, const char *owner, double lease_s, const ch
     cuzk_err r;
     /* the rows locked as they are taken; rows another claim holds are skipped, and one it
      * has just leased fails the lease test when it is read again */
-    PGresult *res = pg_q(s, "claiming partitions",
+    /* the free partitions in claim order are a scan of cuzk_witnesses_free (partitions of
+     * open jobs without a result), which stops after max rows: leased ones are passed by */
+    PGresult *res = pg_qp(pg_lease(base), PG_PREP_TAKE, "cuzk_take", "claiming partitions",
                          "WITH c AS (SELECT w.job, w.idx FROM cuzk_witnesses w"
-                         " JOIN cuzk_jobs j ON j.id = w.job"
-                         " WHERE j.state = 0 AND w.lease_until < " PG_NOW
-                         " AND ($4::text[] IS NULL OR j.key = ANY($4::text[]))"
+                         " WHERE w.lease_until <> 'Infinity' AND w.lease_until < " PG_NOW
+                         " AND ($4::text[] IS NULL OR w.key = ANY($4::text[]))"
+                         " AND EXISTS (SELECT 1 FROM cuzk_jobs j WHERE j.id = w.job"
+                         "  AND j.state = 0)"
                          " AND NOT EXISTS (SELECT 1 FROM cuzk_results r"
                          "  WHERE r.job = w.job AND r.idx = w.idx)"
-                         " ORDER BY j.prio DESC, j.seq, w.idx LIMIT $3::integer"
+                         " ORDER BY w.prio DESC, w.seq, w.idx LIMIT $3::integer"
                          " FOR UPDATE OF w SKIP LOCKED)"
                          " UPDATE cuzk_witnesses w SET owner = $1, attempts = w.attempts + 1,"
                          " lease_until = " PG_NOW " + $2::float8, claimed_at = " PG_NOW
@@ -880,7 +959,7 @@ static cuzk_err pg_take(store *base, const char *owner, double lease_s, const ch
                          " AND j.id = w.job"
                          " RETURNING w.job, w.idx, w.attempts, j.key, j.prio, j.n, j.n_public,"
                          " j.submitted, w.src, w.spooled, w.data",
-                         4, v, NULL, &r);
+                         4, v, &r);
     free(ka);
     for (int i = 0; res && i < PQntuples(res) && *n < max; i++) {
         long long idx, att, prio, jn, np;
@@ -955,11 +1034,11 @@ static cuzk_err pg_renew(store *base, const char *owner, double lease_s, unsigne
     const char *v[2] = {owner, ls};
     cuzk_err r;
     /* a lease that has run out is not brought back: another daemon may hold it now */
-    PGresult *res = pg_q((pg_store *)base, "renewing leases",
+    PGresult *res = pg_qp(pg_lease(base), PG_PREP_RENEW, "cuzk_renew", "renewing leases",
                          "UPDATE cuzk_witnesses SET lease_until = " PG_NOW " + $2::float8"
                          " WHERE owner = $1 AND lease_until >= " PG_NOW
                          " AND job IN (SELECT id FROM cuzk_jobs WHERE state < 2)",
-                         2, v, NULL, &r);
+                         2, v, &r);
     if (res && held)
         *held = (unsigned)strtoul(PQcmdTuples(res), NULL, 10);
     PQclear(res);
@@ -991,14 +1070,14 @@ static cuzk_err pg_release(store *base, const char *owner, const char *id, uint3
     snprintf(ix, sizeof ix, "%u", idx);
     const char *v[3] = {owner, id, ix};
     pg_release_arg a = {v};
-    return pg_tx((pg_store *)base, "releasing a partition", NULL, pg_release_body, &a);
+    return pg_tx(pg_lease(base), "releasing a partition", NULL, pg_release_body, &a);
 }
 
 static cuzk_err pg_gone(store *base, const char *owner)
 {
     const char *v[3] = {owner, NULL, NULL};
     pg_release_arg a = {v};
-    return pg_tx((pg_store *)base, "leaving the farm", NULL, pg_release_body, &a);
+    return pg_tx(pg_lease(base), "leaving the farm", NULL, pg_release_body, &a);
 }
 
 /* ---- the key table, the daemons ---- */
@@ -1075,7 +1154,7 @@ static cuzk_err pg_beat(store *base, const store_host *h)
     snprintf(held, sizeof held, "%u", h->held);
     const char *v[6] = {h->owner, h->host, st, parts, rate, held};
     cuzk_err r;
-    PGresult *res = pg_q((pg_store *)base, "a heartbeat",
+    PGresult *res = pg_q(pg_lease(base), "a heartbeat",
                          "INSERT INTO cuzk_hosts(owner, host, started, seen, parts, rate, held)"
                          " VALUES($1, $2, $3, " PG_NOW ", $4, $5, $6) ON CONFLICT (owner) DO"
                          " UPDATE SET seen = " PG_NOW ", parts = $4, rate = $5, held = $6",
@@ -1235,6 +1314,8 @@ static cuzk_err pg_wait(store *base, double timeout_s, unsigned *events,
 static void pg_close(store *base)
 {
     pg_store *s = (pg_store *)base;
+    if (s->lease)
+        pg_close(&s->lease->base);
     PQfinish(s->db);
     PQfinish(s->ln);
     free(s->url);
@@ -1313,6 +1394,29 @@ static void url_redact(char *out, size_t len, const char *url)
 }
 
 
+/* The claims' own session beside s's (pg_store.lease), commits not flushed. */
+static cuzk_err pg_lease_open(pg_store *s)
+{
+    pg_store *l = calloc(1, sizeof *l);
+    if (!l)
+        return cuzk_error_set(CUZK_ENOMEM, "store: out of memory");
+    l->base.ops = s->base.ops;
+    pthread_mutex_init(&l->mu, NULL);
+    memcpy(l->where, s->where, sizeof l->where);
+    static const char *const kw[] = {"dbname", "options", NULL};
+    /* not flushed at commit; the prepared claim planned once (generic plan) */
+    const char *val[] = {s->url, "-c synchronous_commit=off -c plan_cache_mode=force_generic_plan",
+                         NULL};
+    l->db = PQconnectdbParams(kw, val, 1);
+    s->lease = l;
+    if (!l->db)
+        return cuzk_error_set(CUZK_ENOMEM, "store %s: out of memory", s->where);
+    if (PQstatus(l->db) != CONNECTION_OK)
+        return pg_fail(l, "cannot connect", NULL);
+    PQsetNoticeProcessor(l->db, pg_notice_quiet, NULL);
+    return CUZK_OK;
+}
+
 cuzk_err store_postgres_open(store **out, const char *url, bool sole)
 {
     *out = NULL;
@@ -1341,6 +1445,8 @@ cuzk_err store_postgres_open(store **out, const char *url, bool sole)
                                "per database: docs/cluster.md)",
                                s->where);
     }
+    if (r == CUZK_OK && !sole)
+        r = pg_lease_open(s);
     if (r != CUZK_OK) {
         pg_close(&s->base);
         return r;

@@ -395,7 +395,13 @@ json_t *wait_final(const char *addr, const char *id, double timeout_s)
     for (double waited = 0; waited <= timeout_s; waited += 5) {
         snprintf(path, sizeof path, "/v1/proofs/%s?wait=5", id);
         resp r;
-        if (!http(&r, addr, "GET", path, NULL) || r.status != 200 || !r.json) {
+        bool answered = http(&r, addr, "GET", path, NULL);
+        if (answered && r.status == 503) {   /* a farm's store away for a moment */
+            resp_free(&r);
+            usleep(200000);
+            continue;
+        }
+        if (!answered || r.status != 200 || !r.json) {
             resp_free(&r);
             return NULL;
         }

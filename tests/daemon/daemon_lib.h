@@ -77,7 +77,8 @@ bool add_key(const char *addr, const char *id, const char *circuit);
 char *submit(const char *addr, const char *key, const char *circuit, const char *prio,
              int n, long *status);
 
-/* Long-polls a job until it is final (up to timeout_s); returns its JSON (owned) or NULL. */
+/* Long-polls a job until it is final (up to timeout_s; a 503 is waited out); returns its
+ * JSON (owned) or NULL. */
 json_t *wait_final(const char *addr, const char *id, double timeout_s);
 
 /* The file's bytes, 0-terminated (the test reads JSON as text too); NULL when unreadable. */

@@ -97,7 +97,16 @@ static void check_known(const char *addr)
         char path[128];
         snprintf(path, sizeof path, "/v1/proofs/%s", jobs[i].id);
         resp r;
-        bool ok = http(&r, addr, "GET", path, NULL) && r.status == 200 && r.json &&
+        /* 503 while the database recovers (the daemon says so at once), then the job */
+        bool answered = false;
+        for (int t = 0; t < 200; t++) {
+            answered = http(&r, addr, "GET", path, NULL);
+            if (!answered || r.status != 503)
+                break;
+            resp_free(&r);
+            usleep(100000);
+        }
+        bool ok = answered && r.status == 200 && r.json &&
                   strcmp(jstr(r.json, "state"), "failed") != 0;
         CHECK(ok);
         if (!ok)
