@@ -6,7 +6,8 @@
 #       pg_ctl start on a free loopback port (the socket in that directory), creates DB
 #       (default cuzk_bench); sets CUZK_PG_URL (postgresql://cuzk@127.0.0.1:PORT/DB),
 #       CUZK_PG_DIR, CUZK_PG_BIN. The binaries: PG_BIN, else the newest
-#       /usr/lib/postgresql/*/bin. Returns 77 when there are none.
+#       /usr/lib/postgresql/*/bin (PG_LIBS: a directory of the shared libraries they need,
+#       for a copy carried to another machine). Returns 77 when there are none.
 #   cuzk_pg_createdb DB     another database on the same server (its URL in CUZK_PG_URL)
 #   cuzk_pg_stop            stops the server and removes its directory.
 
@@ -22,6 +23,7 @@ cuzk_pg_start() {
         chown 65534:65534 "$CUZK_PG_DIR"
         as=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
     fi
+    [ -n "${PG_LIBS:-}" ] && as=(env "LD_LIBRARY_PATH=$PG_LIBS" "${as[@]}")
     CUZK_PG_AS=("${as[@]}")
     (cd / && "${as[@]}" "$CUZK_PG_BIN/initdb" -D "$CUZK_PG_DIR/data" -U cuzk --auth=trust -E UTF8 \
         --no-sync >"$CUZK_PG_DIR/initdb.log" 2>&1) || { cat "$CUZK_PG_DIR/initdb.log" >&2; return 1; }
@@ -40,7 +42,7 @@ cuzk_pg_start() {
 }
 
 cuzk_pg_createdb() {
-    "$CUZK_PG_BIN/createdb" -h 127.0.0.1 -p "$CUZK_PG_PORT" -U cuzk "$1" || return 1
+    "${CUZK_PG_AS[@]}" "$CUZK_PG_BIN/createdb" -h 127.0.0.1 -p "$CUZK_PG_PORT" -U cuzk "$1" || return 1
     CUZK_PG_URL="postgresql://cuzk@127.0.0.1:$CUZK_PG_PORT/$1"
 }
 

@@ -9,6 +9,11 @@
 #       line> (S s)" to summary, prints the log's lines matching PATTERN (egrep, case
 #       insensitive; "" prints none); returns cmd's status.
 D=${GPU_DEPS:-$ROOT/.gpu-deps}
+if [ -f "$D/pg.tgz" ]; then # PACK_PG=1: a PostgreSQL server for bench/lib-pg.sh
+    mkdir -p /tmp/pg && tar xzf "$D/pg.tgz" -C /tmp/pg && chmod 755 /tmp/pg
+    PG_BIN=$(ls -d /tmp/pg/usr/lib/postgresql/*/bin | tail -1); PG_LIBS=/tmp/pg/syslib
+    export PG_BIN PG_LIBS
+fi
 if [ -f "$D/pack.tgz" ]; then # bench/remote-gpu-pack.sh's archive
     mkdir -p /tmp/gpu-deps && tar xzf "$D/pack.tgz" -C /tmp/gpu-deps && D=/tmp/gpu-deps
 fi

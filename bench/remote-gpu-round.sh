@@ -11,7 +11,9 @@
 #   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out (SANITIZER_TIMEOUT=180 s)
 #   ROUND_LARGE=1     test_gpu --large (NTT, MSM, batch add at 2^24 and 2^26 against the CPU)
 #   ROUND_D10_K=22    the daemon benchmark of 10-partition jobs (ROUND_D10_WORKERS="1 2",
-#                     ROUND_D10_GPUS="1 2" on the first g GPUs)
+#                     ROUND_D10_GPUS="1 2" on the first g GPUs; ROUND_D10_STORES="sqlite
+#                     postgres": each run on the embedded store, then on a PostgreSQL one
+#                     (bench/lib-pg.sh; PACK_PG=1 carries the server))
 #   ROUND_MGPU_K=24   one porep batch (ROUND_MGPU_P=8 partitions) on 1, 2, 4, 8 GPUs
 #   ROUND_SUBGROUP=1  test_gpu_subgroup, and test_params (its decode benchmark)
 #   ROUND_PREP="22"   cuzk-bench prep (a GPU partition's host side) at those sizes
@@ -54,14 +56,24 @@ if [ -n "${ROUND_D10_K:-}" ]; then
       # ROUND_D10_GPUS="1 2": the daemon on the first g GPUs only (CUDA_VISIBLE_DEVICES)
       for g in ${ROUND_D10_GPUS:-all}; do
         envp=(); [ "$g" != all ] && envp=("CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((g - 1)))")
-        t0=$(date +%s)
-        env "${envp[@]}" BUILD_DIR=$D/bin timeout ${D10_TIMEOUT:-200} bash "$ROOT/bench/daemon-batch.sh" --zkey "$W10/circuit.zkey" \
-            "${wargs[@]}" --vk "$W10/vk.json" -c ${ROUND_D10_C:-6} -j ${ROUND_D10_J:-3} --runs ${ROUND_D10_RUNS:-2} \
-            --out "$OUT/d10-w$w-g$g" -- --gpu-workers "$w" >"$OUT/d10-w$w-g$g.log" 2>&1; rc=$?
-        summary+=("d10: 10-partition jobs of 2^$ROUND_D10_K, $w gpu worker(s) per device, gpus $g: rc=$rc ($(( $(date +%s) - t0 )) s); $(grep -h '^median' "$OUT/d10-w$w-g$g.log")")
-        grep -hE "^run|^median|^batch|device gpu|gap between" "$OUT/d10-w$w-g$g.log"
+        for st in ${ROUND_D10_STORES:-sqlite}; do
+          sargs=(); tag=d10-w$w-g$g
+          if [ "$st" = postgres ]; then
+            . "$ROOT/bench/lib-pg.sh"
+            if [ -z "$CUZK_PG_DIR" ]; then cuzk_pg_start cuzk_d10 >"$OUT/pg.log" 2>&1 || { summary+=("d10: no PostgreSQL ($(tail -1 "$OUT/pg.log"))"); continue; }; fi
+            cuzk_pg_createdb "cuzk_d10_w${w}_g$g" || continue
+            sargs=(--store "$CUZK_PG_URL"); tag=$tag-pg
+          fi
+          t0=$(date +%s)
+          env "${envp[@]}" BUILD_DIR=$D/bin timeout ${D10_TIMEOUT:-200} bash "$ROOT/bench/daemon-batch.sh" --zkey "$W10/circuit.zkey" \
+              "${wargs[@]}" --vk "$W10/vk.json" -c ${ROUND_D10_C:-6} -j ${ROUND_D10_J:-3} --runs ${ROUND_D10_RUNS:-2} \
+              --out "$OUT/$tag" -- --gpu-workers "$w" "${sargs[@]}" >"$OUT/$tag.log" 2>&1; rc=$?
+          summary+=("d10: 10-partition jobs of 2^$ROUND_D10_K, $w gpu worker(s) per device, gpus $g, store $st: rc=$rc ($(( $(date +%s) - t0 )) s); $(grep -h '^median' "$OUT/$tag.log")")
+          grep -hE "^run|^median|^batch|device gpu|gap between" "$OUT/$tag.log"
+        done
       done
     done
+    declare -F cuzk_pg_stop >/dev/null && cuzk_pg_stop
 fi
 
 # ROUND_K entries: K, or K:P, or K:P:FLAG (e.g. "24:4 27:1:--abc"), else ROUND_P / ROUND_PORE_ARGS
