@@ -10,7 +10,7 @@
 #
 #   bench/farm.sh [--daemons "1 2 3"] [-c JOBS] [-p PARTITIONS] [-j CLIENTS]
 #                 [--zkey K.zkey --witness W.wtns [--vk VK.json]] [--sqlite] [-- DAEMON FLAGS]
-#   Without --zkey: the example key (share/cuzk/example of the build). BUILD_DIR=DIR
+#   Without --zkey: the example key (share/cuzk/example of the build, or tests/data/circuits/chain). BUILD_DIR=DIR
 #   (default build) holds cuzk-daemon and cuzk-bench; PG_BIN the PostgreSQL binaries.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,10 +33,12 @@ done
 for p in cuzk-daemon cuzk-bench; do
     [ -x "$B/$p" ] || { echo "farm.sh: $B/$p is not built" >&2; exit 2; }
 done
-if [ -z "$zkey" ]; then
-    zkey=$B/share/cuzk/example/circuit.zkey
-    wit=$B/share/cuzk/example/witness.wtns
-    vk=$B/share/cuzk/example/verification_key.json
+if [ -z "$zkey" ]; then   # the example key: the build's copy, else the source tree's
+    ex=$B/share/cuzk/example
+    [ -f "$ex/circuit.zkey" ] || ex=tests/data/circuits/chain
+    zkey=$ex/circuit.zkey
+    wit=$ex/witness.wtns
+    vk=$ex/verification_key.json
 fi
 [ -f "$zkey" ] && [ -f "$wit" ] || { echo "farm.sh: no key or witness ($zkey, $wit)" >&2; exit 2; }
 zkey=$(cd "$(dirname "$zkey")" && pwd -P)/$(basename "$zkey")

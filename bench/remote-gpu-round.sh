@@ -14,6 +14,9 @@
 #                     ROUND_D10_GPUS="1 2" on the first g GPUs; ROUND_D10_STORES="sqlite
 #                     postgres": each run on the embedded store, then on a PostgreSQL one
 #                     (bench/lib-pg.sh; PACK_PG=1 carries the server))
+#   ROUND_FARM=1      bench/farm.sh on this host's CPUs: 1, 2, 3 daemons (CPU backend,
+#                     --prove-threads ROUND_FARM_THREADS=5) on one PostgreSQL, the example
+#                     key and a 2^16 circuit (PACK_PG=1)
 #   ROUND_MGPU_K=24   one porep batch (ROUND_MGPU_P=8 partitions) on 1, 2, 4, 8 GPUs
 #   ROUND_SUBGROUP=1  test_gpu_subgroup, and test_params (its decode benchmark)
 #   ROUND_PREP="22"   cuzk-bench prep (a GPU partition's host side) at those sizes
@@ -74,6 +77,22 @@ if [ -n "${ROUND_D10_K:-}" ]; then
       done
     done
     declare -F cuzk_pg_stop >/dev/null && cuzk_pg_stop
+fi
+
+if [ -n "${ROUND_FARM:-}" ]; then
+    t0=$(date +%s)
+    FW=/tmp/farm16
+    "$D/bin/cuzk" gen --domain 16 --partitions 1 --seed 5 -q -o "$FW" \
+        && "$D/bin/cuzk" setup "$FW/circuit.r1cs" "$FW/circuit.zkey" \
+        && "$D/bin/cuzk" export vk "$FW/circuit.zkey" "$FW/vk.json"
+    for wl in example k16; do
+        fa=(); [ "$wl" = k16 ] && fa=(--zkey "$FW/circuit.zkey" --witness "$FW/witness-0.wtns" --vk "$FW/vk.json")
+        CUZK_BACKEND=cpu BUILD_DIR=$D/bin timeout ${FARM_TIMEOUT:-240} bash "$ROOT/bench/farm.sh" \
+            --daemons "1 2 3" -c ${ROUND_FARM_C:-120} -p 2 -j 12 --sqlite "${fa[@]}" \
+            -- --prove-threads ${ROUND_FARM_THREADS:-5} >"$OUT/farm-$wl.log" 2>&1; rc=$?
+        summary+=("farm $wl: rc=$rc ($(( $(date +%s) - t0 )) s)")
+        grep -E "^\|" "$OUT/farm-$wl.log"
+    done
 fi
 
 # ROUND_K entries: K, or K:P, or K:P:FLAG (e.g. "24:4 27:1:--abc"), else ROUND_P / ROUND_PORE_ARGS
