@@ -77,7 +77,7 @@ cuzk_daemon_stop || rc=1
 # between them), the device-held time over the span from its first partition's device work
 # to its last (the wall-time figure above also counts the batch's ramp and tail: the first
 # witness load, the last job's finalisation and verification, the client's polling).
-awk '/event=gpu_end/ && /device_ms=/ {
+awk '/event=prove_end/ && /device_ms=/ {
         t = ""; d = "";
         for (i = 1; i <= NF; i++) {
             if ($i ~ /^t=/) t = substr($i, 3) + 0;

@@ -225,7 +225,7 @@ typedef struct {
     double queue_ms;      /* submit to the first partition's load */
     double srs_ms;        /* waiting for or loading the key */
     double load_ms;       /* reading and checking the witnesses, summed over partitions */
-    double gpu_ms;        /* prove_start under the device lock, summed */
+    double prove_ms;      /* prove_start under the device lock (a GPU or the CPU), summed */
     double finalize_ms;   /* prove_finish, summed */
     double verify_ms;     /* self-verification, summed */
     double total_ms;      /* submit to the final state */
@@ -282,7 +282,7 @@ typedef struct {
     uint64_t memory_budget, memory_used;         /* used: keys, partitions, kept buffers */
     unsigned n_devices;
     cuzk_engine_device_info devices[CUZK_ENGINE_MAX_DEVICES];
-    double stage_s[6];           /* summed seconds: srs, load, gpu, finalize, verify, total */
+    double stage_s[6];           /* summed seconds: srs, load, prove, finalize, verify, total */
     unsigned loader_threads, finalizers, lookahead;
     bool journal;                                /* a job journal is kept (state_dir) */
     uint64_t journal_commits;                    /* durable writes of the journal */

@@ -72,7 +72,7 @@ void device_worker_main(cuzk_engine *e, device *d, unsigned widx)
         key_entry *k = p->key;
         pthread_mutex_unlock(&e->mu);
 
-        LOG(e, CUZK_LOG_INFO, "event=gpu_pickup job=%s part=%zu dev=%s worker=%u",
+        LOG(e, CUZK_LOG_INFO, "event=prove_pickup job=%s part=%zu dev=%s worker=%u",
             j->id, p->idx, d->name, widx);
         cuzk_prove_opts po = {.nthreads = e->cfg.prove_threads};
         cuzk_err r = CUZK_OK;
@@ -86,7 +86,7 @@ void device_worker_main(cuzk_engine *e, device *d, unsigned widx)
             pthread_mutex_lock(&d->lock);
         }
         double t0 = engine_now(e);
-        LOG(e, CUZK_LOG_INFO, "event=gpu_start job=%s part=%zu dev=%s worker=%u",
+        LOG(e, CUZK_LOG_INFO, "event=prove_start job=%s part=%zu dev=%s worker=%u",
             j->id, p->idx, d->name, widx);
         const cuzk_fr *wv = p->w->w;
         if (r == CUZK_OK)
@@ -107,7 +107,7 @@ void device_worker_main(cuzk_engine *e, device *d, unsigned widx)
         if (r == CUZK_OK)
             cuzk_groth16_pending_timings(p->pend, &pt);
         LOG(e, CUZK_LOG_INFO,
-            "event=gpu_end job=%s part=%zu dev=%s worker=%u ms=%.3f prep_ms=%.3f device_ms=%.3f%s",
+            "event=prove_end job=%s part=%zu dev=%s worker=%u ms=%.3f prep_ms=%.3f device_ms=%.3f%s",
             j->id, p->idx, d->name, widx, (t1 - t0) * 1e3, pt.prep_ms,
             pt.device_ms, r == CUZK_OK ? "" : " error=1");
         /* Device occupancy: on a GPU the prover reports when it held the device; the CPU
@@ -125,8 +125,8 @@ void device_worker_main(cuzk_engine *e, device *d, unsigned widx)
         e->n_device--;
         d->busy--;
         device_account(d, ds, de);
-        j->t.gpu_ms += (t1 - t0) * 1e3;
-        e->stage_s[STAGE_GPU] += t1 - t0;
+        j->t.prove_ms += (t1 - t0) * 1e3;
+        e->stage_s[STAGE_PROVE] += t1 - t0;
         if (r != CUZK_OK) {
             part_fail(e, p, "prove", r, why);
             continue;

@@ -187,7 +187,7 @@ struct cuzk_engine {
 };
 
 /* Indices of cuzk_engine.stage_s (cuzk_engine_stats.stage_s). */
-enum { STAGE_SRS, STAGE_LOAD, STAGE_GPU, STAGE_FINALIZE, STAGE_VERIFY, STAGE_TOTAL };
+enum { STAGE_SRS, STAGE_LOAD, STAGE_PROVE, STAGE_FINALIZE, STAGE_VERIFY, STAGE_TOTAL };
 
 static inline bool is_final(cuzk_job_state s) { return s >= CUZK_JOB_DONE; }
 

@@ -194,7 +194,7 @@ char *server_metrics_text(cuzk_engine *e, const server_http_stats *h)
     metric(&b, "cuzk_proofs_verified_total", "counter", "Proofs self-verified.");
     sb_printf(&b, "cuzk_proofs_verified_total %llu\n", (unsigned long long)s.proofs_verified);
     metric(&b, "cuzk_stage_seconds_total", "counter", "Seconds spent per pipeline stage.");
-    static const char *const stages[6] = {"srs", "load", "gpu", "finalize", "verify", "total"};
+    static const char *const stages[6] = {"srs", "load", "prove", "finalize", "verify", "total"};
     for (int i = 0; i < 6; i++)
         sb_printf(&b, "cuzk_stage_seconds_total{stage=\"%s\"} %.6f\n", stages[i], s.stage_s[i]);
     metric(&b, "cuzk_device_busy_seconds_total", "counter", "Seconds each device lock was held proving.");

@@ -106,7 +106,7 @@ static int engine_run_job(bench_inproc *ip, const bench_opts *o, bench_job *j)
     j->t[BENCH_QUEUE] = t->queue_ms;
     j->t[BENCH_SRS] = t->srs_ms;
     j->t[BENCH_LOAD] = t->load_ms;
-    j->t[BENCH_GPU] = t->gpu_ms;
+    j->t[BENCH_GPU] = t->prove_ms;
     j->t[BENCH_FINALIZE] = t->finalize_ms;
     j->t[BENCH_VERIFY] = t->verify_ms;
     j->t[BENCH_TOTAL] = t->total_ms;
