@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The engine's reaper: fails jobs past job_timeout_s and forgets final jobs result_ttl_s
- * after their end, waking every 100 ms; once a second it deletes the journal's expired jobs. */
+ * after their end, waking every 100 ms; once a second it deletes the journal's expired jobs
+ * (in a farm also: the farm's jobs past their time failed, its queue aged). */
 #include <stdio.h>
 
 #include "engine/engine_internal.h"
@@ -27,6 +28,11 @@ void *reaper_main(void *arg)
                                                      why, engine_wall(), &n) == CUZK_OK && n)
                     LOG(e, CUZK_LOG_WARN, "event=jobs_timed_out jobs=%u", n);
             }
+            unsigned aged = 0;   /* the farm's queue ages as the local one does */
+            if (e->cluster && e->cfg.priority_aging_s > 0 &&
+                store_cluster(e->st)->age(e->st, e->cfg.priority_aging_s, &aged) == CUZK_OK &&
+                aged)
+                LOG(e, CUZK_LOG_DEBUG, "event=queue_aged partitions=%u", aged);
             pthread_mutex_lock(&e->mu);
             now = engine_now(e);
         }

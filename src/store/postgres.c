@@ -855,6 +855,26 @@ static cuzk_err pg_fail_older(store *base, double before, const char *reason, do
     return r;
 }
 
+static cuzk_err pg_age(store *base, double aging_s, unsigned *n)
+{
+    char a[40];
+    snprintf(a, sizeof a, "%.17g", aging_s);
+    const char *v[1] = {a};
+    cuzk_err r;
+    *n = 0;
+    PGresult *res = pg_q(pg_lease(base), "aging the queue",
+                         "UPDATE cuzk_witnesses w SET prio = LEAST(3, j.prio + floor(GREATEST(0, "
+                         PG_NOW " - j.submitted) / $1::float8)::integer) FROM cuzk_jobs j"
+                         " WHERE j.id = w.job AND j.state = 0 AND w.lease_until <> 'Infinity'"
+                         " AND w.prio < LEAST(3, j.prio + floor(GREATEST(0, " PG_NOW
+                         " - j.submitted) / $1::float8)::integer)",
+                         1, v, NULL, &r);
+    if (res)
+        *n = (unsigned)strtoul(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    return r;
+}
+
 static cuzk_err pg_ended(store *base, const char *const *ids, unsigned n, bool *out)
 {
     /* one array parameter: {id,id,...} (ids are hex: nothing to quote) */
@@ -1325,6 +1345,7 @@ static void pg_close(store *base)
 
 static const store_cluster_ops pg_cluster_ops = {
     .take = pg_take,       .get = pg_get,       .end = pg_end,     .fail_older = pg_fail_older,
+    .age = pg_age,
     .ended = pg_ended,     .key_put = pg_key_put, .key_del = pg_key_del, .keys = pg_keys,
     .beat = pg_beat,       .gone = pg_gone,     .hosts = pg_hosts, .wait = pg_wait,
 };

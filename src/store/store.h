@@ -175,6 +175,10 @@ struct store_cluster_ops {
     /* Fails the open jobs submitted before `before` with reason; *n how many. */
     cuzk_err (*fail_older)(store *s, double before, const char *reason, double finished,
                            unsigned *n);
+    /* Aging: the free partitions of each open job take its priority raised one level per
+     * aging_s seconds since its submission (up to critical), as claims order them; *n how
+     * many rose. */
+    cuzk_err (*age)(store *s, double aging_s, unsigned *n);
     /* out[i]: whether job ids[i] is final or gone. */
     cuzk_err (*ended)(store *s, const char *const *ids, unsigned n, bool *out);
     /* The shared key table: put (replacing the row of that id), delete, list (*out the

@@ -483,9 +483,28 @@ static void test_cluster_calls(void)
     }
     CHECK(keys_heard);
     CHECK_OK(store_finish(s, idd, CUZK_JOB_CANCELLED, "", 500.0));
+    /* aging: a low job waiting 1000 s (aging 60 s: critical now) goes before a newer high
+     * one; without aging the high one would */
+    const char *ide = "c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7", *idf = "c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8c8";
+    job_make(&j, src, sp, ide, 1, engine_wall_now() - 1000);
+    j.prio = CUZK_PRIO_LOW;
+    CHECK_OK(store_put_job(s, &j));
+    job_make(&j, src, sp, idf, 1, engine_wall_now());
+    CHECK_OK(store_put_job(s, &j));
+    unsigned aged = 0;
+    CHECK_OK(cl->age(s, 60, &aged));
+    CHECK(aged == 1);
+    CHECK_OK(cl->age(s, 60, &aged));
+    CHECK(aged == 0);   /* (already there) */
+    CHECK_OK(cl->take(s, "h4", 60, ex, 1, w, 1, &n));
+    CHECK(n == 1 && !strcmp(w[0].id, ide));
+    if (n)
+        store_work_release(&w[0]);
+    CHECK_OK(store_finish(s, ide, CUZK_JOB_CANCELLED, "", 500.0));
+    CHECK_OK(store_finish(s, idf, CUZK_JOB_CANCELLED, "", 500.0));
     unsigned gone = 0;
     CHECK_OK(store_expire(s, 1e12, NULL, NULL, &gone));
-    CHECK(gone == 4);
+    CHECK(gone == 6);
     store_close(o);
     store_close(s);
 }
