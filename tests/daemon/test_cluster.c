@@ -17,7 +17,8 @@
  *              job done, exactly one daemon logs each job's completion, every proof
  *              verifies (cuzk verify), the results are read from a daemon other than the
  *              one that accepted the job, a partition whose lease ran out is claimed again
- *              (attempt 2), the status names every daemon, nothing left in the queue.
+ *              (attempt 2) and never while the lease before could live (from the daemons'
+ *              logs), the status names every daemon, nothing left in the queue.
  *   outage     the database stopped for 15 s under a daemon proving a job: new work and
  *              reads answer 503 (at once once the daemon knows), the status says the store
  *              is down, the job held goes on and is recorded when the database is back;
@@ -360,6 +361,105 @@ static json_t *farm_status(int k)
     return o;
 }
 
+/* Seconds of the day of a log line's ISO time (2026-12-01T18:25:16.123456Z ...). */
+static double log_time(const char *line)
+{
+    int h, m;
+    double sec;
+    return sscanf(line + 11, "%d:%d:%lf", &h, &m, &sec) == 3 ? h * 3600.0 + m * 60 + sec : -1;
+}
+
+typedef struct {
+    char id[CUZK_JOB_ID_CHARS + 1];
+    unsigned part, attempt;
+    double t;
+    int daemon;
+} farm_claim;
+
+static int claim_cmp(const void *a, const void *b)
+{
+    const farm_claim *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    if (c)
+        return c;
+    if (x->part != y->part)
+        return x->part < y->part ? -1 : 1;
+    return x->attempt < y->attempt ? -1 : x->attempt > y->attempt;
+}
+
+/* Seconds of the day (UTC) now, as the logs write them. */
+static double day_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)(ts.tv_sec % 86400) + ts.tv_nsec * 1e-9;
+}
+
+/* No partition claimed twice while the first claim's lease could still live: from every
+ * daemon's log, each later claim of a partition comes at least a lease after the one before
+ * (renewed leases only run out once their daemon is gone), unless that one was given back,
+ * or it was made in the last second before the database's crash at t_crash (claims are
+ * committed without flushing the server's log: such a claim may be lost, and its partition
+ * claimed again at once, by design). Returns the number of partitions claimed more than
+ * once. */
+static int farm_check_claims(double lease_s, double t_crash)
+{
+    size_t cap = 4096, n = 0;
+    farm_claim *c = malloc(cap * sizeof *c);
+    for (int k = 0; k < FARM_DAEMONS && c; k++) {
+        FILE *f = fopen(farm[k].log, "r");
+        char line[1024];
+        while (f && fgets(line, sizeof line, f)) {
+            const char *p = strstr(line, "event=claim job=");
+            bool released = strstr(line, "event=claim_released job=") != NULL;
+            if (!p && !released)
+                continue;
+            if (released)   /* given back at once: the next claim may follow at once */
+                p = strstr(line, "event=claim_released job=") + 9;
+            farm_claim x;
+            memset(&x, 0, sizeof x);
+            if (sscanf(p, "event=claim job=%32s part=%u attempt=%u", x.id, &x.part,
+                       &x.attempt) != 3 &&
+                !(released && sscanf(p, "released job=%32s part=%u", x.id, &x.part) == 2))
+                continue;
+            if (released)
+                x.attempt = 0;   /* marks a give-back */
+            x.t = log_time(line);
+            x.daemon = k;
+            if (n == cap)
+                c = realloc(c, (cap *= 2) * sizeof *c);
+            if (c)
+                c[n++] = x;
+        }
+        if (f)
+            fclose(f);
+    }
+    if (!c)
+        return -1;
+    qsort(c, n, sizeof *c, claim_cmp);
+    int twice = 0;
+    for (size_t i = 1; i < n; i++) {
+        const farm_claim *a = &c[i - 1], *b = &c[i];
+        if (strcmp(a->id, b->id) || a->part != b->part || b->attempt == 0)
+            continue;
+        bool given_back = false;   /* a give-back of the earlier claim's partition */
+        for (size_t g = 0; g < n && !given_back; g++)
+            given_back = c[g].attempt == 0 && !strcmp(c[g].id, b->id) && c[g].part == b->part &&
+                         c[g].t >= a->t && c[g].t <= b->t;
+        if (a->attempt == 0)
+            continue;
+        twice++;
+        bool lost = a->t <= t_crash + 0.05 && a->t >= t_crash - 1.0;
+        bool ok = given_back || lost || b->t - a->t >= lease_s - 0.05;
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "farm: job %s part %u claimed by daemon %d at %.3f and by daemon %d "
+                    "at %.3f, within a lease\n", a->id, a->part, a->daemon, a->t, b->daemon, b->t);
+    }
+    free(c);
+    return twice;
+}
+
 static int scenario_farm(void)
 {
     int rc = test_pg_start(&pg);
@@ -396,6 +496,7 @@ static int scenario_farm(void)
     printf("farm: daemon 1 killed while holding leases, %d jobs handed out\n", (int)farm_next);
     /* PostgreSQL crashes and comes back under the daemons */
     usleep(300000);
+    double t_crash = day_now();
     CHECK(test_pg_restart(&pg) == 0);
     printf("farm: PostgreSQL restarted, %d jobs handed out\n", (int)farm_next);
     /* a fourth daemon joins */
@@ -449,6 +550,9 @@ static int scenario_farm(void)
         if (finals != 1)
             fprintf(stderr, "farm: job %s: %d completions logged\n", fjobs[i].id, finals);
     }
+    int twice = farm_check_claims(1.5, t_crash);
+    printf("farm: %d partitions claimed again, none within the lease of the claim before\n", twice);
+    CHECK(twice >= 1);
     int reclaimed = 0, claims = 0;
     for (int k = 0; k < FARM_DAEMONS; k++) {
         reclaimed += count_in_file(farm[k].log, "attempt=2");
