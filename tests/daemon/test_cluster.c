@@ -18,7 +18,8 @@
  *              verifies (cuzk verify), the results are read from a daemon other than the
  *              one that accepted the job, a partition whose lease ran out is claimed again
  *              (attempt 2) and never while the lease before could live (from the daemons'
- *              logs), the status names every daemon, nothing left in the queue.
+ *              logs), the status names every daemon, a key added on one daemon reaches the
+ *              others and one removed on any leaves them all, nothing left in the queue.
  *   outage     the database stopped for 15 s under a daemon proving a job: new work and
  *              reads answer 503 (at once once the daemon knows), the status says the store
  *              is down, the job held goes on and is recorded when the database is back;
@@ -585,6 +586,26 @@ static int scenario_farm(void)
     CHECK(http(&r, farm[0].addr, "GET", "/metrics", NULL) && r.status == 200 && r.body &&
           strstr(r.body, "cuzk_cluster_claims_total ") && strstr(r.body, "cuzk_cluster_hosts 3"));
     resp_free(&r);
+    /* the shared key table: a key registered on one daemon reaches the others (a notice),
+     * and one removed on any daemon leaves them all */
+    CHECK(add_key(farm[0].addr, "k2", "multiplier"));
+    long k2 = 0;
+    for (int t = 0; t < 150 && k2 != 200; t++) {
+        k2 = http(&r, farm[2].addr, "GET", "/v1/keys/k2", NULL) ? r.status : 0;
+        resp_free(&r);
+        if (k2 != 200)
+            usleep(100000);
+    }
+    CHECK(k2 == 200);
+    CHECK(http(&r, farm[3].addr, "DELETE", "/v1/keys/k2", NULL) && r.status == 200);
+    resp_free(&r);
+    for (int t = 0; t < 150 && k2 != 404; t++) {
+        k2 = http(&r, farm[0].addr, "GET", "/v1/keys/k2", NULL) ? r.status : 0;
+        resp_free(&r);
+        if (k2 != 404)
+            usleep(100000);
+    }
+    CHECK(k2 == 404);
     store *s = NULL;
     CHECK(store_postgres_open(&s, pg.url, false) == CUZK_OK);
     unsigned all = 0, open_ = 99;
