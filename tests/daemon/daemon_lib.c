@@ -416,6 +416,31 @@ json_t *wait_final(const char *addr, const char *id, double timeout_s)
     return NULL;
 }
 
+int verify_job_proofs(json_t *f, const char *vk, const char *tag, int i, int parts,
+                      int *n_proofs, FILE *ms)
+{
+    bool done = f && !strcmp(jstr(f, "state"), "done");
+    json_t *proofs = done ? json_object_get(f, "proofs") : NULL;
+    json_t *pubs = done ? json_object_get(f, "public") : NULL;
+    CHECK(json_array_size(proofs) == (size_t)parts);
+    int verified = 0;
+    for (size_t p = 0; done && p < json_array_size(proofs); p++) {
+        char pp[400], up[400], cmd[1600];
+        snprintf(pp, sizeof pp, "%s/%s-proof_%d_%zu.json", tmp_dir, tag, i, p);
+        snprintf(up, sizeof up, "%s/%s-public_%d_%zu.json", tmp_dir, tag, i, p);
+        CHECK(json_dump_file(json_array_get(proofs, p), pp, 0) == 0);
+        CHECK(json_dump_file(json_array_get(pubs, p), up, 0) == 0);
+        snprintf(cmd, sizeof cmd, "%s/cuzk verify %s %s %s > /dev/null 2>&1", bin_dir, vk, up, pp);
+        (*n_proofs)++;
+        bool ok = system(cmd) == 0;
+        CHECK(ok);
+        verified += ok;
+        if (ms && i % 8 == 0)
+            fprintf(ms, "%s\t%s\t%s\n", vk, up, pp);
+    }
+    return verified;
+}
+
 /* The file's bytes, 0-terminated (the test reads JSON as text too); NULL when unreadable. */
 char *read_file(const char *path, size_t *len)
 {

@@ -81,6 +81,14 @@ char *submit(const char *addr, const char *key, const char *circuit, const char 
  * JSON (owned) or NULL. */
 json_t *wait_final(const char *addr, const char *id, double timeout_s);
 
+/* The proofs of a job done (f: wait_final's JSON, NULL or not done: none), each checked with
+ * `cuzk verify` against vk (the files written to tmp_dir as TAG-proof_I_P.json and
+ * TAG-public_I_P.json); CHECKs that there are `parts` of them and that each verifies. Adds
+ * to *n_proofs; returns how many verified. With ms, every 8th job's (i % 8 == 0) triples
+ * "vk<TAB>public<TAB>proof" are written there (for snarkjs). */
+int verify_job_proofs(json_t *f, const char *vk, const char *tag, int i, int parts,
+                      int *n_proofs, FILE *ms);
+
 /* The file's bytes, 0-terminated (the test reads JSON as text too); NULL when unreadable. */
 char *read_file(const char *path, size_t *len);
 

@@ -134,7 +134,9 @@ static void pg_cleanup(void)
     test_pg_stop(&pg);   /* (a no-op once stopped) */
 }
 
-static int scenario_pg_crash(void)
+/* Each scenario's start: the server (SKIP without one), the fixture's witness by path
+ * (wpath) and as base64 (wb64). */
+static int cluster_setup(void)
 {
     int rc = test_pg_start(&pg);
     if (rc != 0)
@@ -145,6 +147,14 @@ static int scenario_pg_crash(void)
     unsigned char *wbytes = read_all(wpath, &wlen);
     wb64 = b64(wbytes, wlen);
     free(wbytes);
+    return 0;
+}
+
+static int scenario_pg_crash(void)
+{
+    int rc = cluster_setup();
+    if (rc != 0)
+        return rc;
     char allow[512];
     snprintf(allow, sizeof allow, "%s/tests/data/circuits", src_dir);
     daemon_proc d;
@@ -200,22 +210,7 @@ static int scenario_pg_crash(void)
         if (!done)
             fprintf(stderr, "pg_crash: job %s: %s %s\n", jobs[i].id, f ? jstr(f, "state") : "-",
                     f ? jstr(f, "error") : "");
-        json_t *proofs = f ? json_object_get(f, "proofs") : NULL;
-        json_t *pubs = f ? json_object_get(f, "public") : NULL;
-        CHECK(json_array_size(proofs) == (size_t)jobs[i].parts);
-        for (size_t p = 0; done && p < json_array_size(proofs); p++) {
-            char pp[400], up[400], cmd[1600];
-            snprintf(pp, sizeof pp, "%s/proof_%d_%zu.json", tmp_dir, i, p);
-            snprintf(up, sizeof up, "%s/public_%d_%zu.json", tmp_dir, i, p);
-            CHECK(json_dump_file(json_array_get(proofs, p), pp, 0) == 0);
-            CHECK(json_dump_file(json_array_get(pubs, p), up, 0) == 0);
-            snprintf(cmd, sizeof cmd, "%s/cuzk verify %s %s %s > /dev/null 2>&1", bin_dir, vk, up,
-                     pp);
-            n_proofs++;
-            bool ok = system(cmd) == 0;
-            CHECK(ok);
-            n_verified += ok;
-        }
+        n_verified += verify_job_proofs(f, vk, "pg", i, jobs[i].parts, &n_proofs, NULL);
         json_decref(f);
         /* done exactly once: at most one final event for the id across the runs (none only
          * when the kill came between its commit and the log line) */
@@ -463,15 +458,9 @@ static int farm_check_claims(double lease_s, double t_crash)
 
 static int scenario_farm(void)
 {
-    int rc = test_pg_start(&pg);
+    int rc = cluster_setup();
     if (rc != 0)
-        return rc == 77 ? SKIP : 1;
-    atexit(pg_cleanup);
-    wpath = test_fixture_dup("chain", "witness.wtns");
-    size_t wlen;
-    unsigned char *wbytes = read_all(wpath, &wlen);
-    wb64 = b64(wbytes, wlen);
-    free(wbytes);
+        return rc;
     for (int k = 0; k < 3; k++)
         if (!farm_daemon(k)) {
             CHECK(0);
@@ -522,22 +511,7 @@ static int scenario_farm(void)
         if (!done)
             fprintf(stderr, "farm: job %s: %s %s\n", fjobs[i].id, f ? jstr(f, "state") : "-",
                     f ? jstr(f, "error") : "");
-        json_t *proofs = f ? json_object_get(f, "proofs") : NULL;
-        json_t *pubs = f ? json_object_get(f, "public") : NULL;
-        CHECK(json_array_size(proofs) == (size_t)fjobs[i].parts);
-        for (size_t p = 0; done && p < json_array_size(proofs); p++) {
-            char pp[400], up[400], cmd[1600];
-            snprintf(pp, sizeof pp, "%s/fproof_%d_%zu.json", tmp_dir, i, p);
-            snprintf(up, sizeof up, "%s/fpublic_%d_%zu.json", tmp_dir, i, p);
-            CHECK(json_dump_file(json_array_get(proofs, p), pp, 0) == 0);
-            CHECK(json_dump_file(json_array_get(pubs, p), up, 0) == 0);
-            snprintf(cmd, sizeof cmd, "%s/cuzk verify %s %s %s > /dev/null 2>&1", bin_dir, vk, up,
-                     pp);
-            n_proofs++;
-            bool ok = system(cmd) == 0;
-            CHECK(ok);
-            n_verified += ok;
-        }
+        n_verified += verify_job_proofs(f, vk, "farm", i, fjobs[i].parts, &n_proofs, NULL);
         json_decref(f);
         /* completed exactly once: one daemon's log says so (none only for the killed one,
          * between its commit and its log line) */
@@ -647,11 +621,9 @@ static long submit_status(const char *addr, char **id)
 
 static int scenario_outage(void)
 {
-    int rc = test_pg_start(&pg);
+    int rc = cluster_setup();
     if (rc != 0)
-        return rc == 77 ? SKIP : 1;
-    atexit(pg_cleanup);
-    wpath = test_fixture_dup("chain", "witness.wtns");
+        return rc;
     char allow[512];
     snprintf(allow, sizeof allow, "%s/tests/data/circuits", src_dir);
     daemon_proc d;
@@ -733,6 +705,7 @@ static int scenario_outage(void)
     free(j1);
     free(j3);
     free(wpath);
+    free(wb64);
     return test_finish();
 }
 

@@ -238,25 +238,7 @@ static int scenario_crash(void)
         if (!done)
             fprintf(stderr, "crash: job %s: %s %s\n", jobs[i].id, f ? jstr(f, "state") : "(none)",
                     f ? jstr(f, "error") : "");
-        json_t *proofs = f ? json_object_get(f, "proofs") : NULL;
-        json_t *pubs = f ? json_object_get(f, "public") : NULL;
-        CHECK(json_array_size(proofs) == (size_t)jobs[i].parts);
-        for (size_t p = 0; done && p < json_array_size(proofs); p++) {
-            char pp[400], up[400];
-            snprintf(pp, sizeof pp, "%s/proof_%d_%zu.json", tmp_dir, i, p);
-            snprintf(up, sizeof up, "%s/public_%d_%zu.json", tmp_dir, i, p);
-            CHECK(json_dump_file(json_array_get(proofs, p), pp, 0) == 0);
-            CHECK(json_dump_file(json_array_get(pubs, p), up, 0) == 0);
-            char cmd[1600];
-            snprintf(cmd, sizeof cmd, "%s/cuzk verify %s %s %s > /dev/null 2>&1", bin_dir, vk, up,
-                     pp);
-            n_proofs++;
-            bool ok = system(cmd) == 0;
-            CHECK(ok);
-            n_verified += ok;
-            if (ms && i % 8 == 0)
-                fprintf(ms, "%s\t%s\t%s\n", vk, up, pp);
-        }
+        n_verified += verify_job_proofs(f, vk, "crash", i, jobs[i].parts, &n_proofs, ms);
         json_decref(f);
         /* done exactly once: at most one final event for the id across every run's log; none
          * only when it was done in the journal at a restart (the kill came between its
