@@ -20,9 +20,14 @@ pack_libs() {
         esac
     done
 }
-for b in "$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD/tests/gpu/test_gpu_setup" \
-         "$BUILD/tests/gpu/test_gpu_subgroup" "$BUILD/tests/test_params" \
-         "$BUILD/cuzk-bench" "$BUILD/cuzk" "$BUILD/cuzk-daemon"; do
+# PACK_ONLY="cuzk cuzk-bench cuzk-daemon": those programs alone (a round without the tests)
+bins=("$BUILD/tests/gpu/test_gpu" "$BUILD/tests/gpu/test_gpu_groth16" "$BUILD/tests/gpu/test_gpu_setup"
+      "$BUILD/tests/gpu/test_gpu_subgroup" "$BUILD/tests/test_params"
+      "$BUILD/cuzk-bench" "$BUILD/cuzk" "$BUILD/cuzk-daemon")
+if [ -n "${PACK_ONLY:-}" ]; then
+    bins=(); for b in $PACK_ONLY; do bins+=("$BUILD/$b"); done
+fi
+for b in "${bins[@]}"; do
     case "$b" in */test_gpu_subgroup|*/test_params) [ -x "$b" ] || continue ;; esac # optional
     [ -x "$b" ] || { echo "remote-gpu-pack.sh: $b is not built" >&2; exit 1; }
     cp "$b" "$D/bin/"

@@ -16,7 +16,8 @@
 #                     (bench/lib-pg.sh; PACK_PG=1 carries the server))
 #   ROUND_FARM=1      bench/farm.sh on this host's CPUs: 1, 2, 3 daemons (CPU backend,
 #                     --prove-threads ROUND_FARM_THREADS=5) on one PostgreSQL, the example
-#                     key and a 2^16 circuit (PACK_PG=1)
+#                     key and a 2^16 circuit (ROUND_FARM_WORKLOADS="example k16"; PACK_PG=1)
+#   ROUND_SKIP_GROTH16=1  leave out test_gpu_groth16 (a round of service benchmarks alone)
 #   ROUND_MGPU_K=24   one porep batch (ROUND_MGPU_P=8 partitions) on 1, 2, 4, 8 GPUs
 #   ROUND_SUBGROUP=1  test_gpu_subgroup, and test_params (its decode benchmark)
 #   ROUND_PREP="22"   cuzk-bench prep (a GPU partition's host side) at those sizes
@@ -25,8 +26,11 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib-remote-gpu.sh" /tmp/round-out
 
-device_step test_gpu_groth16 240 "" "$D/bin/test_gpu_groth16"
-tail -14 "$OUT/test_gpu_groth16.log"
+# ROUND_SKIP_GROTH16=1: a round of service benchmarks alone (the GPU code checked elsewhere)
+if [ -z "${ROUND_SKIP_GROTH16:-}" ]; then
+    device_step test_gpu_groth16 240 "" "$D/bin/test_gpu_groth16"
+    tail -14 "$OUT/test_gpu_groth16.log"
+fi
 
 if [ -n "${ROUND_DAEMON:-}" ]; then
     . "$ROOT/bench/lib-daemon.sh"
@@ -82,10 +86,13 @@ fi
 if [ -n "${ROUND_FARM:-}" ]; then
     t0=$(date +%s)
     FW=/tmp/farm16
-    "$D/bin/cuzk" gen --domain 16 --partitions 1 --seed 5 -q -o "$FW" \
-        && "$D/bin/cuzk" setup "$FW/circuit.r1cs" "$FW/circuit.zkey" \
-        && "$D/bin/cuzk" export vk "$FW/circuit.zkey" "$FW/vk.json"
-    for wl in example k16; do
+    wls=${ROUND_FARM_WORKLOADS:-example k16}
+    case " $wls " in *" k16 "*)
+        "$D/bin/cuzk" gen --domain 16 --partitions 1 --seed 5 -q -o "$FW" \
+            && "$D/bin/cuzk" setup "$FW/circuit.r1cs" "$FW/circuit.zkey" \
+            && "$D/bin/cuzk" export vk "$FW/circuit.zkey" "$FW/vk.json" ;;
+    esac
+    for wl in $wls; do
         fa=(); [ "$wl" = k16 ] && fa=(--zkey "$FW/circuit.zkey" --witness "$FW/witness-0.wtns" --vk "$FW/vk.json")
         CUZK_BACKEND=cpu BUILD_DIR=$D/bin timeout ${FARM_TIMEOUT:-240} bash "$ROOT/bench/farm.sh" \
             --daemons "1 2 3" -c ${ROUND_FARM_C:-120} -p 2 -j 12 --sqlite "${fa[@]}" \
