@@ -185,6 +185,8 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
                                 const char *path, const cuzk_engine_key_opts *opts) CUZK_WUR;
 /* Unregisters id; its memory is freed when no queued or running job uses it. CUZK_ENOTFOUND
  * if unknown. */
+/* In a farm the key leaves the shared table too (and so every daemon), also when this one
+ * had not registered it yet; CUZK_EUNAVAILABLE when the table cannot be written. */
 cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id) CUZK_WUR;
 /* Info of one registered key; CUZK_ENOTFOUND if unknown. */
 cuzk_err cuzk_engine_key_get(cuzk_engine *e, cuzk_engine_key_info *info, const char *id) CUZK_WUR;

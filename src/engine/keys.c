@@ -499,11 +499,19 @@ cuzk_err cuzk_engine_key_add_ex(cuzk_engine *e, cuzk_engine_key_info *info, cons
 cuzk_err cuzk_engine_key_remove(cuzk_engine *e, const char *id)
 {
     cuzk_err r = key_remove_local(e, id);
-    if (r == CUZK_OK && (r = cluster_key_del(e, id)) != CUZK_OK) {
-        char why[400];
-        snprintf(why, sizeof why, "%s", cuzk_error_detail());
-        return cuzk_error_set(CUZK_EUNAVAILABLE, "key %s: removed here, not from the farm's key table: "
-                              "%s", id, why);
+    if (!e->cluster)
+        return r;
+    /* in a farm any daemon removes a key of the table, registered here yet or not */
+    char why[400];
+    snprintf(why, sizeof why, "%s", cuzk_error_detail());
+    cuzk_err t = cluster_key_del(e, id);
+    if (t == CUZK_OK || (t == CUZK_ENOTFOUND && r == CUZK_OK)) {
+        cuzk_error_clear();
+        return CUZK_OK;
     }
-    return r;
+    if (t == CUZK_ENOTFOUND)
+        return cuzk_error_set(r, "%s", why);
+    snprintf(why, sizeof why, "%s", cuzk_error_detail());
+    return cuzk_error_set(CUZK_EUNAVAILABLE, "key %s: not removed from the farm's key table: %s",
+                          id, why);
 }

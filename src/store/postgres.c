@@ -1127,6 +1127,8 @@ static cuzk_err pg_key_del(store *base, const char *id)
                          "WITH d AS (DELETE FROM cuzk_keys WHERE id = $1 RETURNING 1)"
                          " SELECT pg_notify('cuzk_keys', '') FROM d",
                          1, v, NULL, &r);
+    if (res && PQntuples(res) == 0)
+        r = cuzk_error_set(CUZK_ENOTFOUND, "key %.100s is not in the farm's key table", id);
     PQclear(res);
     return r;
 }

@@ -181,8 +181,8 @@ struct store_cluster_ops {
     cuzk_err (*age)(store *s, double aging_s, unsigned *n);
     /* out[i]: whether job ids[i] is final or gone. */
     cuzk_err (*ended)(store *s, const char *const *ids, unsigned n, bool *out);
-    /* The shared key table: put (replacing the row of that id), delete, list (*out the
-     * caller's to free). */
+    /* The shared key table: put (replacing the row of that id), delete (CUZK_ENOTFOUND when
+     * the table has no such key), list (*out the caller's to free). */
     cuzk_err (*key_put)(store *s, const store_key *k);
     cuzk_err (*key_del)(store *s, const char *id);
     cuzk_err (*keys)(store *s, store_key **out, unsigned *n);

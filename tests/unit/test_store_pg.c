@@ -473,6 +473,8 @@ static void test_cluster_calls(void)
     if (n)
         store_work_release(&w[0]);
     CHECK_OK(cl->key_del(s, "p\"q"));
+    CHECK(cl->key_del(s, "p\"q") == CUZK_ENOTFOUND);
+    cuzk_error_clear();
     CHECK_OK(cl->keys(s, &ks, &nk));
     CHECK(nk == 1);
     free(ks);
