@@ -1,6 +1,6 @@
 /*
- * The device NTT (src/gpu/ntt.cuh: pass geometry, twiddle tables and indices, radix-4
- * rounds, fused scalings, tiled bit reversal, the H step's DIF/DIT sequence) compiled as
+ * The device NTT (src/gpu/ntt.cuh: pass geometry, twiddle tables and indices, the
+ * one-stage rounds, fused scalings, tiled bit reversal, the H step's DIF/DIT sequence) compiled as
  * host code and run block by block (ntt_host_exec: the kernels' phases in their order)
  * against the CPU library, without a GPU:
  *   DIF and DIT in both directions against cuzk_ntt_dif / cuzk_ntt_dit, the natural-order
@@ -8,7 +8,7 @@
  *   cuzk_ntt_bitreverse, and the H step against cuzk_h_snarkjs / cuzk_h_bellman,
  * for 2^1..2^12, both root families, and several geometries: the device's (NTT_ELOG,
  * NTT_TMAX stages a pass at most, tables up to 2^NTT_TLOG) and small ones that give many
- * passes and sub-problems, rounds of both sizes and a first pass that forms its twiddles
+ * passes and sub-problems, passes of 1 to 7 stages and a first pass that forms its twiddles
  * (tlog below k). gpu_cc_lost_ must stay 0 (no carry dropped where the bounds say none can
  * occur).
  */
@@ -173,11 +173,11 @@ int main(void)
     const geom gms[] = {
         {NTT_ELOG, NTT_TMAX, 0}, /* the device's */
         {NTT_ELOG, NTT_TMAX, 1}, /* the device's with the first pass generated (as from 2^19) */
-        {4, 3, 0},               /* many passes of chunks 2 + 1, 2 sub-problems a block */
+        {4, 3, 0},               /* many passes of 3 stages, 2 sub-problems a block */
         {4, 3, 1},
-        {5, 5, 1},               /* chunks 2 + 2 + 1 */
-        {6, 4, 1},               /* chunks 2 + 2, 4 sub-problems a block */
-        {7, 7, 0},               /* chunks 2 + 2 + 2 + 1 */
+        {5, 5, 1},               /* 5 stages a pass */
+        {6, 4, 1},               /* 4 stages, 4 sub-problems a block */
+        {7, 7, 0},               /* 7 stages a pass */
         {7, 7, 1},
         {3, 1, 0},               /* one stage a pass */
         {6, 2, 1},               /* two stages a pass */
