@@ -4,7 +4,7 @@
  * src/gpu/ntt.cuh holds the plan, the twiddle tables, the per-block phases of a pass and the
  * sequences of passes, shared with the host test (tests/unit/test_gpu_ntt_host.cu); this
  * file runs them on a domain's stream. In short: passes of at most NTT_TMAX radix-2 stages
- * done in shared memory by blocks of 2^NTT_ELOG elements, one stage per trip through shared
+ * done in shared memory by blocks of 2^NTT_ELOG elements (fewer below 2^19: ntt_elog_for), one stage per trip through shared
  * memory (radix-2 rounds, 3 blocks a multiprocessor), twiddles read from one table (one
  * multiplication a butterfly; the first pass of a transform above 2^NTT_TLOG forms its own),
  * DIF passes
@@ -110,7 +110,8 @@ extern "C" void cuzk_gpu_domain_free(cuzk_gpu_domain *d)
 static cuzk_err domain_init(cuzk_gpu_domain *d)
 {
     cuzk_fr *tab = NULL;
-    GPU_TRY(ntt_tables_make(&d->c, &tab, d->k, d->family, NTT_ELOG, NTT_TMAX, NTT_TLOG));
+    GPU_TRY(ntt_tables_make(&d->c, &tab, d->k, d->family, ntt_elog_for(d->k), NTT_TMAX,
+                                  NTT_TLOG));
     cudaError_t ce = cudaMalloc(&d->tables, d->c.n_tab * sizeof(fr_t));
     if (ce == cudaSuccess)
         ce = cudaMemcpy(d->tables, tab, d->c.n_tab * sizeof(fr_t), cudaMemcpyHostToDevice);

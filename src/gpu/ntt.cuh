@@ -122,6 +122,17 @@ static inline unsigned ntt_threads(unsigned elog)
     return n < 32 ? 32 : n > NTT_THREADS ? NTT_THREADS : n;
 }
 
+/* The device's block size for 2^k: the whole transform in one block up to 2^NTT_TMAX; above,
+ * 2^NTT_ELOG elements, fewer below 2^19 so that a pass still has 256 blocks or more
+ * (elog <= k - 8) while the transform keeps its two passes (elog >= k / 2). */
+static inline unsigned ntt_elog_for(unsigned k)
+{
+    if (k <= NTT_TMAX)
+        return k;
+    const unsigned e = k - 8 > (k + 1) / 2 ? k - 8 : (k + 1) / 2;
+    return e < NTT_ELOG ? e : NTT_ELOG;
+}
+
 /* ---- plan and tables ---- */
 struct ntt_plan {
     unsigned k, elog, npass;
@@ -132,7 +143,7 @@ struct ntt_plan {
 
 /* The passes of 2^k: elog clamped to k, at most tmax stages a pass, the first passes one
  * stage longer when k is not a multiple; the first pass forms its twiddles when 2^k > 2^tlog.
- * The device plans with NTT_ELOG, NTT_TMAX and NTT_TLOG; the host test also with smaller
+ * The device plans with ntt_elog_for(k), NTT_TMAX and NTT_TLOG; the host test also with other
  * geometries (more passes and sub-problems at small k). False when the geometry is not
  * supported (too many passes; tables out of range). */
 static inline bool ntt_plan_make(ntt_plan *p, unsigned k, unsigned elog, unsigned tmax,
