@@ -4,16 +4,15 @@
  * src/gpu/ntt.cuh holds the plan, the twiddle tables, the per-block phases of a pass and the
  * sequences of passes, shared with the host test (tests/unit/test_gpu_ntt_host.cu); this
  * file runs them on a domain's stream. In short: passes of at most NTT_TMAX radix-2 stages
- * done in shared memory by blocks of 2^NTT_ELOG elements (fewer below 2^19: ntt_elog_for), one stage per trip through shared
- * memory (radix-2 rounds, 3 blocks a multiprocessor), twiddles read from one table (one
- * multiplication a butterfly; the first pass of a transform above 2^NTT_TLOG forms its own),
- * DIF passes
- * (natural in, bit-reversed out) paired with DIT passes (bit-reversed in, natural out) in
- * the H step so that it needs no bit reversal (bellman's needs one, at its end), the coset
- * scalings and the a b - c fused into the passes, and a tiled bit reversal for the
- * natural-order transforms.
+ * done in shared memory by blocks of 2^NTT_ELOG elements (fewer below 2^18: ntt_elog_for),
+ * one stage per trip through shared memory (radix-2 rounds, 4 blocks a multiprocessor),
+ * twiddles read from one table (one multiplication a butterfly; the first pass of a
+ * transform above 2^NTT_TLOG forms its own), DIF passes (natural in, bit-reversed out)
+ * paired with DIT passes (bit-reversed in, natural out) in the H step so that it needs no bit
+ * reversal (bellman's needs one, at its end), the coset scalings and the a b - c fused into
+ * the passes, and a tiled bit reversal for the natural-order transforms.
  *
- * Counts (NTT_ELOG 11, NTT_TMAX 10, NTT_TLOG 18), a forward transform in natural order:
+ * Counts (NTT_ELOG 10, NTT_TMAX 10, NTT_TLOG 18), a forward transform in natural order:
  *  - passes over global memory (each reads and writes the 2^k elements once): 2^24: 3 passes
  *    of 8 stages + the bit reversal = 4 (4 x 1 GiB moved); 2^27: 3 of 9 + the bit reversal
  *    = 4 (4 x 8 GiB). The H step: 6 passes a slot (DIF, DIT) for a, b and c, the last one

@@ -58,14 +58,14 @@
 #include "gpu/ff/bls12_381.cuh"
 #include "gpu/mem.cuh"
 
-#define NTT_ELOG 11          /* the device's blocks: 2^11 elements */
+#define NTT_ELOG 10          /* the device's blocks: 2^10 elements (fewer below 2^18) */
 #define NTT_TMAX 10          /* the device's passes: at most 10 stages */
 #define NTT_MAXPASS 8
 #define NTT_TAB 1024        /* entries of each level of a power table (10 bits) */
 #define NTT_TLOG 18         /* largest 2^(k-s0) of a pass read from W: W <= 4 MiB + 32 B */
 #define NTT_THREADS 256
 #define NTT_BRV_QMAX 4      /* bit-reversal tiles of 2^4 x 2^4 elements */
-#define NTT_MINB 3          /* the launch bounds: 3 blocks a multiprocessor (80 registers) */
+#define NTT_MINB 4          /* the launch bounds: 4 blocks a multiprocessor (64 registers) */
 
 /* ---- small helpers ---- */
 GPU_HD unsigned ntt_brev(unsigned x, unsigned bits) /* the low `bits` bits of x, reversed */
@@ -95,9 +95,11 @@ GPU_HD fr_t ntt_pow3(const fr_t *tab, size_t x)
 
 /* ---- rounds: one stage of a pass each (chunk ci is stage r = ci). The round code
  * (ntt_phase_round) is written for chunks of R stages; one stage a round measured fastest on
- * the H200 (its 80 registers a thread let 3 blocks share a multiprocessor, against 2 for
- * radix-4 rounds at 124 registers: 2^24 forward 5.14 against 5.30 ms, 2^27 44.1 against
- * 46.0). ---- */
+ * the H200: the passes are bound by the latency of the products' carry chains, and a thread
+ * of radix-2 rounds fits in 64 registers, so 4 blocks of 2^10 elements (32 warps) share a
+ * multiprocessor, against 2 blocks of 2^11 (16 warps) for radix-4 rounds at 124 registers.
+ * 2^24 forward: 4.97 ms against 5.30, 2^27: 43.4 against 46.0 (3 blocks of 2^11 at 72
+ * registers: 5.11 and 44.1). ---- */
 GPU_HD unsigned ntt_nchunks(unsigned t)
 {
     return t;
@@ -123,7 +125,7 @@ static inline unsigned ntt_threads(unsigned elog)
 }
 
 /* The device's block size for 2^k: the whole transform in one block up to 2^NTT_TMAX; above,
- * 2^NTT_ELOG elements, fewer below 2^19 so that a pass still has 256 blocks or more
+ * 2^NTT_ELOG elements, fewer below 2^18 so that a pass still has 256 blocks or more
  * (elog <= k - 8) while the transform keeps its two passes (elog >= k / 2). */
 static inline unsigned ntt_elog_for(unsigned k)
 {

@@ -178,7 +178,7 @@ int main(void)
     const geom gms[] = {
         {0, NTT_TMAX, 0},        /* the device's (ntt_elog_for: 2^6-element blocks at 2^11, 2^12) */
         {0, NTT_TMAX, 1},        /* the same with the first pass generated (as from 2^19) */
-        {NTT_ELOG, NTT_TMAX, 0}, /* the device's blocks of 2^19 and more */
+        {NTT_ELOG, NTT_TMAX, 0}, /* the device's blocks from 2^18 */
         {NTT_ELOG, NTT_TMAX, 1},
         {4, 3, 0},               /* many passes of 3 stages, 2 sub-problems a block */
         {4, 3, 1},
