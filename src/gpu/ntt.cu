@@ -4,13 +4,27 @@
  * src/gpu/ntt.cuh holds the plan, the twiddle tables, the per-block phases of a pass and the
  * sequences of passes, shared with the host test (tests/unit/test_gpu_ntt_host.cu); this
  * file runs them on a domain's stream. In short: passes of at most NTT_TMAX radix-2 stages
- * done in shared memory by blocks of 2^NTT_ELOG elements, two stages per trip through shared
- * memory (radix-4 rounds in registers), twiddles read from one table (one multiplication a
- * butterfly; the first pass of a transform above 2^NTT_TLOG forms its own), DIF passes
- * (natural in, bit-reversed out) paired with DIT passes (bit-reversed in, natural out) in
- * the H step so that it needs no bit reversal (bellman's needs one, at its end), the coset
- * scalings and the a b - c fused into the passes, and a tiled bit reversal for the
- * natural-order transforms.
+ * done in shared memory by blocks of 2^NTT_ELOG elements (fewer below 2^18: ntt_elog_for),
+ * one stage per trip through shared memory (radix-2 rounds, 4 blocks a multiprocessor),
+ * twiddles read from one table (one multiplication a butterfly; the first pass of a
+ * transform above 2^NTT_TLOG forms its own), DIF passes (natural in, bit-reversed out)
+ * paired with DIT passes (bit-reversed in, natural out) in the H step so that it needs no bit
+ * reversal (bellman's needs one, at its end), the coset scalings and the a b - c fused into
+ * the passes, and a tiled bit reversal for the natural-order transforms.
+ *
+ * Counts (NTT_ELOG 10, NTT_TMAX 10, NTT_TLOG 18), a forward transform in natural order:
+ *  - passes over global memory (each reads and writes the 2^k elements once): 2^24: 3 passes
+ *    of 8 stages + the bit reversal = 4 (4 x 1 GiB moved); 2^27: 3 of 9 + the bit reversal
+ *    = 4 (4 x 8 GiB). The H step: 6 passes a slot (DIF, DIT) for a, b and c, the last one
+ *    also reading a and b (a b - c); bellman's adds a DIF of a (3 passes) and a bit
+ *    reversal. The bit reversal runs at ~3.5 TB/s (0.30 ms at 2^24); the passes are bound by
+ *    the multiprocessors, not by memory (~11-16 % of the DRAM bandwidth).
+ *  - Fr products (Montgomery, 8 x 8 + 8 x 8 word products and 8 for the reduction factors):
+ *    one a butterfly in every pass read from W, none in the network's last stage (tau = 1);
+ *    the first pass of 2^k > 2^18 forms its twiddles: 1.27 products a butterfly at 2^24
+ *    (t = 8), 1.23 at 2^27 (t = 9). In all: 1.047 products a butterfly at 2^24 (25.1 x 2^23
+ *    for 24 x 2^23 butterflies), 1.040 at 2^27 (28.1 x 2^26 for 27 x 2^26); the inverse
+ *    adds one an element (1/n, fused into the last pass).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,7 +53,7 @@ struct cuzk_gpu_domain {
 /* One pass (ntt.cuh): the phases with barriers between them; the host test's
  * ntt_host_exec runs the same sequence. */
 template <bool DIT, bool INV>
-__global__ void __launch_bounds__(NTT_THREADS, 2) ntt_pass_kernel(const ntt_args a)
+__global__ void __launch_bounds__(NTT_THREADS, NTT_MINB) ntt_pass_kernel(const ntt_args a)
 {
     extern __shared__ __align__(16) unsigned char ntt_smem[];
     const ntt_sm s = ntt_sm_at(ntt_smem, a);
@@ -95,7 +109,8 @@ extern "C" void cuzk_gpu_domain_free(cuzk_gpu_domain *d)
 static cuzk_err domain_init(cuzk_gpu_domain *d)
 {
     cuzk_fr *tab = NULL;
-    GPU_TRY(ntt_tables_make(&d->c, &tab, d->k, d->family, NTT_ELOG, NTT_TMAX, NTT_TLOG));
+    GPU_TRY(ntt_tables_make(&d->c, &tab, d->k, d->family, ntt_elog_for(d->k), NTT_TMAX,
+                                  NTT_TLOG));
     cudaError_t ce = cudaMalloc(&d->tables, d->c.n_tab * sizeof(fr_t));
     if (ce == cudaSuccess)
         ce = cudaMemcpy(d->tables, tab, d->c.n_tab * sizeof(fr_t), cudaMemcpyHostToDevice);

@@ -17,9 +17,9 @@
  * bitrev(DFT_w x), so DIF followed by DIT needs no permutation.
  * A block holds E = 2^elog elements: G = E / 2^t sub-problems of consecutive q, in shared
  * memory at j = m G + g (16-byte halves in two arrays, swizzled against bank conflicts).
- * Each thread works on 2^R elements in registers per round of R <= 2 stages (a radix-4
- * step, or radix 2 for a pass's last stage when t is odd): one trip through shared memory
- * and one barrier per round instead of per stage.
+ * A round does R stages in registers (2^R elements an item) with one trip through shared
+ * memory and one barrier; R = 1 (ntt_chunk_size: one stage a round, radix 2, which keeps a
+ * thread at 80 registers and 3 blocks on a multiprocessor).
  *
  * Twiddles, one multiplication per butterfly:
  *  - table passes (2^(k-s0) <= 2^tlog): one table W[j] = omega_(2^L)^j, j <= 2^(L-1),
@@ -58,13 +58,14 @@
 #include "gpu/ff/bls12_381.cuh"
 #include "gpu/mem.cuh"
 
-#define NTT_ELOG 11          /* the device's blocks: 2^11 elements */
+#define NTT_ELOG 10          /* the device's blocks: 2^10 elements (fewer below 2^18) */
 #define NTT_TMAX 10          /* the device's passes: at most 10 stages */
 #define NTT_MAXPASS 8
 #define NTT_TAB 1024        /* entries of each level of a power table (10 bits) */
 #define NTT_TLOG 18         /* largest 2^(k-s0) of a pass read from W: W <= 4 MiB + 32 B */
 #define NTT_THREADS 256
 #define NTT_BRV_QMAX 4      /* bit-reversal tiles of 2^4 x 2^4 elements */
+#define NTT_MINB 4          /* the launch bounds: 4 blocks a multiprocessor (64 registers) */
 
 /* ---- small helpers ---- */
 GPU_HD unsigned ntt_brev(unsigned x, unsigned bits) /* the low `bits` bits of x, reversed */
@@ -92,28 +93,46 @@ GPU_HD fr_t ntt_pow3(const fr_t *tab, size_t x)
     return f_mul<FrP>(f, hd_ld(tab + 2 * NTT_TAB + (x >> 20)));
 }
 
-/* ---- rounds: stages of a pass in chunks of 2 (radix-4 steps), the last of 1 when t is
- * odd. Chunk 0 holds the first stages (r = 0..R0-1, the top bits of m). ---- */
+/* ---- rounds: one stage of a pass each (chunk ci is stage r = ci). The round code
+ * (ntt_phase_round) is written for chunks of R stages; one stage a round measured fastest on
+ * the H200: the passes are bound by the latency of the products' carry chains, and a thread
+ * of radix-2 rounds fits in 64 registers, so 4 blocks of 2^10 elements (32 warps) share a
+ * multiprocessor, against 2 blocks of 2^11 (16 warps) for radix-4 rounds at 124 registers.
+ * 2^24 forward: 4.97 ms against 5.30, 2^27: 43.4 against 46.0 (3 blocks of 2^11 at 72
+ * registers: 5.11 and 44.1). ---- */
 GPU_HD unsigned ntt_nchunks(unsigned t)
 {
-    return (t + 1) / 2;
+    return t;
 }
 GPU_HD unsigned ntt_chunk_size(unsigned t, unsigned ci)
 {
-    return 2 * ci + 2 <= t ? 2 : 1;
+    (void)t;
+    (void)ci;
+    return 1;
 }
 /* The first stage of chunk ci. */
 GPU_HD unsigned ntt_chunk_r0(unsigned ci)
 {
-    return 2 * ci;
+    return ci;
 }
 
-/* Threads of a block: one per 4 elements, from 32 to NTT_THREADS (launch bounds of two
- * blocks a multiprocessor, about 118 registers). */
+/* Threads of a block: one per 4 elements, from 32 to NTT_THREADS (launch bounds of
+ * NTT_MINB blocks a multiprocessor). */
 static inline unsigned ntt_threads(unsigned elog)
 {
     const unsigned n = elog > 2 ? 1u << (elog - 2) : 1;
     return n < 32 ? 32 : n > NTT_THREADS ? NTT_THREADS : n;
+}
+
+/* The device's block size for 2^k: the whole transform in one block up to 2^NTT_TMAX; above,
+ * 2^NTT_ELOG elements, fewer below 2^18 so that a pass still has 256 blocks or more
+ * (elog <= k - 8) while the transform keeps its two passes (elog >= k / 2). */
+static inline unsigned ntt_elog_for(unsigned k)
+{
+    if (k <= NTT_TMAX)
+        return k;
+    const unsigned e = k - 8 > (k + 1) / 2 ? k - 8 : (k + 1) / 2;
+    return e < NTT_ELOG ? e : NTT_ELOG;
 }
 
 /* ---- plan and tables ---- */
@@ -126,7 +145,7 @@ struct ntt_plan {
 
 /* The passes of 2^k: elog clamped to k, at most tmax stages a pass, the first passes one
  * stage longer when k is not a multiple; the first pass forms its twiddles when 2^k > 2^tlog.
- * The device plans with NTT_ELOG, NTT_TMAX and NTT_TLOG; the host test also with smaller
+ * The device plans with ntt_elog_for(k), NTT_TMAX and NTT_TLOG; the host test also with other
  * geometries (more passes and sub-problems at small k). False when the geometry is not
  * supported (too many passes; tables out of range). */
 static inline bool ntt_plan_make(ntt_plan *p, unsigned k, unsigned elog, unsigned tmax,
@@ -579,10 +598,7 @@ template <bool DIT, bool INV>
 GPU_HD void ntt_phase_round_any(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned ci,
                                 unsigned tid, unsigned nth)
 {
-    if (ntt_chunk_size(a.t, ci) == 2)
-        ntt_phase_round<2, DIT, INV>(a, s, blk, ci, tid, nth);
-    else
-        ntt_phase_round<1, DIT, INV>(a, s, blk, ci, tid, nth);
+    ntt_phase_round<1, DIT, INV>(a, s, blk, ci, tid, nth); /* ntt_chunk_size: 1 */
 }
 
 /* Phase 5: the block's elements back to memory, with the fused scaling or H end. */

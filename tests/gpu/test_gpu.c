@@ -20,6 +20,9 @@
  *                     also the split MSM at 2^24 (Filecoin-like scalars), bellman H
  *                     2^20/2^24/2^27, G2 MSM 2^18/2^20 and G2 batch add 2^20.
  *   test_gpu --large  see run_large.
+ *   test_gpu --ntt    the NTT and H checks alone (test_ntt, test_h, test_h_bellman).
+ *   test_gpu --ntt-bench [K]...  the NTT and H timings alone (bench_ntt and bench_h_bellman
+ *                     at each 2^K, default 20 24 27), each checked as in --bench.
  * Without a usable GPU it says why and exits 77 (CTest SKIP_RETURN_CODE).
  */
 #include <stdbool.h>
@@ -1305,6 +1308,30 @@ static int run_bench(void)
     return test_finish();
 }
 
+/* --ntt-bench: bench_ntt and bench_h_bellman at each 2^K of ks (none: 20, 24, 27). */
+static int run_ntt_bench(int nk, char **ks)
+{
+    static const unsigned def[3] = {20, 24, 27};
+    const int n = nk > 0 ? nk : 3;
+    if (n > 32) {
+        fprintf(stderr, "test_gpu --ntt-bench: at most 32 sizes\n");
+        return 2;
+    }
+    for (int i = 0; i < n; i++) {
+        const unsigned k = nk > 0 ? (unsigned)atoi(ks[i]) : def[i];
+        if (k < 1 || k > 28) {
+            fprintf(stderr, "test_gpu --ntt-bench: K = %s not in 1..28\n", ks[i]);
+            return 2;
+        }
+        bench_ntt(k);
+        bench_h_bellman(k);
+    }
+    printf("\n%-28s %12s\n", "benchmark", "median ms");
+    for (int i = 0; i < nrows; i++)
+        printf("%-28s %12.3f\n", rows[i].name, rows[i].ms);
+    return test_finish();
+}
+
 /* The same G1 MSM on the device with XYZZ and with the affine accumulation (mode), which
  * must agree (the XYZZ one is checked against the CPU elsewhere); prints both times (the
  * first affine call includes its buffer allocation). *ran: affine rounds ran. The context
@@ -1595,6 +1622,14 @@ int main(int argc, char **argv)
         return run_bench();
     if (argc > 1 && strcmp(argv[1], "--large") == 0)
         return run_large();
+    if (argc > 1 && strcmp(argv[1], "--ntt") == 0) {
+        test_ntt();
+        test_h();
+        test_h_bellman();
+        return test_finish();
+    }
+    if (argc > 1 && strcmp(argv[1], "--ntt-bench") == 0)
+        return run_ntt_bench(argc - 2, argv + 2);
 
     double t0 = cuzk_now_ms();
     test_errors();

@@ -1,14 +1,15 @@
 /*
- * The device NTT (src/gpu/ntt.cuh: pass geometry, twiddle tables and indices, radix-4
- * rounds, fused scalings, tiled bit reversal, the H step's DIF/DIT sequence) compiled as
+ * The device NTT (src/gpu/ntt.cuh: pass geometry, twiddle tables and indices, the
+ * one-stage rounds, fused scalings, tiled bit reversal, the H step's DIF/DIT sequence) compiled as
  * host code and run block by block (ntt_host_exec: the kernels' phases in their order)
  * against the CPU library, without a GPU:
  *   DIF and DIT in both directions against cuzk_ntt_dif / cuzk_ntt_dit, the natural-order
  *   transforms against cuzk_ntt_forward / cuzk_ntt_inverse, the bit reversal against
  *   cuzk_ntt_bitreverse, and the H step against cuzk_h_snarkjs / cuzk_h_bellman,
- * for 2^1..2^12, both root families, and several geometries: the device's (NTT_ELOG,
- * NTT_TMAX stages a pass at most, tables up to 2^NTT_TLOG) and small ones that give many
- * passes and sub-problems, rounds of both sizes and a first pass that forms its twiddles
+ * for 2^1..2^12, both root families, and several geometries: the device's (blocks of
+ * 2^ntt_elog_for(k) or 2^NTT_ELOG elements, NTT_TMAX stages a pass at most, tables up to
+ * 2^NTT_TLOG) and small ones that give many
+ * passes and sub-problems, passes of 1 to 7 stages and a first pass that forms its twiddles
  * (tlog below k). gpu_cc_lost_ must stay 0 (no carry dropped where the bounds say none can
  * occur).
  */
@@ -22,7 +23,7 @@
 #include "gpu/ntt.cuh"
 
 struct geom {
-    unsigned elog, tmax;
+    unsigned elog, tmax; /* elog 0: the device's for each k (ntt_elog_for) */
     int gen; /* 1: the first pass forms its twiddles (tlog just below k), 0: tables only */
 };
 
@@ -30,15 +31,16 @@ struct geom {
 static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
 {
     const size_t n = (size_t)1 << k;
+    const unsigned elog = gm.elog ? gm.elog : ntt_elog_for(k);
     ntt_ctx c;
     cuzk_fr *tab = NULL;
     ntt_plan p0;
-    if (!ntt_plan_make(&p0, k, gm.elog, gm.tmax, NTT_TLOG)) {
+    if (!ntt_plan_make(&p0, k, elog, gm.tmax, NTT_TLOG)) {
         CHECK(p0.npass > NTT_MAXPASS); /* only too many passes is refused here */
         return;
     }
     const unsigned tlog = !gm.gen ? NTT_TLOG : p0.npass > 1 ? k - p0.t[0] : k - 1;
-    cuzk_err e = ntt_tables_make(&c, &tab, k, fam, gm.elog, gm.tmax, tlog);
+    cuzk_err e = ntt_tables_make(&c, &tab, k, fam, elog, gm.tmax, tlog);
     CHECK(e == CUZK_OK);
     if (e != CUZK_OK)
         return;
@@ -56,7 +58,7 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
         ntt_host_exec ex;
         char what[96];
         snprintf(what, sizeof what, "k %u fam %d elog %u tmax %u (passes %u, gen %d)", k, (int)fam,
-                 gm.elog, gm.tmax, c.plan.npass, (int)c.plan.gen0);
+                 elog, gm.tmax, c.plan.npass, (int)c.plan.gen0);
         for (int inv = 0; inv < 2; inv++) {
             const cuzk_ntt_dir dir = inv ? CUZK_NTT_INVERSE : CUZK_NTT_FORWARD;
             /* DIF */
@@ -145,13 +147,16 @@ static void check_bitrev(void)
     free(y);
 }
 
-/* The plans of the device's sizes: at most three passes up to 2^28, W of at most 4 MiB. */
+/* The plans of the device's sizes: one pass up to 2^10, two up to 2^20, three up to 2^28,
+ * W of at most 4 MiB. */
 static void check_plans(void)
 {
     for (unsigned k = 1; k <= 28; k++) {
         ntt_plan p;
-        CHECK(ntt_plan_make(&p, k, NTT_ELOG, NTT_TMAX, NTT_TLOG));
+        CHECK(ntt_plan_make(&p, k, ntt_elog_for(k), NTT_TMAX, NTT_TLOG));
         CHECK(p.npass <= 3);
+        CHECK(p.npass == (k <= NTT_TMAX ? 1u : k <= 2 * NTT_TMAX ? 2u : 3u));
+        CHECK(k < 19 || p.elog == NTT_ELOG);
         CHECK(p.L <= NTT_TLOG);
         CHECK(p.gen0 == (k > NTT_TLOG));
         unsigned s = 0;
@@ -171,13 +176,15 @@ int main(void)
     check_bitrev();
     printf("plans, bit reversal: ok so far (%lu failed)\n", test_failed_);
     const geom gms[] = {
-        {NTT_ELOG, NTT_TMAX, 0}, /* the device's */
-        {NTT_ELOG, NTT_TMAX, 1}, /* the device's with the first pass generated (as from 2^19) */
-        {4, 3, 0},               /* many passes of chunks 2 + 1, 2 sub-problems a block */
+        {0, NTT_TMAX, 0},        /* the device's (ntt_elog_for: 2^6-element blocks at 2^11, 2^12) */
+        {0, NTT_TMAX, 1},        /* the same with the first pass generated (as from 2^19) */
+        {NTT_ELOG, NTT_TMAX, 0}, /* the device's blocks from 2^18 */
+        {NTT_ELOG, NTT_TMAX, 1},
+        {4, 3, 0},               /* many passes of 3 stages, 2 sub-problems a block */
         {4, 3, 1},
-        {5, 5, 1},               /* chunks 2 + 2 + 1 */
-        {6, 4, 1},               /* chunks 2 + 2, 4 sub-problems a block */
-        {7, 7, 0},               /* chunks 2 + 2 + 2 + 1 */
+        {5, 5, 1},               /* 5 stages a pass */
+        {6, 4, 1},               /* 4 stages, 4 sub-problems a block */
+        {7, 7, 0},               /* 7 stages a pass */
         {7, 7, 1},
         {3, 1, 0},               /* one stage a pass */
         {6, 2, 1},               /* two stages a pass */

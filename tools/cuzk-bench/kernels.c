@@ -6,6 +6,7 @@
  * scalars already on the device, to the result on the host, there with XYZZ (msm_dev) and
  * with the batch-affine accumulation (msm_aff). Median of --runs after a warm-up; the results
  * are compared. --profile: each GPU MSM's stage times (of its last run) on stderr.
+ * --ntt-only: the NTTs alone (no points made, no MSM; up to 2^28 in little time).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ typedef struct {
 
 static unsigned g_window; /* --window: the GPU MSMs' window (0: chosen from n) */
 static bool g_profile;    /* --profile */
+static bool g_ntt_only;   /* --ntt-only: no MSM, no batch add */
 
 #ifdef CUZK_HAVE_CUDA
 /* --profile: the stage times of m's last MSM, one line on stderr. */
@@ -80,8 +82,8 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
     rw->ntt_same = rw->msm_same = -1;
     cuzk_fr *x = malloc(sizeof(cuzk_fr) * n), *y = malloc(sizeof(cuzk_fr) * n);
     cuzk_fr *ref = malloc(sizeof(cuzk_fr) * n);
-    cuzk_g1_affine *pts = cuzk_bench_random_g1(n, 7 + k);
-    if (!x || !y || !ref || !pts) {
+    cuzk_g1_affine *pts = g_ntt_only ? NULL : cuzk_bench_random_g1(n, 7 + k);
+    if (!x || !y || !ref || (!pts && !g_ntt_only)) {
         fprintf(stderr, "cuzk-bench kernels: out of memory at 2^%u\n", k);
         free(x), free(y), free(ref), free(pts);
         return 1;
@@ -103,7 +105,8 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
         }
         rw->ntt_cpu = cuzk_median(s.v, (size_t)s.n);
         memcpy(ref, y, sizeof(cuzk_fr) * n);
-        TIMED(rw->msm_cpu, cuzk_g1_msm_fr(&r_cpu, NULL, pts, x, n, NULL));
+        if (!g_ntt_only)
+            TIMED(rw->msm_cpu, cuzk_g1_msm_fr(&r_cpu, NULL, pts, x, n, NULL));
         cuzk_domain_free(d);
     }
 #ifdef CUZK_HAVE_CUDA
@@ -121,6 +124,10 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
         if (cpu && cuzk_gpu_domain_load(gd, 0, x) == CUZK_OK && cuzk_gpu_domain_ntt(gd, 0, false) == CUZK_OK &&
             cuzk_gpu_domain_store(gd, 0, y) == CUZK_OK)
             rw->ntt_same = memcmp(y, ref, sizeof(cuzk_fr) * n) == 0;
+        if (g_ntt_only) {
+            cuzk_gpu_domain_free(gd);
+            goto done;
+        }
         if (cuzk_gpu_msm_new(&m, 0, pts, n) != CUZK_OK ||
             cuzk_gpu_msm_set_profile(m, g_profile) != CUZK_OK) {
             fprintf(stderr, "cuzk-bench kernels: gpu msm: %s\n", cuzk_error_detail());
@@ -179,6 +186,9 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
     (void)gpu;
     (void)r_gpu;
 #endif
+#ifdef CUZK_HAVE_CUDA
+done:
+#endif
     free(x);
     free(y);
     free(ref);
@@ -204,9 +214,11 @@ int cuzk_bench_kernels(int argc, char **argv)
             g_window = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--profile"))
             g_profile = true;
+        else if (!strcmp(argv[i], "--ntt-only"))
+            g_ntt_only = true;
         else {
             fprintf(stderr, "usage: cuzk-bench kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]"
-                            " [--window C (GPU MSMs, 1..22; default chosen from n)] [--profile]\n");
+                             " [--window C (GPU MSMs, 1..22; default chosen from n)] [--profile] [--ntt-only]\n");
             return 2;
         }
     }

@@ -181,7 +181,7 @@ static void usage(FILE *f)
                "  micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing operations\n"
                "  porep [-k K] [-p PARTITIONS] [--runs N] [--backend cpu|gpu|both|auto] [--gpu NAME=VALUE]...\n"
                "        [--json]                   whole proofs on the synthetic porep-k workload, per stage\n"
-               "  kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]\n"
+               "  kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json] [--ntt-only]\n"
                "                                   Fr NTT and G1 MSM of 2^K, CPU and GPU side by side\n"
                "  scale --r1cs C.r1cs --witness W.wtns... [--format params|zkey] [--out DIR] [--runs N]\n"
                "        [--gpu NAME=VALUE]... [--json]\n"

@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# One device call for the Fr NTT: correctness first (test_gpu --ntt: every NTT 2^1..2^22 in
+# both root families, forward and inverse, and the snarkjs and bellman H steps 2^1..2^20,
+# against the CPU; test_gpu_groth16: whole proofs equal to the CPU's), the timings only when
+# both pass; then cuzk's NTT (cuzk-bench kernels --ntt-only, data resident, forward, natural
+# order) beside sppark's (the anchor sppark_bench, shipped as bin/sppark_bench), the forward,
+# inverse and H-step timings of test_gpu --ntt-bench, and optionally a porep-27 proof's
+# device time by stage. Binaries from bench/remote-gpu-pack.sh (carry .gpu-deps), with
+#   PACK_EXTRA="/path/to/sppark_bench=sppark_bench" bash bench/remote-gpu-pack.sh
+# A table last (also $OUT/summary.txt; every log in $OUT/bundle.tgz). About 4 minutes
+# without NTT_POREP.
+#   NTT_KS="16 20 24 26 27"  the sizes of the NTT comparison
+#   NTT_RUNS=5               runs of each timing (median after a warm-up)
+#   NTT_BENCH_KS="24 27"     test_gpu --ntt-bench sizes ("" leaves it out)
+#   NTT_POREP=1              also cuzk-bench porep -k 27 -p 1 --abc --runs 1 (the 2^27 key
+#                            takes minutes to make: off by default)
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/lib-remote-gpu.sh" /tmp/ntt-out
+
+finish() {
+    echo "== summary"
+    printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+    device_bundle
+    exit "$1"
+}
+
+device_step test_gpu_ntt ${T_NTT_TEST:-200} "fail|differ" "$D/bin/test_gpu" --ntt ||
+    { summary+=("test_gpu --ntt FAILED: no timings"); finish 1; }
+device_step groth16 ${T_G16:-150} "fail|differ" "$D/bin/test_gpu_groth16" ||
+    { summary+=("test_gpu_groth16 FAILED: no timings"); finish 1; }
+
+KS=${NTT_KS:-16 20 24 26 27}
+RUNS=${NTT_RUNS:-5}
+kargs=() sargs=()
+for k in $KS; do kargs+=(-k "$k"); sargs+=(--ntt "$k"); done
+device_step kernels ${T_KERNELS:-150} "" "$D/bin/cuzk-bench" kernels "${kargs[@]}" --backend gpu \
+    --ntt-only --runs "$RUNS"
+cat "$OUT/kernels.log"
+if [ -x "$D/bin/sppark_bench" ]; then
+    device_step sppark ${T_SPPARK:-150} "" "$D/bin/sppark_bench" "${sargs[@]}" --runs "$RUNS"
+    grep -E '^ntt|check' "$OUT/sppark.log"
+else
+    summary+=("sppark_bench not packed (PACK_EXTRA=\".../sppark_bench=sppark_bench\")")
+fi
+if [ -n "${NTT_BENCH_KS-24 27}" ]; then
+    # shellcheck disable=SC2086 # the sizes are words
+    device_step ntt_bench ${T_NTT_BENCH:-150} "fail|differ" "$D/bin/test_gpu" --ntt-bench ${NTT_BENCH_KS-24 27}
+    grep -E '^(ntt_|h_)' "$OUT/ntt_bench.log"
+fi
+if [ -n "${NTT_POREP:-}" ]; then
+    device_step porep27 ${T_POREP:-330} "" "$D/bin/cuzk-bench" porep -k 27 -p 1 --runs 1 --backend gpu --abc
+    summary+=("  $(grep -h '^gpu ' "$OUT/porep27.log" | tail -1)")
+    summary+=("  $(grep -h 'device time by stage' "$OUT/porep27.log" | tail -1)")
+fi
+
+# the table: cuzk's forward NTT (ms) beside sppark's, per size
+summary+=("Fr NTT forward, natural order, data resident (median of $RUNS, ms):")
+summary+=("$(printf '%-6s %10s %10s %8s  %s' k cuzk sppark ratio "sppark's own check")")
+for k in $KS; do
+    c=$(awk -v k="2^$k" '$1 == k {print $3}' "$OUT/kernels.log" | tail -1)
+    s=$(awk -v k="$k" '$1 == "ntt_fwd_nn" && $2 == "2^" k {print $4}' "$OUT/sppark.log" 2>/dev/null | tail -1)
+    sc=$(awk -v k="$k" '$1 == "ntt_fwd_nn" && $2 == "2^" k {print $NF}' "$OUT/sppark.log" 2>/dev/null | tail -1)
+    r=$(awk -v c="${c:-0}" -v s="${s:-0}" 'BEGIN { if (c > 0 && s > 0) printf "%.3f", c / s; else print "-" }')
+    summary+=("$(printf '%-6s %10s %10s %8s  %s' "2^$k" "${c:--}" "${s:--}" "$r" "${sc:--}")")
+done
+if [ -f "$OUT/ntt_bench.log" ]; then
+    summary+=("test_gpu --ntt-bench (median of 3, ms):")
+    while read -r name ms; do summary+=("  $name $ms"); done < <(grep -E '^(ntt_|h_)' "$OUT/ntt_bench.log" | awk '{print $1, $2}')
+fi
+finish 0
