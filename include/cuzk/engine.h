@@ -97,8 +97,8 @@ typedef struct {
     const char *state_dir;
     /* Where the journal's jobs are kept, with state_dir set: NULL or "" for the SQLite file
      * state_dir/journal.db, or a PostgreSQL URL (postgresql://user@host:port/db?...), the
-     * schema created and migrated there; the spool stays in state_dir. Read at
-     * cuzk_engine_new only. */
+     * schema created and migrated there, its queue shared by every engine on that database
+     * (a farm: see lease_s below). Read at cuzk_engine_new only. */
     const char *store;
     /* Witness paths: opened once at submission, only beneath one of these directories
      * (without following a symbolic link on the way), and read later from that descriptor.
