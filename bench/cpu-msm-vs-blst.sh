@@ -4,6 +4,8 @@
 # same points and scalars, G1 and G2, one thread each (blst_p?s_mult_pippenger is
 # single-threaded; cuzk's MSM is given nthreads = 1; both pinned to the same core).
 #   BLST_SRC=/path/to/blst bench/cpu-msm-vs-blst.sh
+# Times: the CPU time of the run (the machine's other load moves it less than the wall
+# time), the wall time in parentheses.
 # Environment:
 #   BLST_SRC   blst source tree (required; its build.sh builds libblst.a)
 #   B          cuzk build directory with libcuzk.so (default: build)
@@ -39,8 +41,8 @@ PIN=(taskset -c "$CPU")
 command -v taskset >/dev/null || PIN=()
 echo "cuzk $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), blst" \
      "$(git -C "$BLST_SRC" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%F)," \
-     "1 thread each on core $CPU, median of $RUNS after a warm-up"
-hdr="| group | n | cuzk ms (window) | blst ms | cuzk / blst |"
+     "1 thread each on core $CPU, median of $RUNS after a warm-up; CPU time (wall time)"
+hdr="| group | n | cuzk ms (window) | blst ms | cuzk / blst (CPU) |"
 [ "${XYZZ:-0}" = 1 ] && hdr="$hdr cuzk XYZZ-only ms |"
 echo "$hdr"
 echo "$hdr" | sed 's/[^|]/-/g; s/^-/|/'
@@ -49,13 +51,14 @@ for g in $GROUPS_; do
     for k in $KS; do
         f=$WORK/in-$g-$k.bin
         "$WORK/cuzk_side" gen "$g" "$k" "$((1000 + k))" "$f"
-        read -r _ ours _ win _ rc < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1)
-        read -r _ theirs _ rb < <("${PIN[@]}" "$WORK/blst_side" "$f" "$RUNS")
-        line=$(awk -v g="$g" -v k="$k" -v a="$ours" -v w="$win" -v b="$theirs" \
-            'BEGIN { printf "| %s | 2^%d | %.1f (%d) | %.1f | %.2f |", g, k, a, w, b, a / b }')
+        read -r _ ow _ oc _ win _ rc < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1)
+        read -r _ bw _ bc _ rb < <("${PIN[@]}" "$WORK/blst_side" "$f" "$RUNS")
+        line=$(awk -v g="$g" -v k="$k" -v ow="$ow" -v oc="$oc" -v w="$win" -v bw="$bw" \
+            -v bc="$bc" 'BEGIN { printf "| %s | 2^%d | %.1f (%.1f) (c=%d) | %.1f (%.1f) | %.2f |",
+                                  g, k, oc, ow, w, bc, bw, oc / bc }')
         if [ "${XYZZ:-0}" = 1 ]; then
-            read -r _ xz _ _ _ rx < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1 xyzz)
-            line="$line $xz |"
+            read -r _ xw _ xc _ _ _ rx < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1 xyzz)
+            line="$line $xc ($xw) |"
             [ "$rx" = "$rc" ] || { echo "cuzk XYZZ-only differs at $g 2^$k" >&2; fail=1; }
         fi
         echo "$line"

@@ -3,8 +3,9 @@
  * The blst side of bench/cpu-msm-vs-blst.sh: blst's own Pippenger
  * (blst_p1s_mult_pippenger / blst_p2s_mult_pippenger, single-threaded, its scratch from
  * blst_p?s_mult_pippenger_scratch_sizeof) on the inputs cuzk_side wrote.
- *   blst_side FILE RUNS   one warm-up, then RUNS timed runs; prints the median in ms and the
- *                         result (uncompressed, hex), as cuzk_side run does.
+ *   blst_side FILE RUNS   one warm-up, then RUNS timed runs; prints the medians of the wall
+ *                         and the CPU time in ms and the result (uncompressed, hex), as
+ *                         cuzk_side run does.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,15 @@ static double now_ms(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* CPU time of the process: on a shared machine a single-threaded run's CPU time moves less
+ * with the other load than its wall time does */
+static double cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
@@ -53,17 +63,20 @@ static void die(const char *what)
             die("short input file");                                                            \
         const blst_##P##_affine *pp[2] = {pts, NULL};                                           \
         const byte *sp[2] = {sc, NULL};                                                         \
-        double *t = malloc(sizeof(double) * (size_t)(runs + 1));                                \
+        double *t = malloc(sizeof(double) * 2 * (size_t)(runs + 1)), *tc = t + runs + 1;                                \
         blst_##P r;                                                                             \
         for (int i = -1; i < runs; i++) {                                                       \
-            double t0 = now_ms();                                                               \
+            double t0 = now_ms(), c0 = cpu_ms();                                                               \
             blst_##P##s_mult_pippenger(&r, pp, n, sp, 255, scratch);                            \
-            if (i >= 0)                                                                         \
+            if (i >= 0) {                                                                       \
                 t[i] = now_ms() - t0;                                                           \
+                tc[i] = cpu_ms() - c0;                                                          \
+            }                                                                                   \
         }                                                                                       \
         qsort(t, (size_t)runs, sizeof(double), cmp_d);                                          \
+        qsort(tc, (size_t)runs, sizeof(double), cmp_d);                                         \
         blst_##P##_serialize(enc, &r);                                                          \
-        printf("ms %.3f result ", t[runs / 2]);                                                 \
+        printf("ms %.3f cpu %.3f result ", t[runs / 2], tc[runs / 2]);                          \
         for (int i = 0; i < PB; i++)                                                            \
             printf("%02x", enc[i]);                                                             \
         printf("\n");                                                                           \

@@ -6,9 +6,10 @@
  *   cuzk_side run FILE RUNS THREADS [xyzz] [w=C]
  *                                     cuzk's Pippenger (cuzk_g1_msm / cuzk_g2_msm) on FILE's
  *                                     inputs with THREADS threads: one warm-up, then RUNS
- *                                     timed runs; prints the median in ms, the window and
- *                                     the result (uncompressed, hex). xyzz: XYZZ buckets
- *                                     only; w=C: window C instead of the cost model's.
+ *                                     timed runs; prints the medians of the wall and the
+ *                                     CPU time in ms, the window and the result
+ *                                     (uncompressed, hex). xyzz: XYZZ buckets only; w=C:
+ *                                     window C instead of the cost model's.
  * FILE: "CZMSM1\n", the group (1 or 2, one byte), n (8 bytes little-endian), n points in the
  * uncompressed zcash encoding (96 or 192 bytes), n scalars (32 bytes little-endian,
  * canonical). Points: P_i = C[i / 4096] + B[i mod 4096] for random multiples B, C of the
@@ -39,6 +40,15 @@ static double now_ms(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* CPU time of the process: on a shared machine a single-threaded run's CPU time moves less
+ * with the other load than its wall time does */
+static double cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
@@ -114,20 +124,23 @@ static void die(const char *what)
                 memcpy(&sc[i].l[l], b + 8 * l, 8); /* little-endian host */                     \
         }                                                                                       \
         cuzk_msm_opts o = {.nthreads = threads, .window = window, .flags = flags};             \
-        double *t = malloc(sizeof(double) * (size_t)(runs + 1));                                \
+        double *t = malloc(sizeof(double) * 2 * (size_t)(runs + 1)), *tc = t + runs + 1;                                \
         JAC r;                                                                                  \
         for (int i = -1; i < runs; i++) {                                                       \
-            double t0 = now_ms();                                                               \
+            double t0 = now_ms(), c0 = cpu_ms();                                                               \
             if (cuzk_##G##_msm(&r, pts, sc, n, &o) != CUZK_OK)                                  \
                 die("msm failed");                                                              \
-            if (i >= 0)                                                                         \
+            if (i >= 0) {                                                                       \
                 t[i] = now_ms() - t0;                                                           \
+                tc[i] = cpu_ms() - c0;                                                          \
+            }                                                                                   \
         }                                                                                       \
         qsort(t, (size_t)runs, sizeof(double), cmp_d);                                          \
+        qsort(tc, (size_t)runs, sizeof(double), cmp_d);                                         \
         AFF a;                                                                                  \
         cuzk_##G##_jac_to_affine(&a, &r);                                                       \
         cuzk_##G##_to_uncompressed(enc, &a);                                                    \
-        printf("ms %.3f window %u result ", t[runs / 2],                                      \
+        printf("ms %.3f cpu %.3f window %u result ", t[runs / 2], tc[runs / 2],              \
                window ? window : cuzk_##G##_msm_window(n, threads));                         \
         for (int i = 0; i < PB; i++)                                                            \
             printf("%02x", enc[i]);                                                             \
