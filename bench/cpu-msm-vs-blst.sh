@@ -51,13 +51,13 @@ for g in $GROUPS_; do
     for k in $KS; do
         f=$WORK/in-$g-$k.bin
         "$WORK/cuzk_side" gen "$g" "$k" "$((1000 + k))" "$f"
-        read -r _ ow _ oc _ win _ rc < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1)
+        read -r _ ow _ oc _ _ _ win _ rc < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1)
         read -r _ bw _ bc _ rb < <("${PIN[@]}" "$WORK/blst_side" "$f" "$RUNS")
         line=$(awk -v g="$g" -v k="$k" -v ow="$ow" -v oc="$oc" -v w="$win" -v bw="$bw" \
             -v bc="$bc" 'BEGIN { printf "| %s | 2^%d | %.1f (%.1f) (c=%d) | %.1f (%.1f) | %.2f |",
                                   g, k, oc, ow, w, bc, bw, oc / bc }')
         if [ "${XYZZ:-0}" = 1 ]; then
-            read -r _ xw _ xc _ _ _ rx < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1 xyzz)
+            read -r _ xw _ xc _ _ _ _ _ rx < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1 xyzz)
             line="$line $xc ($xw) |"
             [ "$rx" = "$rc" ] || { echo "cuzk XYZZ-only differs at $g 2^$k" >&2; fail=1; }
         fi

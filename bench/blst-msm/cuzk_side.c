@@ -7,9 +7,9 @@
  *                                     cuzk's Pippenger (cuzk_g1_msm / cuzk_g2_msm) on FILE's
  *                                     inputs with THREADS threads: one warm-up, then RUNS
  *                                     timed runs; prints the medians of the wall and the
- *                                     CPU time in ms, the window and the result
- *                                     (uncompressed, hex). xyzz: XYZZ buckets only; w=C:
- *                                     window C instead of the cost model's.
+ *                                     CPU time in ms, the least CPU time, the window and
+ *                                     the result (uncompressed, hex). xyzz: XYZZ buckets
+ *                                     only; w=C: window C instead of the cost model's.
  * FILE: "CZMSM1\n", the group (1 or 2, one byte), n (8 bytes little-endian), n points in the
  * uncompressed zcash encoding (96 or 192 bytes), n scalars (32 bytes little-endian,
  * canonical). Points: P_i = C[i / 4096] + B[i mod 4096] for random multiples B, C of the
@@ -140,8 +140,8 @@ static void die(const char *what)
         AFF a;                                                                                  \
         cuzk_##G##_jac_to_affine(&a, &r);                                                       \
         cuzk_##G##_to_uncompressed(enc, &a);                                                    \
-        printf("ms %.3f cpu %.3f window %u result ", t[runs / 2], tc[runs / 2],              \
-               window ? window : cuzk_##G##_msm_window(n, threads));                         \
+        printf("ms %.3f cpu %.3f cpumin %.3f window %u result ", t[runs / 2], tc[runs / 2],  \
+               tc[0], window ? window : cuzk_##G##_msm_window(n, threads));                  \
         for (int i = 0; i < PB; i++)                                                            \
             printf("%02x", enc[i]);                                                             \
         printf("\n");                                                                           \
