@@ -63,10 +63,10 @@ static void die(const char *what)
             die("short input file");                                                            \
         const blst_##P##_affine *pp[2] = {pts, NULL};                                           \
         const byte *sp[2] = {sc, NULL};                                                         \
-        double *t = malloc(sizeof(double) * 2 * (size_t)(runs + 1)), *tc = t + runs + 1;                                \
+        double *t = malloc(sizeof(double) * 2 * (size_t)(runs + 1)), *tc = t + runs + 1;   \
         blst_##P r;                                                                             \
         for (int i = -1; i < runs; i++) {                                                       \
-            double t0 = now_ms(), c0 = cpu_ms();                                                               \
+            double t0 = now_ms(), c0 = cpu_ms();                                        \
             blst_##P##s_mult_pippenger(&r, pp, n, sp, 255, scratch);                            \
             if (i >= 0) {                                                                       \
                 t[i] = now_ms() - t0;                                                           \

@@ -124,10 +124,10 @@ static void die(const char *what)
                 memcpy(&sc[i].l[l], b + 8 * l, 8); /* little-endian host */                     \
         }                                                                                       \
         cuzk_msm_opts o = {.nthreads = threads, .window = window, .flags = flags};             \
-        double *t = malloc(sizeof(double) * 2 * (size_t)(runs + 1)), *tc = t + runs + 1;                                \
+        double *t = malloc(sizeof(double) * 2 * (size_t)(runs + 1)), *tc = t + runs + 1;   \
         JAC r;                                                                                  \
         for (int i = -1; i < runs; i++) {                                                       \
-            double t0 = now_ms(), c0 = cpu_ms();                                                               \
+            double t0 = now_ms(), c0 = cpu_ms();                                        \
             if (cuzk_##G##_msm(&r, pts, sc, n, &o) != CUZK_OK)                                  \
                 die("msm failed");                                                              \
             if (i >= 0) {                                                                       \
