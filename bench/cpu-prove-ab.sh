@@ -20,7 +20,11 @@ RUNS=${RUNS:-3}
 THREADS=${THREADS:-2}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-med() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+med() {
+    tr ' ' '\n' | grep . | sort -g |
+        awk '{ v[NR] = $1 }
+             END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 # one proof (or a batch) with build $1 of circuit $2, the remaining args the witnesses
 prove_ms() {
     local b=$1 d=$2
@@ -63,9 +67,10 @@ for d in "$@"; do
         s="" sc=""
         for ((i = 0; i < RUNS; i++)); do
             t0=$(date +%s%N)
-            /usr/bin/time -o "$T/time" -f "%U %S" node "$ROOT/tests/js/node_modules/snarkjs/build/cli.cjs" \
-                groth16 prove "$d/circuit.zkey" "$d/witness-0.wtns" "$T/sproof.json" \
-                "$T/spublic.json" >/dev/null
+            /usr/bin/time -o "$T/time" -f "%U %S" \
+                node "$ROOT/tests/js/node_modules/snarkjs/build/cli.cjs" groth16 prove \
+                "$d/circuit.zkey" "$d/witness-0.wtns" "$T/sproof.json" "$T/spublic.json" \
+                >/dev/null
             t1=$(date +%s%N)
             s="$s $(( (t1 - t0) / 1000000 ))"
             sc="$sc $(awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$T/time")"
