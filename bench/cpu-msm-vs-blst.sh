@@ -64,11 +64,13 @@ for g in $GROUPS_; do
         for ((r = 0; r < ROUNDS; r++)); do # the two alternate; each keeps its best round
             read -r _ w1 _ c1 _ _ _ win _ rc < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1)
             read -r _ w2 _ c2 _ rb < <("${PIN[@]}" "$WORK/blst_side" "$f" "$RUNS")
-            [ "$rc" = "$rb" ] || { echo "results differ at $g 2^$k: cuzk $rc blst $rb" >&2; fail=1; }
+            [ "$rc" = "$rb" ] ||
+                { echo "results differ at $g 2^$k: cuzk $rc blst $rb" >&2; fail=1; }
             less "$c1" "$oc" && oc=$c1 ow=$w1
             less "$c2" "$bc" && bc=$c2 bw=$w2
             if [ "${XYZZ:-0}" = 1 ]; then
-                read -r _ w3 _ c3 _ _ _ _ _ rx < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" "$RUNS" 1 xyzz)
+                read -r _ w3 _ c3 _ _ _ _ _ rx < <("${PIN[@]}" "$WORK/cuzk_side" run "$f" \
+                    "$RUNS" 1 xyzz)
                 [ "$rx" = "$rc" ] || { echo "cuzk XYZZ-only differs at $g 2^$k" >&2; fail=1; }
                 less "$c3" "$xc" && xc=$c3 xw=$w3
             fi
