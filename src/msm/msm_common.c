@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* MSM pieces shared by G1 and G2: planning, scalar conversion, classification, bit
  * vectors and gathers. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +45,14 @@ static double plan_cost(size_t n, unsigned T, unsigned c, size_t chunks, size_t 
         add += MSM_COST_MISS;
     if (nb * (double)hot_bytes > (double)MSM_FAR_BYTES)
         add += MSM_COST_FAR;
-    /* A task: one mixed addition per point (digit 0 is rare), then two XYZZ additions per
-     * bucket for the running sums (fewer when the buckets are sparse). */
+    /* A task: one mixed addition per point (digit 0 is rare) but for the first point of
+     * each bucket, which is copied (about nb (1 - e^-fill) of them), then per bucket the
+     * running sum's addition of it (a mixed one for an affine bucket; none for an empty
+     * bucket) and the XYZZ addition of the running sum into the total. */
     double fill = (double)chunk_len / nb;
-    double reduce = nb * MSM_COST_XADD * (1.0 + (fill < 1.0 ? fill : 1.0));
-    double task = (double)chunk_len * add + reduce;
+    double used = nb * (1.0 - exp(-fill));
+    double reduce = nb * MSM_COST_XADD + used * (batch ? MSM_COST_ADD : MSM_COST_XADD);
+    double task = ((double)chunk_len - used) * add + reduce;
     double combine = (double)ntasks * MSM_COST_XADD + 256.0 * MSM_COST_DBL;
     return (double)rounds * task + combine;
 }
@@ -69,19 +73,25 @@ void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
     for (unsigned c = cmin; c <= cmax; c++) {
         unsigned nwin = (256 + c - 1) / c;
         size_t nb = (size_t)1 << (c - 1);
-        for (size_t chunks = 1; chunks <= max_chunks; chunks++) {
-            size_t ntasks = (size_t)nwin * chunks;
-            size_t workers = ntasks < T ? ntasks : T;
-            if (!window && c > 1 && workers * nb * bucket_bytes > MSM_BUCKET_BUDGET)
-                continue;
-            size_t batch = plan_batch(c, inv_cost);
-            /* the buckets most accesses touch: affine ones with batches, else XYZZ */
-            size_t hot = batch ? aff_bytes : xyzz_bytes;
-            double cost = plan_cost(n, T, c, chunks, hot, batch, inv_cost);
-            if (p->c == 0 || cost < best) {
-                best = cost;
-                p->c = c;
-                p->chunks = chunks;
+        /* batch-affine or XYZZ buckets, whichever costs less; a window given by the caller
+         * takes batch-affine ones wherever they are allowed */
+        size_t ba = plan_batch(c, inv_cost);
+        for (int with_ba = ba ? 1 : 0; with_ba >= (window && ba ? 1 : 0); with_ba--) {
+            size_t batch = with_ba ? ba : 0;
+            for (size_t chunks = 1; chunks <= max_chunks; chunks++) {
+                size_t ntasks = (size_t)nwin * chunks;
+                size_t workers = ntasks < T ? ntasks : T;
+                if (!window && c > 1 && workers * nb * bucket_bytes > MSM_BUCKET_BUDGET)
+                    continue;
+                /* the buckets most accesses touch: affine ones with batches, else XYZZ */
+                size_t hot = batch ? aff_bytes : xyzz_bytes;
+                double cost = plan_cost(n, T, c, chunks, hot, batch, inv_cost);
+                if (p->c == 0 || cost < best) {
+                    best = cost;
+                    p->c = c;
+                    p->chunks = chunks;
+                    p->batch = batch;
+                }
             }
         }
     }
@@ -91,7 +101,6 @@ void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
     p->chunks = (n + p->chunk_len - 1) / p->chunk_len; /* drop empty ranges */
     p->ntasks = (size_t)p->nwin * p->chunks;
     p->nworkers = p->ntasks < T ? (unsigned)p->ntasks : T;
-    p->batch = plan_batch(p->c, inv_cost);
 }
 
 /* ---- Montgomery to canonical ---- */

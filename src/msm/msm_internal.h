@@ -25,18 +25,22 @@ typedef struct {
     size_t batch;        /* affine additions per shared inversion; 0: XYZZ buckets only */
 } msm_plan;
 
-/* Batch-affine buckets pay one field inversion per batch, so they are used only with
- * windows of at least MSM_BA_MIN_WINDOW, with batches of nbuckets / MSM_BA_SPREAD (at
- * most MSM_BA_BATCH_MAX): a base whose bucket is already waiting in the batch goes to the
- * bucket's XYZZ overflow, which happens for about 1 / (2 * MSM_BA_SPREAD) of the bases. */
-#define MSM_BA_MIN_WINDOW 12
+/* Batch-affine buckets pay one field inversion per batch, so they are considered only for
+ * windows of at least MSM_BA_MIN_WINDOW (where the cost model weighs them against XYZZ
+ * buckets; a window the caller gives takes them), with batches of nbuckets / MSM_BA_SPREAD
+ * (at most MSM_BA_BATCH_MAX): a base whose bucket is already waiting in the batch goes to
+ * the bucket's XYZZ overflow, which happens for about 1 / (2 * MSM_BA_SPREAD) of the bases.
+ * Measured at 2^12-2^13 points, one thread (bench/RESULTS.md): batch-affine CPU time over
+ * XYZZ's at the same window 0.69-0.95 for G2 from c = 10 on, 0.89-0.98 for G1 at c = 11. */
+#define MSM_BA_MIN_WINDOW 10
 #define MSM_BA_SPREAD 8
 #define MSM_BA_BATCH_MAX 1024
 
 /* window = 0: choose c from the cost model; else use it (1..CUZK_MSM_WINDOW_MAX).
  * xyzz_bytes, aff_bytes: sizes of the group's XYZZ and affine points (the model keeps all
- * workers' buckets under a budget and charges cache misses for large buckets). inv_cost: a field inversion relative to a mixed addition, for batch-affine
- * buckets (see above); 0 disables them. */
+ * workers' buckets under a budget and charges cache misses for large buckets). inv_cost: a
+ * field inversion relative to a mixed addition, for batch-affine buckets (see above); 0
+ * disables them. */
 void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
                    size_t xyzz_bytes, size_t aff_bytes, double inv_cost);
 

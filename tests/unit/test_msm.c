@@ -445,7 +445,7 @@ static void test_g2(void)
     g2_check_all(b, s, 100, NULL);
     cuzk_msm_scalars_from_fr(cs, s, 100, 1);
     g2_naive(&want, b, cs, 100);
-    static const unsigned g2_windows[] = {1, 3, 5, 9, 12, 13};
+    static const unsigned g2_windows[] = {1, 3, 5, 9, 10, 11, 12, 13}; /* batch-affine from 10 */
     for (size_t wi = 0; wi < 2 * sizeof g2_windows / sizeof g2_windows[0]; wi++) {
         unsigned c = g2_windows[wi / 2];
         cuzk_msm_opts o = {.nthreads = 2, .window = c, .flags = wi % 2 ? CUZK_MSM_XYZZ_ONLY : 0};
