@@ -15,35 +15,11 @@
 
 #include "blst.h"
 
+#define SIDE_NAME "blst_side"
+#include "side.h"
+
 #define MAGIC "CZMSM1\n"
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-/* CPU time of the process: on a shared machine a single-threaded run's CPU time moves less
- * with the other load than its wall time does */
-static double cpu_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "blst_side: %s\n", what);
-    exit(2);
-}
 
 /* Written once for P1 and P2. The point and scalar arrays are contiguous: blst reads
  * points[0] onwards when points[1] is NULL, and the same for the scalars. */

@@ -25,6 +25,9 @@
 #include "cuzk/ff.h"
 #include "cuzk/msm.h"
 
+#define SIDE_NAME "cuzk_side"
+#include "side.h"
+
 #define SPLIT 4096
 #define MAGIC "CZMSM1\n"
 
@@ -36,33 +39,6 @@ static uint64_t mix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-/* CPU time of the process: on a shared machine a single-threaded run's CPU time moves less
- * with the other load than its wall time does */
-static double cpu_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "cuzk_side: %s\n", what);
-    exit(2);
-}
 
 /* Written once for G1 and G2: generation and the timed MSM. */
 #define SIDE(G, AFF, JAC, PB)                                                                   \
