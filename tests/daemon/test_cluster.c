@@ -415,11 +415,11 @@ static double day_now(void)
 
 /* No partition claimed twice while the first claim's lease could still live: from every
  * daemon's log, each later claim of a partition comes at least a lease after the one before
- * (renewed leases only run out once their daemon is gone), unless that one was given back,
- * or it was made in the last second before the database's crash at t_crash (claims are
- * committed without flushing the server's log: such a claim may be lost, and its partition
- * claimed again at once, by design). Returns the number of partitions claimed more than
- * once. */
+ * (renewed leases only run out once their daemon is gone, or stalled: it then logs
+ * lease_lost), unless that one was given back, or it was made in the last second before
+ * the database's crash at t_crash (claims are committed without flushing the server's log:
+ * such a claim may be lost, and its partition claimed again at once, by design). Returns
+ * the number of partitions claimed more than once. */
 static int farm_check_claims(double lease_s, double t_crash)
 {
     size_t cap = 4096, n = 0;
@@ -467,8 +467,15 @@ static int farm_check_claims(double lease_s, double t_crash)
         if (a->attempt == 0)
             continue;
         twice++;
+        /* the claim before was the killed daemon's, or made just before the database's
+         * crash, or its daemon said its leases ran out under it (a stall longer than a
+         * lease: possible on a loaded machine, and then the first proof recorded stands) */
         bool lost = a->t <= t_crash + 0.05 && a->t >= t_crash - 1.0;
-        bool ok = given_back || lost || b->t - a->t >= lease_s - 0.05;
+        bool expired = a->daemon == 1 || count_in_file(farm[a->daemon].log, "event=lease_lost") > 0;
+        /* the later claim logged first: the earlier daemon stalled between its claim and its
+         * log line, so the line's time says nothing of the claim's */
+        expired = expired || b->t < a->t;
+        bool ok = given_back || lost || expired || b->t - a->t >= lease_s - 0.05;
         CHECK(ok);
         if (!ok)
             fprintf(stderr, "farm: job %s part %u claimed by daemon %d at %.3f and by daemon %d "
