@@ -18,8 +18,6 @@
 #define SIDE_NAME "blst_side"
 #include "side.h"
 
-#define MAGIC "CZMSM1\n"
-
 
 /* Written once for P1 and P2. The point and scalar arrays are contiguous: blst reads
  * points[0] onwards when points[1] is NULL, and the same for the scalars. */
@@ -66,16 +64,9 @@ int main(int argc, char **argv)
 {
     if (argc != 3)
         die("usage: blst_side FILE RUNS");
-    FILE *f = fopen(argv[1], "rb");
-    char magic[7];
-    uint8_t hdr[8];
     int g;
-    if (!f || fread(magic, 7, 1, f) != 1 || memcmp(magic, MAGIC, 7) || (g = fgetc(f)) < 1 ||
-        g > 2 || fread(hdr, 8, 1, f) != 1)
-        die("cannot read the input file's header");
-    size_t n = 0;
-    for (int i = 0; i < 8; i++)
-        n |= (size_t)hdr[i] << (8 * i);
+    size_t n;
+    FILE *f = side_open(argv[1], &g, &n);
     int runs = atoi(argv[2]);
     if (runs < 1)
         die("RUNS must be at least 1");

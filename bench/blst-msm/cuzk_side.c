@@ -29,8 +29,6 @@
 #include "side.h"
 
 #define SPLIT 4096
-#define MAGIC "CZMSM1\n"
-
 static uint64_t mix(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
@@ -168,16 +166,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc >= 5 && argc <= 7 && !strcmp(argv[1], "run")) {
-        FILE *f = fopen(argv[2], "rb");
-        char magic[7];
-        uint8_t hdr[8];
         int g;
-        if (!f || fread(magic, 7, 1, f) != 1 || memcmp(magic, MAGIC, 7) || (g = fgetc(f)) < 1 ||
-            g > 2 || fread(hdr, 8, 1, f) != 1)
-            die("cannot read the input file's header");
-        size_t n = 0;
-        for (int i = 0; i < 8; i++)
-            n |= (size_t)hdr[i] << (8 * i);
+        size_t n;
+        FILE *f = side_open(argv[2], &g, &n);
         int runs = atoi(argv[3]);
         unsigned threads = (unsigned)atoi(argv[4]);
         unsigned flags = 0, window = 0;

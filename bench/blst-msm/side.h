@@ -4,9 +4,15 @@
 #ifndef BENCH_MSM_SIDE_H
 #define BENCH_MSM_SIDE_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+/* The input file: MAGIC, the group (1 or 2), n (8 bytes, little-endian), then the points and
+ * the scalars. */
+#define MAGIC "CZMSM1\n"
 
 static double now_ms(void)
 {
@@ -34,6 +40,21 @@ static void die(const char *what)
 {
     fprintf(stderr, "%s: %s\n", SIDE_NAME, what);
     exit(2);
+}
+
+/* Opens the input file at path and reads its header: *g the group, *n the points. */
+static FILE *side_open(const char *path, int *g, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    char magic[7];
+    uint8_t hdr[8];
+    if (!f || fread(magic, 7, 1, f) != 1 || memcmp(magic, MAGIC, 7) || (*g = fgetc(f)) < 1 ||
+        *g > 2 || fread(hdr, 8, 1, f) != 1)
+        die("cannot read the input file's header");
+    *n = 0;
+    for (int i = 0; i < 8; i++)
+        *n |= (size_t)hdr[i] << (8 * i);
+    return f;
 }
 
 #endif

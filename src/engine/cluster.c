@@ -55,8 +55,7 @@ cuzk_err cluster_key_del(cuzk_engine *e, const char *id)
     return cl ? cl->key_del(e->st, id) : CUZK_OK;
 }
 
-/* Registers the keys of the table this engine lacks, and removes those the table lost. */
-static void cluster_keys_sync(cuzk_engine *e)
+void cluster_keys_sync(cuzk_engine *e)
 {
     const store_cluster_ops *cl = store_cluster(e->st);
     store_key *ks = NULL;
@@ -96,11 +95,6 @@ static void cluster_keys_sync(cuzk_engine *e)
         if (key_remove_local(e, gone[i]) == CUZK_OK)
             LOG(e, CUZK_LOG_INFO, "event=cluster_key_removed key=%s", gone[i]);
     free(ks);
-}
-
-void cluster_keys_recover(cuzk_engine *e)
-{
-    cluster_keys_sync(e);
 }
 
 /* ---- claims become shadow jobs ---- */
@@ -630,18 +624,10 @@ cuzk_err cluster_job_get(cuzk_engine *e, cuzk_job_info *info, const char *id, do
                 sj.proofs = NULL;
                 sj.publics = NULL;
             }
-            free(sj.src);
-            free(sj.spooled);
-            free(sj.part_done);
-            free(sj.proofs);
-            free(sj.publics);
+            store_job_release(&sj);
             return CUZK_OK;
         }
-        free(sj.src);
-        free(sj.spooled);
-        free(sj.part_done);
-        free(sj.proofs);
-        free(sj.publics);
+        store_job_release(&sj);
         /* woken by the listener when any job ends; looked at again each second anyway */
         pthread_mutex_lock(&e->mu);
         if (e->c_ended_seen == seen && !e->stop) {

@@ -247,8 +247,9 @@ cuzk_err cluster_job_get(cuzk_engine *e, cuzk_job_info *info, const char *id, do
                          bool want_results) CUZK_WUR;
 /* Whether the store answers (lock held); why when not. */
 void cluster_store_state(cuzk_engine *e, bool up, const char *why);
-/* The key table's keys registered here (recover). */
-void cluster_keys_recover(cuzk_engine *e);
+/* Registers the keys of the table this engine lacks, and removes those the table lost
+ * (recover, and the heartbeat when the table changed). */
+void cluster_keys_sync(cuzk_engine *e);
 /* A partition proved and recorded (lock held): the host's rate. */
 void cluster_part_done(cuzk_engine *e);
 

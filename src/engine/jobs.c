@@ -124,12 +124,10 @@ bool job_finish_ex(cuzk_engine *e, job *j, cuzk_job_state st, const char *reason
         j->publics = NULL;
     }
     LOG(e, j->shadow ? CUZK_LOG_DEBUG : st == CUZK_JOB_FAILED ? CUZK_LOG_WARN : CUZK_LOG_INFO,
-        j->shadow ? "event=claims_end job=%s state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f "
-                    "load_ms=%.3f prove_ms=%.3f finalize_ms=%.3f verify_ms=%.3f%s%s%s"
-                  : "event=job_final job=%s state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
+        "event=%s job=%s state=%s total_ms=%.3f queue_ms=%.3f srs_ms=%.3f load_ms=%.3f "
         "prove_ms=%.3f finalize_ms=%.3f verify_ms=%.3f%s%s%s",
-        j->id, cuzk_job_state_name(st), j->t.total_ms, j->t.queue_ms,
-        j->t.srs_ms, j->t.load_ms, j->t.prove_ms, j->t.finalize_ms, j->t.verify_ms,
+        j->shadow ? "claims_end" : "job_final", j->id, cuzk_job_state_name(st), j->t.total_ms,
+        j->t.queue_ms, j->t.srs_ms, j->t.load_ms, j->t.prove_ms, j->t.finalize_ms, j->t.verify_ms,
         reason ? " reason=\"" : "", reason ? reason : "", reason ? "\"" : "");
     job_retire_inputs(e, j);
     pthread_cond_broadcast(&e->cv_job);

@@ -407,7 +407,7 @@ cuzk_err cuzk_engine_recover(cuzk_engine *e, unsigned *requeued, unsigned *kept)
     if (!e->st)
         return CUZK_OK;
     if (e->cluster) {   /* the jobs are the farm's: the keys of its table are this one's */
-        cluster_keys_recover(e);
+        cluster_keys_sync(e);
         return CUZK_OK;
     }
     journal_expire(e);

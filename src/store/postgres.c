@@ -531,18 +531,6 @@ static cuzk_err pg_end(store *base, const char *id, int state, const char *error
 
 /* ---- reading jobs ---- */
 
-static void job_release(store_job *j)
-{
-    for (uint32_t i = 0; j->src && i < j->n; i++)
-        free(j->src[i]);
-    free(j->src);
-    free(j->spooled);
-    free(j->part_done);
-    free(j->proofs);
-    free(j->publics);
-    memset(j, 0, sizeof *j);
-}
-
 static bool parse_i64(const char *t, long long lo, long long hi, long long *out)
 {
     char *end;
@@ -553,37 +541,20 @@ static bool parse_i64(const char *t, long long lo, long long hi, long long *out)
     return true;
 }
 
-/* The rows of job j (id, n, n_public read) in rw (witnesses: job, idx, spooled, src) and rr
- * (results: job, idx, proof, public) from rows *iw and *ir on, both ordered by job. */
-static bool load_parts(store_job *j, PGresult *rw, int *iw, PGresult *rr, int *ir, char *why,
-                       size_t wlen)
+/* j's arrays for its n partitions (id, n, n_public read); false when out of memory. */
+static bool load_arrays(store_job *j)
 {
     j->src = calloc(j->n, sizeof *j->src);
     j->spooled = calloc(j->n, sizeof *j->spooled);
     j->part_done = calloc(j->n, sizeof *j->part_done);
     j->proofs = calloc(j->n, sizeof *j->proofs);
     j->publics = calloc((size_t)j->n * j->n_public + 1, sizeof *j->publics);
-    if (!j->src || !j->spooled || !j->part_done || !j->proofs || !j->publics) {
-        snprintf(why, wlen, "out of memory");
-        return false;
-    }
-    for (; *iw < PQntuples(rw) && !strcmp(PQgetvalue(rw, *iw, 0), j->id); (*iw)++) {
-        long long idx;
-        if (!parse_i64(PQgetvalue(rw, *iw, 1), 0, (long long)j->n - 1, &idx) || j->src[idx]) {
-            snprintf(why, wlen, "job %s: a bad witness row", j->id);
-            return false;
-        }
-        j->spooled[idx] = PQgetvalue(rw, *iw, 2)[0] == 't';
-        if (!(j->src[idx] = strdup(PQgetvalue(rw, *iw, 3)))) {
-            snprintf(why, wlen, "out of memory");
-            return false;
-        }
-    }
-    for (uint32_t i = 0; i < j->n; i++)
-        if (!j->src[i]) {
-            snprintf(why, wlen, "job %s: witness %u is missing", j->id, i);
-            return false;
-        }
+    return j->src && j->spooled && j->part_done && j->proofs && j->publics;
+}
+
+/* The results of job j in rr (job, idx, proof, public) from row *ir on, ordered by job. */
+static bool load_results(store_job *j, PGresult *rr, int *ir, char *why, size_t wlen)
+{
     for (; *ir < PQntuples(rr) && !strcmp(PQgetvalue(rr, *ir, 0), j->id); (*ir)++) {
         long long idx;
         size_t plen = 0, ulen = 0;
@@ -606,6 +577,35 @@ static bool load_parts(store_job *j, PGresult *rw, int *iw, PGresult *rr, int *i
         }
     }
     return true;
+}
+
+/* The rows of job j (id, n, n_public read) in rw (witnesses: job, idx, spooled, src) and rr
+ * (results) from rows *iw and *ir on, both ordered by job. */
+static bool load_parts(store_job *j, PGresult *rw, int *iw, PGresult *rr, int *ir, char *why,
+                       size_t wlen)
+{
+    if (!load_arrays(j)) {
+        snprintf(why, wlen, "out of memory");
+        return false;
+    }
+    for (; *iw < PQntuples(rw) && !strcmp(PQgetvalue(rw, *iw, 0), j->id); (*iw)++) {
+        long long idx;
+        if (!parse_i64(PQgetvalue(rw, *iw, 1), 0, (long long)j->n - 1, &idx) || j->src[idx]) {
+            snprintf(why, wlen, "job %s: a bad witness row", j->id);
+            return false;
+        }
+        j->spooled[idx] = PQgetvalue(rw, *iw, 2)[0] == 't';
+        if (!(j->src[idx] = strdup(PQgetvalue(rw, *iw, 3)))) {
+            snprintf(why, wlen, "out of memory");
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < j->n; i++)
+        if (!j->src[i]) {
+            snprintf(why, wlen, "job %s: witness %u is missing", j->id, i);
+            return false;
+        }
+    return load_results(j, rr, ir, why, wlen);
 }
 
 typedef struct {
@@ -700,7 +700,7 @@ static cuzk_err pg_list(store *base, store_list_fn fn, void *arg)
         /* rows of jobs skipped over (none: same snapshot, same order) are passed by */
         bad = !load_parts(&j, a.rw, &iw, a.rr, &ir, why, sizeof why);
         int stop = bad ? 0 : fn(arg, &j);
-        job_release(&j);
+        store_job_release(&j);
         if (bad || stop)
             break;
     }
@@ -735,42 +735,15 @@ static cuzk_err pg_get(store *base, const char *id, bool results, store_job *out
         a.results = true;
         r = pg_tx(s, "reading a job's results", NULL, pg_read_body, &a);
         char why[300] = "";
-        int ir = 0;
-        if (r == CUZK_OK) {
-            /* load_parts wants witness rows: the src of each is not read here */
-            out->src = calloc(out->n, sizeof *out->src);
-            out->spooled = calloc(out->n, sizeof *out->spooled);
-            out->part_done = calloc(out->n, sizeof *out->part_done);
-            out->proofs = calloc(out->n, sizeof *out->proofs);
-            out->publics = calloc((size_t)out->n * out->n_public + 1, sizeof *out->publics);
-            if (!out->src || !out->spooled || !out->part_done || !out->proofs || !out->publics)
-                r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
-        }
-        for (; r == CUZK_OK && ir < PQntuples(a.rr); ir++) {
-            long long idx;
-            size_t plen = 0, ulen = 0;
-            unsigned char *pp = NULL, *up = NULL;
-            bool ok =
-                parse_i64(PQgetvalue(a.rr, ir, 1), 0, (long long)out->n - 1, &idx) &&
-                (pp = PQunescapeBytea((const unsigned char *)PQgetvalue(a.rr, ir, 2), &plen)) &&
-                (up = PQunescapeBytea((const unsigned char *)PQgetvalue(a.rr, ir, 3), &ulen)) &&
-                plen == sizeof(cuzk_proof) && ulen == sizeof(cuzk_fr) * out->n_public;
-            if (ok) {
-                memcpy(&out->proofs[idx], pp, sizeof(cuzk_proof));
-                if (ulen)
-                    memcpy(out->publics + (size_t)idx * out->n_public, up, ulen);
-                out->part_done[idx] = true;
-            } else {
-                snprintf(why, sizeof why, "job %s: a bad result row", id);
-                r = cuzk_error_set(CUZK_EFORMAT, "store %s: %s", s->where, why);
-            }
-            PQfreemem(pp);
-            PQfreemem(up);
-        }
+        int ir = 0;   /* (the witnesses' sources are not read here) */
+        if (r == CUZK_OK && !load_arrays(out))
+            r = cuzk_error_set(CUZK_ENOMEM, "out of memory");
+        if (r == CUZK_OK && !load_results(out, a.rr, &ir, why, sizeof why))
+            r = cuzk_error_set(CUZK_EFORMAT, "store %s: %s", s->where, why);
         pg_read_clear(&a);
     }
     if (r != CUZK_OK)
-        job_release(out);
+        store_job_release(out);
     return r;
 }
 

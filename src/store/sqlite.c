@@ -158,18 +158,6 @@ static cuzk_err sq_finish(store *base, const char *id, int state, const char *er
     return r;
 }
 
-static void job_release(store_job *j)
-{
-    for (uint32_t i = 0; j->src && i < j->n; i++)
-        free(j->src[i]);
-    free(j->src);
-    free(j->spooled);
-    free(j->part_done);
-    free(j->proofs);
-    free(j->publics);
-    memset(j, 0, sizeof *j);
-}
-
 /* The witnesses and results of j (its id, n and n_public read); false on a bad row. */
 static bool load_parts(sq_store *s, store_job *j, sqlite3_stmt *sw, sqlite3_stmt *sr, char *why,
                        size_t wlen)
@@ -275,7 +263,7 @@ static cuzk_err sq_list(store *base, store_list_fn fn, void *arg)
         j.finished = sqlite3_column_double(sj, 8);
         ok = load_parts(s, &j, sw, sr, why, sizeof why);
         int stop = ok ? fn(arg, &j) : 0;
-        job_release(&j);
+        store_job_release(&j);
         if (stop)
             break;
     }

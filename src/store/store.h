@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cuzk/engine.h"
 
@@ -42,6 +44,20 @@ typedef struct {
     cuzk_proof *proofs;        /* n */
     cuzk_fr *publics;          /* n * n_public */
 } store_job;
+
+/* Frees what a store read into j (src and its strings, spooled, part_done, proofs,
+ * publics) and zeroes it; data and len are never the store's. */
+static inline void store_job_release(store_job *j)
+{
+    for (uint32_t i = 0; j->src && i < j->n; i++)
+        free(j->src[i]);
+    free(j->src);
+    free(j->spooled);
+    free(j->part_done);
+    free(j->proofs);
+    free(j->publics);
+    memset(j, 0, sizeof *j);
+}
 
 typedef struct store store;
 

@@ -2,6 +2,7 @@
 /* The daemon tests' shared part (daemon_lib.h). */
 #define _GNU_SOURCE
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -414,6 +415,35 @@ json_t *wait_final(const char *addr, const char *id, double timeout_s)
         resp_free(&r);
     }
     return NULL;
+}
+
+static void *kill_later_main(void *arg)
+{
+    kill_later *k = arg;
+    usleep(k->delay_ms * 1000u);
+    kill(k->pid, SIGKILL);
+    return NULL;
+}
+
+void kill_later_start(kill_later *k)
+{
+    pthread_create(&k->th, NULL, kill_later_main, k);
+}
+
+void kill_later_join(kill_later *k)
+{
+    pthread_join(k->th, NULL);
+}
+
+unsigned dir_entries(const char *path)
+{
+    DIR *d = opendir(path);
+    unsigned n = 0;
+    for (struct dirent *de; d && (de = readdir(d));)
+        n += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
 }
 
 int verify_job_proofs(json_t *f, const char *vk, const char *tag, int i, int parts,

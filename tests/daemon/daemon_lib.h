@@ -5,6 +5,7 @@
 #define CUZK_TEST_DAEMON_LIB_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -58,6 +59,19 @@ int daemon_stop(daemon_proc *d, double timeout_s);
 
 /* SIGKILL (a crash: no shutdown runs) and reap it. */
 void daemon_kill(daemon_proc *d);
+
+/* A SIGKILL sent to pid after delay_ms, from a thread of its own (kill_later_start; join
+ * kill_later_join before reaping the process). */
+typedef struct {
+    pid_t pid;
+    unsigned delay_ms;
+    pthread_t th;
+} kill_later;
+void kill_later_start(kill_later *k);
+void kill_later_join(kill_later *k);
+
+/* Entries of a directory other than dot files (0 when it cannot be read). */
+unsigned dir_entries(const char *path);
 
 void resp_free(resp *r);
 

@@ -56,19 +56,6 @@ static int n_jobs;
 static char *wpath, *wb64;
 static test_pg pg;
 
-typedef struct {
-    pid_t pid;
-    unsigned delay_ms;
-} killer_arg;
-
-static void *killer(void *arg)
-{
-    killer_arg *k = arg;
-    usleep(k->delay_ms * 1000u);
-    kill(k->pid, SIGKILL);
-    return NULL;
-}
-
 static bool submit_one(const char *addr, int i)
 {
     cjob *j = &jobs[i];
@@ -119,26 +106,19 @@ static void check_known(const char *addr)
     }
 }
 
-static unsigned dir_entries(const char *path)
-{
-    DIR *d = opendir(path);
-    unsigned n = 0;
-    for (struct dirent *de; d && (de = readdir(d));)
-        n += de->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
 static void pg_cleanup(void)
 {
     test_pg_stop(&pg);   /* (a no-op once stopped) */
 }
 
+/* The daemons' --allow-dir: the fixtures' directory. */
+static char allow[512];
+
 /* Each scenario's start: the server (SKIP without one), the fixture's witness by path
- * (wpath) and as base64 (wb64). */
+ * (wpath) and as base64 (wb64), allow. */
 static int cluster_setup(void)
 {
+    snprintf(allow, sizeof allow, "%s/tests/data/circuits", src_dir);
     int rc = test_pg_start(&pg);
     if (rc != 0)
         return rc == 77 ? SKIP : 1;
@@ -156,8 +136,6 @@ static int scenario_pg_crash(void)
     int rc = cluster_setup();
     if (rc != 0)
         return rc;
-    char allow[512];
-    snprintf(allow, sizeof allow, "%s/tests/data/circuits", src_dir);
     daemon_proc d;
     memset(&d, 0, sizeof d);
     for (int run = 0; run <= N_KILLS; run++) {
@@ -175,10 +153,9 @@ static int scenario_pg_crash(void)
             CHECK(test_pg_restart(&pg) == 0);
             check_known(d.addr);
         }
-        pthread_t kt;
-        killer_arg ka = {d.pid, 300 + (unsigned)(test_rand64() % 1000)};
+        kill_later ka = {d.pid, 300 + (unsigned)(test_rand64() % 1000), 0};
         if (run < N_KILLS)
-            pthread_create(&kt, NULL, killer, &ka);
+            kill_later_start(&ka);
         int target = N_JOBS * (run + 1) / (N_KILLS + 1);
         while (n_jobs < target) {
             if (!submit_one(d.addr, n_jobs)) {
@@ -190,7 +167,7 @@ static int scenario_pg_crash(void)
             usleep((useconds_t)(test_rand64() % 20000));
         }
         if (run < N_KILLS) {
-            pthread_join(kt, NULL);
+            kill_later_join(&ka);
             daemon_kill(&d);
             printf("pg_crash: run %d killed after %u ms with %d jobs accepted\n", run,
                    ka.delay_ms, n_jobs);
@@ -348,8 +325,7 @@ static char farm_spool[400];
 
 static bool farm_daemon(int k)
 {
-    char allow[512], tag[16], node[16];
-    snprintf(allow, sizeof allow, "%s/tests/data/circuits", src_dir);
+    char tag[16], node[16];
     snprintf(tag, sizeof tag, "farm%d", k);
     snprintf(node, sizeof node, "node%d", k);
     if (!farm_spool[0]) {
@@ -667,8 +643,6 @@ static int scenario_outage(void)
     int rc = cluster_setup();
     if (rc != 0)
         return rc;
-    char allow[512];
-    snprintf(allow, sizeof allow, "%s/tests/data/circuits", src_dir);
     daemon_proc d;
     memset(&d, 0, sizeof d);
     if (!daemon_start(&d, "outage", "--example", "--allow-dir", allow, "--store", pg.url,

@@ -49,19 +49,6 @@ static char *wpath, *wb64;
 static unsigned char *wbytes;
 static size_t wlen;
 
-typedef struct {
-    pid_t pid;
-    unsigned delay_ms;
-} killer_arg;
-
-static void *killer(void *arg)
-{
-    killer_arg *k = arg;
-    usleep(k->delay_ms * 1000u);
-    kill(k->pid, SIGKILL);
-    return NULL;
-}
-
 /* Submits job i (its kind drawn at random); false when the daemon did not answer. */
 static bool submit_one(const char *addr, int i)
 {
@@ -159,17 +146,6 @@ static void check_known(const char *addr, const char *log, int *n_done_seen)
     }
 }
 
-static unsigned dir_entries(const char *path)
-{
-    DIR *d = opendir(path);
-    unsigned n = 0;
-    for (struct dirent *de; d && (de = readdir(d));)
-        n += de->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
 static int scenario_crash(void)
 {
     wpath = test_fixture_dup("chain", "witness.wtns");
@@ -196,10 +172,9 @@ static int scenario_crash(void)
             printf("crash: restart %d: %d jobs known, %d done\n", run, n_jobs, seen);
             done_before_last = seen;
         }
-        pthread_t kt;
-        killer_arg ka = {d.pid, 300 + (unsigned)(test_rand64() % 1200)};
+        kill_later ka = {d.pid, 300 + (unsigned)(test_rand64() % 1200), 0};
         if (run < N_KILLS)
-            pthread_create(&kt, NULL, killer, &ka);
+            kill_later_start(&ka);
         int target = N_JOBS * (run + 1) / (N_KILLS + 1);
         while (n_jobs < target) {
             if (!submit_one(d.addr, n_jobs)) {
@@ -211,7 +186,7 @@ static int scenario_crash(void)
             usleep((useconds_t)(test_rand64() % 20000));
         }
         if (run < N_KILLS) {
-            pthread_join(kt, NULL);
+            kill_later_join(&ka);
             daemon_kill(&d);
             printf("crash: run %d killed after %u ms with %d jobs accepted\n", run, ka.delay_ms,
                    n_jobs);

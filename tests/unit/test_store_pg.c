@@ -372,7 +372,7 @@ static void test_cluster_calls(void)
     unsigned ndone = 9, nrun = 9;
     CHECK_OK(cl->get(s, ida, true, &g, &ndone, &nrun));
     CHECK(g.state == CUZK_JOB_QUEUED && g.n == 3 && ndone == 0 && nrun == 3 && !g.proofs);
-    free(g.src), free(g.spooled), free(g.part_done), free(g.proofs), free(g.publics);
+    store_job_release(&g);
     CHECK(cl->get(s, "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3", false, &g, &ndone, &nrun) ==
           CUZK_ENOTFOUND);
     cuzk_error_clear();
@@ -399,7 +399,7 @@ static void test_cluster_calls(void)
     CHECK_OK(store_put_claimed(s, "h1", ida, 1, &pr, pub, 2, 10.0, &completed));
     CHECK_OK(cl->get(s, ida, false, &g, &ndone, &nrun));
     CHECK(ndone == 2 && nrun == 1);
-    free(g.src), free(g.spooled), free(g.part_done), free(g.proofs), free(g.publics);
+    store_job_release(&g);
     /* gone: the last lease back at once, the row deleted */
     CHECK_OK(cl->gone(s, "h1"));
     CHECK_OK(cl->hosts(s, 60, &hs, &nh, &ls, &nl));
@@ -415,7 +415,7 @@ static void test_cluster_calls(void)
     CHECK(g.state == CUZK_JOB_DONE && ndone == 3 && g.proofs && g.part_done &&
           g.part_done[0] && g.part_done[2] && !memcmp(&g.proofs[2], &pr, sizeof pr) &&
           !memcmp(&g.publics[4], &pub[0], sizeof pub));
-    free(g.src), free(g.spooled), free(g.part_done), free(g.proofs), free(g.publics);
+    store_job_release(&g);
     /* the listener hears of the job's end, by id */
     bool heard = false;
     for (int t = 0; t < 20 && !heard; t++) {
@@ -450,7 +450,7 @@ static void test_cluster_calls(void)
     CHECK(ended[0] && !ended[1]);
     CHECK_OK(cl->get(s, idc, false, &g, &ndone, &nrun));
     CHECK(g.state == CUZK_JOB_FAILED && !strcmp(g.error, "timed out"));
-    free(g.src), free(g.spooled), free(g.part_done), free(g.proofs), free(g.publics);
+    store_job_release(&g);
     /* the key table: put (replaced by id), list, delete; each change a notice */
     store_key k = {.id = "example", .path = "/keys/example.zkey", .flags = 0};
     CHECK_OK(cl->key_put(s, &k));
