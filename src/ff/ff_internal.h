@@ -16,4 +16,11 @@ void cuzk_fp_sqr_adx_(uint64_t r[6], const uint64_t a[6]);
 void cuzk_fr_mul_adx_(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
 void cuzk_fr_sqr_adx_(uint64_t r[4], const uint64_t a[4]);
 
+/* Fp addition and subtraction in x86-64 assembly (src/ff/ff_x86.c): any x86-64 CPU. */
+#if defined(__x86_64__) && defined(__ELF__)
+#define CUZK_FF_X86_ASM 1
+void cuzk_fp_add_x86_(uint64_t r[6], const uint64_t a[6], const uint64_t b[6]);
+void cuzk_fp_sub_x86_(uint64_t r[6], const uint64_t a[6], const uint64_t b[6]);
+#endif
+
 #endif

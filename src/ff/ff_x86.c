@@ -165,6 +165,64 @@ __asm__(
     I_(".size cuzk_fp_mul_adx_, .-cuzk_fp_mul_adx_")
     I_(".popsection"));
 
+/* ---- Fp addition and subtraction (plain x86-64; no MULX/ADX needed). ----
+ * Both keep their flag chains unbroken: the compiler's version of the subtraction
+ * rebuilt the carry with setb after every masked limb, a serial chain three times as long.
+ * Addition: s = a + b (no carry out: a, b < p < 2^381), then s - p in a copy; keep s if
+ * that borrowed. Subtraction: d = a - b; if it borrowed, add p (masked limbs made first,
+ * since AND clears the carry flag). Constant time: no branch depends on the values. */
+#define FP_LOAD6(SRC) \
+    I_("movq 0(" SRC "), %rax") I_("movq 8(" SRC "), %rcx") I_("movq 16(" SRC "), %r8") \
+    I_("movq 24(" SRC "), %r9") I_("movq 32(" SRC "), %r10") I_("movq 40(" SRC "), %r11")
+#define FP_STORE6(A, B, C, D, E, F) \
+    I_("movq " A ", 0(%rdi)") I_("movq " B ", 8(%rdi)") I_("movq " C ", 16(%rdi)") \
+    I_("movq " D ", 24(%rdi)") I_("movq " E ", 32(%rdi)") I_("movq " F ", 40(%rdi)")
+#define FP_FUNC_BEGIN(name) \
+    I_(".p2align 5") I_(".globl " name) I_(".hidden " name) I_(".type " name ", @function") \
+    I_(name ":") I_(".cfi_startproc") ENDBR_
+#define FP_FUNC_END(name) I_(".cfi_endproc") I_(".size " name ", .-" name)
+
+__asm__(
+    I_(".pushsection .text")
+    /* void cuzk_fp_add_x86_(uint64_t r[6], const uint64_t a[6], const uint64_t b[6]) */
+    FP_FUNC_BEGIN("cuzk_fp_add_x86_")
+    PUSH_("%rbx") PUSH_("%rbp") PUSH_("%r12") PUSH_("%r13")
+    FP_LOAD6("%rsi")
+    I_("addq 0(%rdx), %rax") I_("adcq 8(%rdx), %rcx") I_("adcq 16(%rdx), %r8")
+    I_("adcq 24(%rdx), %r9") I_("adcq 32(%rdx), %r10") I_("adcq 40(%rdx), %r11")
+    I_("movq %rax, %rdx") I_("subq cuzk_fp_p_x86_+0(%rip), %rdx")
+    I_("movq %rcx, %rsi") I_("sbbq cuzk_fp_p_x86_+8(%rip), %rsi")
+    I_("movq %r8, %rbx") I_("sbbq cuzk_fp_p_x86_+16(%rip), %rbx")
+    I_("movq %r9, %rbp") I_("sbbq cuzk_fp_p_x86_+24(%rip), %rbp")
+    I_("movq %r10, %r12") I_("sbbq cuzk_fp_p_x86_+32(%rip), %r12")
+    I_("movq %r11, %r13") I_("sbbq cuzk_fp_p_x86_+40(%rip), %r13")
+    I_("cmovcq %rax, %rdx") I_("cmovcq %rcx, %rsi") I_("cmovcq %r8, %rbx")
+    I_("cmovcq %r9, %rbp") I_("cmovcq %r10, %r12") I_("cmovcq %r11, %r13")
+    FP_STORE6("%rdx", "%rsi", "%rbx", "%rbp", "%r12", "%r13")
+    POP_("%r13") POP_("%r12") POP_("%rbp") POP_("%rbx")
+    I_("ret")
+    FP_FUNC_END("cuzk_fp_add_x86_")
+
+    /* void cuzk_fp_sub_x86_(uint64_t r[6], const uint64_t a[6], const uint64_t b[6]) */
+    FP_FUNC_BEGIN("cuzk_fp_sub_x86_")
+    PUSH_("%rbx") PUSH_("%rbp") PUSH_("%r12") PUSH_("%r13")
+    FP_LOAD6("%rsi")
+    I_("subq 0(%rdx), %rax") I_("sbbq 8(%rdx), %rcx") I_("sbbq 16(%rdx), %r8")
+    I_("sbbq 24(%rdx), %r9") I_("sbbq 32(%rdx), %r10") I_("sbbq 40(%rdx), %r11")
+    I_("sbbq %rdx, %rdx")
+    I_("movq %rdx, %rsi") I_("movq %rdx, %rbx") I_("movq %rdx, %rbp")
+    I_("movq %rdx, %r12") I_("movq %rdx, %r13")
+    I_("andq cuzk_fp_p_x86_+0(%rip), %rdx") I_("andq cuzk_fp_p_x86_+8(%rip), %rsi")
+    I_("andq cuzk_fp_p_x86_+16(%rip), %rbx") I_("andq cuzk_fp_p_x86_+24(%rip), %rbp")
+    I_("andq cuzk_fp_p_x86_+32(%rip), %r12") I_("andq cuzk_fp_p_x86_+40(%rip), %r13")
+    I_("addq %rdx, %rax") I_("adcq %rsi, %rcx") I_("adcq %rbx, %r8")
+    I_("adcq %rbp, %r9") I_("adcq %r12, %r10") I_("adcq %r13, %r11")
+    FP_STORE6("%rax", "%rcx", "%r8", "%r9", "%r10", "%r11")
+    POP_("%r13") POP_("%r12") POP_("%rbp") POP_("%rbx")
+    I_("ret")
+    FP_FUNC_END("cuzk_fp_sub_x86_")
+    I_(".popsection"));
+
 /* ---- Fr, 4 limbs: same register conventions, five accumulators. ---- */
 
 #define FR_MUL_FIRST(T0, T1, T2, T3, T4)                                              \

@@ -7,6 +7,7 @@
  *   R2       const uint64_t[N], 2^(128N) mod p (to-Montgomery factor)
  *   N0       -p^(-1) mod 2^64
  *   ADX_MUL(r, a, b), ADX_SQR(r, a)  the fast-path routines on limb arrays
+ *   FAST_ADD(r, a, b), FAST_SUB(r, a, b)  optional: addition and subtraction routines
  */
 #include <string.h>
 
@@ -31,9 +32,15 @@ bool FN(eq)(const T *a, const T *b) { return limbs_eq(a->l, b->l, N); }
 
 void FN(cmov)(T *r, const T *a, bool flag) { limbs_select(r->l, a->l, r->l, limbs_mask(flag), N); }
 
+#if defined(FAST_ADD) && defined(FAST_SUB)
+void FN(add)(T *r, const T *a, const T *b) { FAST_ADD(r->l, a->l, b->l); }
+void FN(sub)(T *r, const T *a, const T *b) { FAST_SUB(r->l, a->l, b->l); }
+void FN(dbl)(T *r, const T *a) { FAST_ADD(r->l, a->l, a->l); }
+#else
 void FN(add)(T *r, const T *a, const T *b) { mod_add(r->l, a->l, b->l, MODULUS, N); }
 void FN(sub)(T *r, const T *a, const T *b) { mod_sub(r->l, a->l, b->l, MODULUS, N); }
 void FN(dbl)(T *r, const T *a) { mod_add(r->l, a->l, a->l, MODULUS, N); }
+#endif
 void FN(neg)(T *r, const T *a) { mod_neg(r->l, a->l, MODULUS, N); }
 
 void FN(mul_portable)(T *r, const T *a, const T *b) { mont_mul(r->l, a->l, b->l, MODULUS, N0, N); }

@@ -28,6 +28,10 @@ const cuzk_fp CUZK_FP_MODULUS = {{0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 
 #define ADX_MUL cuzk_fp_mul_adx_
 #define ADX_SQR cuzk_fp_sqr_adx_
 #define DEC_MAX CUZK_FP_DEC_MAX
+#ifdef CUZK_FF_X86_ASM
+#define FAST_ADD cuzk_fp_add_x86_
+#define FAST_SUB cuzk_fp_sub_x86_
+#endif
 #include "ff/field_impl.h"
 
 /* p = 3 mod 4, so a square a has the roots +-a^((p+1)/4). */

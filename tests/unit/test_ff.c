@@ -21,6 +21,7 @@
 
 #include "cuzk/ff.h"
 #include "ff/ff_internal.h"
+#include "ff/limbs.h"
 
 /* The moduli, derived from the BLS12-381 parameter x = -0xd201000000010000:
  * r = x^4 - x^2 + 1, p = (x - 1)^2 r / 3 + x. */
@@ -658,6 +659,42 @@ static void test_adx_vs_portable(unsigned long iters)
     mpz_clear(z);
 }
 
+#ifdef CUZK_FF_X86_ASM
+/* The assembly addition and subtraction against the portable limb code (GMP checks the
+ * public functions, which are these, in test_fp_all), aliasing included. */
+static void test_x86_add_sub(unsigned long iters)
+{
+    snprintf(test_ctx, sizeof test_ctx, "x86 add/sub vs portable");
+    mpz_t z;
+    mpz_init(z);
+    for (unsigned long i = 0; i < iters; i++) {
+        cuzk_fp a, b, r1, r2;
+        rand_value(z, g_p);
+        test_fp_from_mpz(&a, z);
+        rand_value(z, g_p);
+        test_fp_from_mpz(&b, z);
+        if (i % 7 == 0)
+            b = a; /* a - a = 0, a + a */
+        mod_add(r1.l, a.l, b.l, CUZK_FP_MODULUS.l, 6);
+        cuzk_fp_add_x86_(r2.l, a.l, b.l);
+        CHECK(memcmp(&r1, &r2, sizeof r1) == 0);
+        r2 = a;
+        cuzk_fp_add_x86_(r2.l, r2.l, b.l);
+        CHECK(memcmp(&r1, &r2, sizeof r1) == 0);
+        mod_sub(r1.l, a.l, b.l, CUZK_FP_MODULUS.l, 6);
+        cuzk_fp_sub_x86_(r2.l, a.l, b.l);
+        CHECK(memcmp(&r1, &r2, sizeof r1) == 0);
+        r2 = b;
+        cuzk_fp_sub_x86_(r2.l, a.l, r2.l);
+        CHECK(memcmp(&r1, &r2, sizeof r1) == 0);
+        r2 = a;
+        cuzk_fp_sub_x86_(r2.l, r2.l, r2.l);
+        CHECK(limbs_is_zero(r2.l, 6));
+    }
+    mpz_clear(z);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--print-impl") == 0)
@@ -691,6 +728,9 @@ int main(int argc, char **argv)
     }
     if (cuzk_ff_adx_available())
         test_adx_vs_portable(test_iters(20000));
+#ifdef CUZK_FF_X86_ASM
+    test_x86_add_sub(test_iters(20000));
+#endif
     mpz_clears(g_p, g_r, NULL);
     return test_finish();
 }
