@@ -13,6 +13,9 @@ extern int cuzk_ff_adx_enabled_;
  * ones: inputs and output in [0, modulus). */
 void cuzk_fp_mul_adx_(uint64_t r[6], const uint64_t a[6], const uint64_t b[6]);
 void cuzk_fp_sqr_adx_(uint64_t r[6], const uint64_t a[6]);
+/* r = a*b, all 768 bits (any 384-bit a, b); r = t/2^384 mod p for t < p*2^384. */
+void cuzk_fp_mul_wide_adx_(uint64_t r[12], const uint64_t a[6], const uint64_t b[6]);
+void cuzk_fp_redc_adx_(uint64_t r[6], const uint64_t t[12]);
 void cuzk_fr_mul_adx_(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
 void cuzk_fr_sqr_adx_(uint64_t r[4], const uint64_t a[4]);
 

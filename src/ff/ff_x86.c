@@ -223,6 +223,53 @@ __asm__(
     FP_FUNC_END("cuzk_fp_sub_x86_")
     I_(".popsection"));
 
+/* ---- Fp products without reduction, and the reduction alone (for Fp2's lazy product). ---- */
+__asm__(
+    I_(".pushsection .text")
+    /* void cuzk_fp_mul_wide_adx_(uint64_t r[12], const uint64_t a[6], const uint64_t b[6]):
+     * r = a*b, the whole 768-bit product; a and b any 384-bit values. Row i adds a*b[i] to
+     * the running sum, whose lowest word is then final. */
+    FP_FUNC_BEGIN("cuzk_fp_mul_wide_adx_")
+    PUSH_("%rbx") PUSH_("%rbp") PUSH_("%r12") PUSH_("%r13") PUSH_("%r14")
+    I_("movq %rdx, %rcx")
+    I_("movq 0(%rcx), %rdx")
+    FP_EXPAND_(FP_MUL_FIRST, FP_ROT0)
+    I_("movq " FP_R0 ", 0(%rdi)")
+    I_("movq 8(%rcx), %rdx") FP_EXPAND_(FP_MUL_ACC, FP_ROT1) I_("movq " FP_R1 ", 8(%rdi)")
+    I_("movq 16(%rcx), %rdx") FP_EXPAND_(FP_MUL_ACC, FP_ROT2) I_("movq " FP_R2 ", 16(%rdi)")
+    I_("movq 24(%rcx), %rdx") FP_EXPAND_(FP_MUL_ACC, FP_ROT3) I_("movq " FP_R3 ", 24(%rdi)")
+    I_("movq 32(%rcx), %rdx") FP_EXPAND_(FP_MUL_ACC, FP_ROT4) I_("movq " FP_R4 ", 32(%rdi)")
+    I_("movq 40(%rcx), %rdx") FP_EXPAND_(FP_MUL_ACC, FP_ROT5)
+    I_("movq " FP_R5 ", 40(%rdi)") I_("movq " FP_R6 ", 48(%rdi)") I_("movq " FP_R0 ", 56(%rdi)")
+    I_("movq " FP_R1 ", 64(%rdi)") I_("movq " FP_R2 ", 72(%rdi)") I_("movq " FP_R3 ", 80(%rdi)")
+    I_("movq " FP_R4 ", 88(%rdi)")
+    POP_("%r14") POP_("%r13") POP_("%r12") POP_("%rbp") POP_("%rbx")
+    I_("ret")
+    FP_FUNC_END("cuzk_fp_mul_wide_adx_")
+
+    /* void cuzk_fp_redc_adx_(uint64_t r[6], const uint64_t t[12]): r = t / 2^384 mod p
+     * for t < p*2^384. Six reduction rounds over the low half (its value u = (t_lo + M p) /
+     * 2^384 is at most p), then the high half (below p) added, then one conditional
+     * subtraction: the result is below p. */
+    FP_FUNC_BEGIN("cuzk_fp_redc_adx_")
+    PUSH_("%rbx") PUSH_("%rbp") PUSH_("%r12") PUSH_("%r13") PUSH_("%r14")
+    I_("movq 0(%rsi), " FP_R0) I_("movq 8(%rsi), " FP_R1) I_("movq 16(%rsi), " FP_R2)
+    I_("movq 24(%rsi), " FP_R3) I_("movq 32(%rsi), " FP_R4) I_("movq 40(%rsi), " FP_R5)
+    I_("movl $0, %r14d")
+    FP_EXPAND_(FP_REDUCE, FP_ROT0)
+    FP_EXPAND_(FP_REDUCE, FP_ROT1)
+    FP_EXPAND_(FP_REDUCE, FP_ROT2)
+    FP_EXPAND_(FP_REDUCE, FP_ROT3)
+    FP_EXPAND_(FP_REDUCE, FP_ROT4)
+    FP_EXPAND_(FP_REDUCE, FP_ROT5)
+    I_("addq 48(%rsi), " FP_R6) I_("adcq 56(%rsi), " FP_R0) I_("adcq 64(%rsi), " FP_R1)
+    I_("adcq 72(%rsi), " FP_R2) I_("adcq 80(%rsi), " FP_R3) I_("adcq 88(%rsi), " FP_R4)
+    FP_FINAL
+    POP_("%r14") POP_("%r13") POP_("%r12") POP_("%rbp") POP_("%rbx")
+    I_("ret")
+    FP_FUNC_END("cuzk_fp_redc_adx_")
+    I_(".popsection"));
+
 /* ---- Fr, 4 limbs: same register conventions, five accumulators. ---- */
 
 #define FR_MUL_FIRST(T0, T1, T2, T3, T4)                                              \
@@ -333,6 +380,16 @@ void cuzk_fr_mul_adx_(uint64_t r[4], const uint64_t a[4], const uint64_t b[4])
 void cuzk_fr_sqr_adx_(uint64_t r[4], const uint64_t a[4])
 {
     cuzk_fr_sqr_portable((cuzk_fr *)r, (const cuzk_fr *)a);
+}
+void cuzk_fp_mul_wide_adx_(uint64_t r[12], const uint64_t a[6], const uint64_t b[6])
+{
+    (void)r, (void)a, (void)b;
+    abort(); /* never called: the ADX back end cannot be chosen here */
+}
+void cuzk_fp_redc_adx_(uint64_t r[6], const uint64_t t[12])
+{
+    (void)r, (void)t;
+    abort();
 }
 static int ff_cpu_has_adx(void) { return 0; }
 #endif

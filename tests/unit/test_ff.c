@@ -659,6 +659,47 @@ static void test_adx_vs_portable(unsigned long iters)
     mpz_clear(z);
 }
 
+/* The 768-bit product and the lone reduction (Fp2's lazy product) against GMP, at their
+ * bounds: any 384-bit factors (all ones included), any t < p*2^384 (p*2^384 - 1 included). */
+static void test_wide_redc(unsigned long iters)
+{
+    snprintf(test_ctx, sizeof test_ctx, "fp wide product and reduction");
+    mpz_t x, y, z, w, bound, rinv;
+    mpz_inits(x, y, z, w, bound, rinv, NULL);
+    mpz_mul_2exp(bound, g_p, 384);
+    mpz_set_ui(w, 1);
+    mpz_mul_2exp(w, w, 384);
+    CHECK(mpz_invert(rinv, w, g_p) != 0);
+    for (unsigned long i = 0; i < iters; i++) {
+        uint64_t a[6] = {0}, b[6] = {0}, t[12] = {0}, r[6] = {0};
+        for (int j = 0; j < 6; j++) {
+            a[j] = i % 5 == 0 ? ~0ULL : test_rand64();
+            b[j] = i % 3 == 0 ? ~0ULL : test_rand64();
+        }
+        cuzk_fp_mul_wide_adx_(t, a, b);
+        mpz_import(x, 6, -1, 8, 0, 0, a);
+        mpz_import(y, 6, -1, 8, 0, 0, b);
+        mpz_mul(z, x, y);
+        mpz_import(w, 12, -1, 8, 0, 0, t);
+        CHECK(mpz_cmp(z, w) == 0);
+        /* t below p*2^384: random, or the bound less something small */
+        if (i % 4 == 0) {
+            mpz_sub_ui(z, bound, 1 + test_rand64() % 3);
+        } else {
+            mpz_import(z, 12, -1, 8, 0, 0, t);
+            mpz_mod(z, z, bound);
+        }
+        memset(t, 0, sizeof t);
+        mpz_export(t, NULL, -1, 8, 0, 0, z);
+        cuzk_fp_redc_adx_(r, t);
+        mpz_mul(z, z, rinv);
+        mpz_mod(z, z, g_p);
+        mpz_import(w, 6, -1, 8, 0, 0, r);
+        CHECK(mpz_cmp(z, w) == 0);
+    }
+    mpz_clears(x, y, z, w, bound, rinv, NULL);
+}
+
 #ifdef CUZK_FF_X86_ASM
 /* The assembly addition and subtraction against the portable limb code (GMP checks the
  * public functions, which are these, in test_fp_all), aliasing included. */
@@ -726,8 +767,10 @@ int main(int argc, char **argv)
         snprintf(test_ctx, sizeof test_ctx, "fp2/%s", name);
         test_fp2(it / 3);
     }
-    if (cuzk_ff_adx_available())
+    if (cuzk_ff_adx_available()) {
         test_adx_vs_portable(test_iters(20000));
+        test_wide_redc(test_iters(20000));
+    }
 #ifdef CUZK_FF_X86_ASM
     test_x86_add_sub(test_iters(20000));
 #endif
