@@ -6,7 +6,8 @@
 # DIR: a circuit directory with circuit.zkey and witness-0.wtns .. witness-3.wtns (cuzk gen
 # --partitions 4, then cuzk setup DIR/circuit.r1cs DIR/circuit.zkey).
 # Environment: RUNS (default 3) runs of each; THREADS (default 2) cuzk's --threads;
-# BATCH=1 also --batch of the 4 witnesses; SNARKJS=1 also snarkjs groth16 prove (RUNS times).
+# BATCH=1 also --batch of the 4 witnesses; SNARKJS=1 also snarkjs groth16 prove (RUNS times);
+# PIN="taskset -c 0,1": every run on those cores (a 2-core machine on a larger host).
 # Prints one line per circuit and mode: the prove stage's milliseconds (cuzk prove -v: key
 # load and the proof's check excluded), all runs, their medians and the medians of the
 # whole command (key load, check and writes included) and of its CPU time (user + sys);
@@ -18,6 +19,8 @@ OLD=$1 NEW=$2
 shift 2
 RUNS=${RUNS:-3}
 THREADS=${THREADS:-2}
+PIN=${PIN:-}        # e.g. "taskset -c 0,1": both programs on those cores
+TIMEFORMAT='%U %S'  # bash's time: user and system seconds
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 med() {
@@ -38,8 +41,7 @@ prove_ms() {
     fi
     local t0 t1 ms cpu
     t0=$(date +%s%N)
-    /usr/bin/time -o "$T/time" -f "%U %S" "$b/cuzk" prove -v --threads "$THREADS" "${args[@]}" \
-        >"$T/log" 2>&1
+    { time $PIN "$b/cuzk" prove -v --threads "$THREADS" "${args[@]}" >"$T/log" 2>&1; } 2>"$T/time"
     t1=$(date +%s%N)
     ms=$(sed -n 's/.* proofs\{0,1\} in \([0-9.]*\) ms.*/\1/p' "$T/log" | head -1)
     cpu=$(awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$T/time")
@@ -67,10 +69,9 @@ for d in "$@"; do
         s="" sc=""
         for ((i = 0; i < RUNS; i++)); do
             t0=$(date +%s%N)
-            /usr/bin/time -o "$T/time" -f "%U %S" \
-                node "$ROOT/tests/js/node_modules/snarkjs/build/cli.cjs" groth16 prove \
+            { time $PIN node "$ROOT/tests/js/node_modules/snarkjs/build/cli.cjs" groth16 prove \
                 "$d/circuit.zkey" "$d/witness-0.wtns" "$T/sproof.json" "$T/spublic.json" \
-                >/dev/null
+                >/dev/null; } 2>"$T/time"
             t1=$(date +%s%N)
             s="$s $(( (t1 - t0) / 1000000 ))"
             sc="$sc $(awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$T/time")"

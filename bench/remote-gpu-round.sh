@@ -8,6 +8,7 @@
 #   ROUND_PORE_ARGS=--abc  extra cuzk-bench porep flags (--abc: a, b, c given, no synthesis)
 #   ROUND_DAEMON=1    also a cuzk-daemon batch on the GPU (the chain fixture, every proof checked)
 #   ROUND_KERNELS="20 24 26"  also cuzk-bench kernels (NTT and MSM, CPU and GPU) at those sizes
+#                     (ROUND_WINDOWS="18 20": once per GPU MSM window)
 #   SKIP_KERNELS=1 / SKIP_SANITIZER=1  leave those parts out (SANITIZER_TIMEOUT=180 s)
 #   ROUND_LARGE=1     test_gpu --large (NTT, MSM, batch add at 2^24 and 2^26 against the CPU)
 #   ROUND_D10_K=22    the daemon benchmark of 10-partition jobs (ROUND_D10_WORKERS="1 2",
@@ -135,15 +136,18 @@ if [ -n "${ROUND_MGPU_K:-}" ]; then
     done
 fi
 
+# ROUND_WINDOWS="18 20": the kernels once per GPU MSM window (--window; 0: chosen from n)
 if [ -n "${ROUND_KERNELS:-}" ]; then
     kargs=(); for k in $ROUND_KERNELS; do kargs+=(-k "$k"); done
-    t0=$(date +%s)
-    timeout ${KERNELS_BENCH_TIMEOUT:-200} "$D/bin/cuzk-bench" kernels "${kargs[@]}" --backend ${ROUND_KERNELS_BACKEND:-gpu} \
-        --runs 3 --json --profile >"$OUT/kernels.log" 2>"$OUT/kernels.err"; rc=$?
-    summary+=("cuzk-bench kernels rc=$rc ($(( $(date +%s) - t0 )) s)")
-    echo "-- kernels"
-    grep -v '^\[' "$OUT/kernels.log" | grep -v '^{'
-    grep '^gpu msm g1' "$OUT/kernels.err"
+    for w in ${ROUND_WINDOWS:-0}; do
+        t0=$(date +%s); tag=kernels; [ "$w" != 0 ] && tag=kernels-w$w
+        timeout ${KERNELS_BENCH_TIMEOUT:-200} "$D/bin/cuzk-bench" kernels "${kargs[@]}" --backend ${ROUND_KERNELS_BACKEND:-gpu} \
+            --window "$w" --runs 3 --json --profile >"$OUT/$tag.log" 2>"$OUT/$tag.err"; rc=$?
+        summary+=("cuzk-bench kernels, window $w: rc=$rc ($(( $(date +%s) - t0 )) s)")
+        echo "-- kernels, window $w (0: chosen from n)"
+        grep -v '^\[' "$OUT/$tag.log" | grep -v '^{'
+        grep '^gpu msm g1' "$OUT/$tag.err"
+    done
 fi
 
 # ROUND_PREP="22 27": the host side of a GPU partition (cuzk-bench prep) on this host's

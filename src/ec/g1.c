@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* G1: y^2 = x^3 + 4 over Fp. Formulas from ec_impl.h; generator and subgroup check here. */
 #include "cuzk/ec.h"
+#include "ff/ff_inline.h"
 #include "ec/ec_internal.h"
 
 #define EC_G g1
 #define EC_F cuzk_fp
-#define EC_FF(op) cuzk_fp_##op
+#define EC_FF(op) cuzk_fpi_##op
 #define EC_AFF cuzk_g1_affine
 #define EC_JAC cuzk_g1_jac
 #define EC_XYZZ cuzk_g1_xyzz

@@ -2,11 +2,12 @@
 /* G2: y^2 = x^3 + 4(1+u) over Fp2 (the M-type sextic twist). Formulas from ec_impl.h;
  * generator, the psi endomorphism and the subgroup check here. */
 #include "cuzk/ec.h"
+#include "ff/ff_inline.h"
 #include "ec/ec_internal.h"
 
 #define EC_G g2
 #define EC_F cuzk_fp2
-#define EC_FF(op) cuzk_fp2_##op
+#define EC_FF(op) cuzk_fp2i_##op
 #define EC_AFF cuzk_g2_affine
 #define EC_JAC cuzk_g2_jac
 #define EC_XYZZ cuzk_g2_xyzz

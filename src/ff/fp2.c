@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cuzk/ff.h"
-#include "ff/ff_internal.h"
+#include "ff/ff_inline.h"
 #include "ff/limbs.h"
 
 void cuzk_fp2_set_zero(cuzk_fp2 *r) { memset(r, 0, sizeof *r); }
@@ -12,11 +12,11 @@ void cuzk_fp2_set_one(cuzk_fp2 *r)
     cuzk_fp_set_one(&r->c0);
     cuzk_fp_set_zero(&r->c1);
 }
-bool cuzk_fp2_is_zero(const cuzk_fp2 *a) { return cuzk_fp_is_zero(&a->c0) & cuzk_fp_is_zero(&a->c1); }
-bool cuzk_fp2_is_one(const cuzk_fp2 *a) { return cuzk_fp_is_one(&a->c0) & cuzk_fp_is_zero(&a->c1); }
+bool cuzk_fp2_is_zero(const cuzk_fp2 *a) { return cuzk_fpi_is_zero(&a->c0) & cuzk_fpi_is_zero(&a->c1); }
+bool cuzk_fp2_is_one(const cuzk_fp2 *a) { return cuzk_fp_is_one(&a->c0) & cuzk_fpi_is_zero(&a->c1); }
 bool cuzk_fp2_eq(const cuzk_fp2 *a, const cuzk_fp2 *b)
 {
-    return cuzk_fp_eq(&a->c0, &b->c0) & cuzk_fp_eq(&a->c1, &b->c1);
+    return cuzk_fpi_eq(&a->c0, &b->c0) & cuzk_fpi_eq(&a->c1, &b->c1);
 }
 void cuzk_fp2_cmov(cuzk_fp2 *r, const cuzk_fp2 *a, bool flag)
 {
@@ -25,18 +25,18 @@ void cuzk_fp2_cmov(cuzk_fp2 *r, const cuzk_fp2 *a, bool flag)
 }
 void cuzk_fp2_add(cuzk_fp2 *r, const cuzk_fp2 *a, const cuzk_fp2 *b)
 {
-    cuzk_fp_add(&r->c0, &a->c0, &b->c0);
-    cuzk_fp_add(&r->c1, &a->c1, &b->c1);
+    cuzk_fpi_add(&r->c0, &a->c0, &b->c0);
+    cuzk_fpi_add(&r->c1, &a->c1, &b->c1);
 }
 void cuzk_fp2_sub(cuzk_fp2 *r, const cuzk_fp2 *a, const cuzk_fp2 *b)
 {
-    cuzk_fp_sub(&r->c0, &a->c0, &b->c0);
-    cuzk_fp_sub(&r->c1, &a->c1, &b->c1);
+    cuzk_fpi_sub(&r->c0, &a->c0, &b->c0);
+    cuzk_fpi_sub(&r->c1, &a->c1, &b->c1);
 }
 void cuzk_fp2_dbl(cuzk_fp2 *r, const cuzk_fp2 *a)
 {
-    cuzk_fp_dbl(&r->c0, &a->c0);
-    cuzk_fp_dbl(&r->c1, &a->c1);
+    cuzk_fpi_dbl(&r->c0, &a->c0);
+    cuzk_fpi_dbl(&r->c1, &a->c1);
 }
 void cuzk_fp2_neg(cuzk_fp2 *r, const cuzk_fp2 *a)
 {
@@ -79,39 +79,39 @@ void cuzk_fp2_mul(cuzk_fp2 *r, const cuzk_fp2 *a, const cuzk_fp2 *b)
         return;
     }
     cuzk_fp t0, t1, s0, s1;
-    cuzk_fp_mul(&t0, &a->c0, &b->c0);
-    cuzk_fp_mul(&t1, &a->c1, &b->c1);
-    cuzk_fp_add(&s0, &a->c0, &a->c1);
-    cuzk_fp_add(&s1, &b->c0, &b->c1);
-    cuzk_fp_mul(&s0, &s0, &s1);
-    cuzk_fp_sub(&s0, &s0, &t0);
-    cuzk_fp_sub(&r->c1, &s0, &t1);
-    cuzk_fp_sub(&r->c0, &t0, &t1);
+    cuzk_fpi_mul(&t0, &a->c0, &b->c0);
+    cuzk_fpi_mul(&t1, &a->c1, &b->c1);
+    cuzk_fpi_add(&s0, &a->c0, &a->c1);
+    cuzk_fpi_add(&s1, &b->c0, &b->c1);
+    cuzk_fpi_mul(&s0, &s0, &s1);
+    cuzk_fpi_sub(&s0, &s0, &t0);
+    cuzk_fpi_sub(&r->c1, &s0, &t1);
+    cuzk_fpi_sub(&r->c0, &t0, &t1);
 }
 
 /* (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u */
 void cuzk_fp2_sqr(cuzk_fp2 *r, const cuzk_fp2 *a)
 {
     cuzk_fp s, d, m;
-    cuzk_fp_add(&s, &a->c0, &a->c1);
-    cuzk_fp_sub(&d, &a->c0, &a->c1);
-    cuzk_fp_mul(&m, &a->c0, &a->c1);
-    cuzk_fp_mul(&r->c0, &s, &d);
-    cuzk_fp_dbl(&r->c1, &m);
+    cuzk_fpi_add(&s, &a->c0, &a->c1);
+    cuzk_fpi_sub(&d, &a->c0, &a->c1);
+    cuzk_fpi_mul(&m, &a->c0, &a->c1);
+    cuzk_fpi_mul(&r->c0, &s, &d);
+    cuzk_fpi_dbl(&r->c1, &m);
 }
 
 void cuzk_fp2_mul_fp(cuzk_fp2 *r, const cuzk_fp2 *a, const cuzk_fp *b)
 {
-    cuzk_fp_mul(&r->c0, &a->c0, b);
-    cuzk_fp_mul(&r->c1, &a->c1, b);
+    cuzk_fpi_mul(&r->c0, &a->c0, b);
+    cuzk_fpi_mul(&r->c1, &a->c1, b);
 }
 
 /* (a0 + a1 u)(1 + u) = (a0 - a1) + (a0 + a1) u */
 void cuzk_fp2_mul_by_nonresidue(cuzk_fp2 *r, const cuzk_fp2 *a)
 {
     cuzk_fp t;
-    cuzk_fp_sub(&t, &a->c0, &a->c1);
-    cuzk_fp_add(&r->c1, &a->c0, &a->c1);
+    cuzk_fpi_sub(&t, &a->c0, &a->c1);
+    cuzk_fpi_add(&r->c1, &a->c0, &a->c1);
     r->c0 = t;
 }
 
@@ -119,12 +119,12 @@ void cuzk_fp2_mul_by_nonresidue(cuzk_fp2 *r, const cuzk_fp2 *a)
 void cuzk_fp2_inv(cuzk_fp2 *r, const cuzk_fp2 *a)
 {
     cuzk_fp n, t;
-    cuzk_fp_sqr(&n, &a->c0);
-    cuzk_fp_sqr(&t, &a->c1);
-    cuzk_fp_add(&n, &n, &t);
+    cuzk_fpi_sqr(&n, &a->c0);
+    cuzk_fpi_sqr(&t, &a->c1);
+    cuzk_fpi_add(&n, &n, &t);
     cuzk_fp_inv(&n, &n);
-    cuzk_fp_mul(&r->c0, &a->c0, &n);
-    cuzk_fp_mul(&r->c1, &a->c1, &n);
+    cuzk_fpi_mul(&r->c0, &a->c0, &n);
+    cuzk_fpi_mul(&r->c1, &a->c1, &n);
     cuzk_fp_neg(&r->c1, &r->c1);
 }
 
@@ -147,9 +147,9 @@ void cuzk_fp2_pow(cuzk_fp2 *r, const cuzk_fp2 *a, const uint64_t *e, size_t nlim
 int cuzk_fp2_legendre(const cuzk_fp2 *a)
 {
     cuzk_fp n, t;
-    cuzk_fp_sqr(&n, &a->c0);
-    cuzk_fp_sqr(&t, &a->c1);
-    cuzk_fp_add(&n, &n, &t);
+    cuzk_fpi_sqr(&n, &a->c0);
+    cuzk_fpi_sqr(&t, &a->c1);
+    cuzk_fpi_add(&n, &n, &t);
     return cuzk_fp_legendre(&n);
 }
 
@@ -193,7 +193,7 @@ bool cuzk_fp2_sqrt(cuzk_fp2 *r, const cuzk_fp2 *a)
 
 bool cuzk_fp2_lexicographically_largest(const cuzk_fp2 *a)
 {
-    if (!cuzk_fp_is_zero(&a->c1))
+    if (!cuzk_fpi_is_zero(&a->c1))
         return cuzk_fp_lexicographically_largest(&a->c1);
     return cuzk_fp_lexicographically_largest(&a->c0);
 }
