@@ -32,10 +32,10 @@ static size_t plan_batch(unsigned c, double inv_cost)
     return b < MSM_BA_BATCH_MAX ? b : MSM_BA_BATCH_MAX;
 }
 
-static double plan_cost(size_t n, unsigned T, unsigned c, size_t chunks, size_t hot_bytes,
-                        size_t batch, double inv_cost)
+static double plan_cost(size_t n, unsigned T, unsigned bits, unsigned c, size_t chunks,
+                        size_t hot_bytes, size_t batch, double inv_cost)
 {
-    unsigned nwin = (256 + c - 1) / c;
+    unsigned nwin = (bits + c - 1) / c;
     double nb = (double)((size_t)1 << (c - 1));
     size_t chunk_len = (n + chunks - 1) / chunks;
     size_t ntasks = (size_t)nwin * chunks;
@@ -53,12 +53,18 @@ static double plan_cost(size_t n, unsigned T, unsigned c, size_t chunks, size_t 
     double used = nb * (1.0 - exp(-fill));
     double reduce = nb * MSM_COST_XADD + used * (batch ? MSM_COST_ADD : MSM_COST_XADD);
     double task = ((double)chunk_len - used) * add + reduce;
-    double combine = (double)ntasks * MSM_COST_XADD + 256.0 * MSM_COST_DBL;
+    double combine = (double)ntasks * MSM_COST_XADD + (double)bits * MSM_COST_DBL;
     return (double)rounds * task + combine;
 }
 
 void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
                    size_t xyzz_bytes, size_t aff_bytes, double inv_cost)
+{
+    msm_plan_make_bits(p, n, 256, nthreads, window, xyzz_bytes, aff_bytes, inv_cost);
+}
+
+void msm_plan_make_bits(msm_plan *p, size_t n, unsigned bits, unsigned nthreads,
+                        unsigned window, size_t xyzz_bytes, size_t aff_bytes, double inv_cost)
 {
     size_t bucket_bytes = xyzz_bytes + aff_bytes + 1; /* all of a worker's bucket memory */
     memset(p, 0, sizeof(*p));
@@ -71,7 +77,7 @@ void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
         max_chunks = n;
     double best = 0;
     for (unsigned c = cmin; c <= cmax; c++) {
-        unsigned nwin = (256 + c - 1) / c;
+        unsigned nwin = (bits + c - 1) / c;
         size_t nb = (size_t)1 << (c - 1);
         /* batch-affine or XYZZ buckets, whichever costs less; a window given by the caller
          * takes batch-affine ones wherever they are allowed */
@@ -85,7 +91,7 @@ void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
                     continue;
                 /* the buckets most accesses touch: affine ones with batches, else XYZZ */
                 size_t hot = batch ? aff_bytes : xyzz_bytes;
-                double cost = plan_cost(n, T, c, chunks, hot, batch, inv_cost);
+                double cost = plan_cost(n, T, bits, c, chunks, hot, batch, inv_cost);
                 if (p->c == 0 || cost < best) {
                     best = cost;
                     p->c = c;
@@ -95,7 +101,8 @@ void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
             }
         }
     }
-    p->nwin = (256 + p->c - 1) / p->c;
+    p->bits = bits;
+    p->nwin = (bits + p->c - 1) / p->c;
     p->nbuckets = (size_t)1 << (p->c - 1);
     p->chunk_len = (n + p->chunks - 1) / p->chunks;
     p->chunks = (n + p->chunk_len - 1) / p->chunk_len; /* drop empty ranges */
@@ -123,6 +130,41 @@ void cuzk_msm_scalars_from_fr(cuzk_msm_scalar *out, const cuzk_fr *in, size_t n,
 {
     conv_ctx c = {out, in};
     cuzk_parallel_for(n, 4096, msm_threads(nthreads), conv_range, &c);
+}
+
+/* ---- GLV split (msm_internal.h) ---- */
+
+#define MSM_GLV_X 0xd201000000010000ULL /* |x|, the curve parameter; u = x^2 */
+
+static void glv_range(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    cuzk_msm_scalar **io = vctx;
+    for (size_t i = b; i < e; i++) {
+        uint64_t q[4], r[2];
+        memcpy(q, io[1][i].l, sizeof q);
+        /* twice: q = q div x, remainder into r[t]; then s = q x^2 + r1 x + r0 */
+        for (int t = 0; t < 2; t++) {
+            unsigned __int128 rem = 0;
+            for (int l = 3; l >= 0; l--) {
+                unsigned __int128 cur = (rem << 64) | q[l];
+                q[l] = (uint64_t)(cur / MSM_GLV_X);
+                rem = cur % MSM_GLV_X;
+            }
+            r[t] = (uint64_t)rem;
+        }
+        unsigned __int128 s1 = (unsigned __int128)r[1] * MSM_GLV_X + r[0]; /* < x^2 = u */
+        io[0][i].l[0] = (uint64_t)s1;
+        io[0][i].l[1] = (uint64_t)(s1 >> 64);
+        io[0][i].l[2] = q[0]; /* s div u < 2^255 / u < 2^128 */
+        io[0][i].l[3] = q[1];
+    }
+}
+
+void msm_glv_split(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n, unsigned nthreads)
+{
+    cuzk_msm_scalar *io[2] = {out, (cuzk_msm_scalar *)in};
+    cuzk_parallel_for(n, 1024, msm_threads(nthreads), glv_range, io);
 }
 
 /* ---- oversized canonical scalars ---- */

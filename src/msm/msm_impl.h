@@ -26,7 +26,9 @@
 typedef struct {
     const MSM_AFF *bases;
     const cuzk_msm_scalar *scalars;
-    size_t n;
+    size_t n;            /* terms: with GLV 2 n0, term n0 + i being s2_i (-sigma P_i) */
+    size_t n0;           /* with GLV: the caller's count; else n */
+    const MSM_AFF *bases2; /* with GLV: -sigma(P_i); else NULL */
     msm_plan plan;
     uint8_t *scratch;    /* plan.nworkers blocks of `stride` bytes (buckets etc.) */
     size_t stride;
@@ -198,10 +200,22 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
             MSM_FN(_xyzz_set_inf)(&bk[i]);
 
     int32_t d[MSM_DIGIT_BATCH];
+    const MSM_AFF *bp[MSM_DIGIT_BATCH];
     for (size_t i = b; i < e; i += MSM_DIGIT_BATCH) {
         size_t m = e - i < MSM_DIGIT_BATCH ? e - i : MSM_DIGIT_BATCH;
-        for (size_t q = 0; q < m; q++)
-            d[q] = msm_digit(ctx->scalars[i + q].l, k, c);
+        if (ctx->bases2) { /* GLV: term t < n0 is s1_t P_t, term n0 + t is s2_t (-sigma P_t) */
+            for (size_t q = 0; q < m; q++) {
+                size_t ti = i + q, hi = ti >= ctx->n0;
+                ti -= hi ? ctx->n0 : 0;
+                d[q] = msm_digit_n(ctx->scalars[ti].l + 2 * hi, 2, k, c);
+                bp[q] = (hi ? ctx->bases2 : ctx->bases) + ti;
+            }
+        } else {
+            for (size_t q = 0; q < m; q++) {
+                d[q] = msm_digit(ctx->scalars[i + q].l, k, c);
+                bp[q] = ctx->bases + i + q;
+            }
+        }
         for (size_t q = 0; q < m; q++) {
             if (q + MSM_PREFETCH_AHEAD < m) {
                 int32_t da = d[q + MSM_PREFETCH_AHEAD];
@@ -211,17 +225,17 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
                         __builtin_prefetch(&ba.aff[ja], 1);
                     else
                         __builtin_prefetch(&bk[ja], 1);
-                    __builtin_prefetch(&ctx->bases[i + q + MSM_PREFETCH_AHEAD], 0);
+                    __builtin_prefetch(bp[q + MSM_PREFETCH_AHEAD], 0);
                 }
             }
             int32_t dq = d[q];
             if (p->batch) {
                 if (dq)
-                    ba_add(&ba, (size_t)(dq > 0 ? dq : -dq) - 1, &ctx->bases[i + q], dq < 0);
+                    ba_add(&ba, (size_t)(dq > 0 ? dq : -dq) - 1, bp[q], dq < 0);
             } else if (dq > 0) {
-                MSM_FN(_xyzz_add_affine_var)(&bk[dq - 1], &bk[dq - 1], &ctx->bases[i + q]);
+                MSM_FN(_xyzz_add_affine_var)(&bk[dq - 1], &bk[dq - 1], bp[q]);
             } else if (dq < 0) {
-                MSM_FN(_xyzz_sub_affine_var)(&bk[-dq - 1], &bk[-dq - 1], &ctx->bases[i + q]);
+                MSM_FN(_xyzz_sub_affine_var)(&bk[-dq - 1], &bk[-dq - 1], bp[q]);
             }
         }
     }
@@ -268,9 +282,30 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
     if (n == 0)
         return CUZK_OK;
     unsigned T = msm_threads(opts ? opts->nthreads : 0);
-    pip_ctx ctx = {.bases = bases, .scalars = scalars, .n = n};
-    msm_plan_make(&ctx.plan, n, T, opts ? opts->window : 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF),
-                  opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : MSM_INV_COST);
+    pip_ctx ctx = {.bases = bases, .scalars = scalars, .n = n, .n0 = n};
+    void *glv_mem = NULL;
+#ifdef MSM_GLV
+    /* GLV: 2n terms of 128-bit scalars, half the windows (the bucket sums are the part that
+     * shrinks); the negated sigma images and the split scalars cost 2n/3 of the bases' memory
+     * again, so only up to MSM_GLV_MAX terms */
+    if (n >= 2 && n <= MSM_GLV_MAX) {
+        glv_mem = aligned_alloc(64, MSM_ALIGN(MSM_ALIGN(n * sizeof(MSM_AFF)) +
+                                              n * sizeof(cuzk_msm_scalar)));
+        if (glv_mem) {
+            MSM_AFF *b2 = glv_mem;
+            cuzk_msm_scalar *s2 = (cuzk_msm_scalar *)(void *)((uint8_t *)glv_mem +
+                                                             MSM_ALIGN(n * sizeof(MSM_AFF)));
+            MSM_GLV_BASES(b2, bases, n, T);
+            msm_glv_split(s2, scalars, n, T);
+            ctx.bases2 = b2;
+            ctx.scalars = s2;
+            ctx.n = 2 * n;
+        }
+    }
+#endif
+    msm_plan_make_bits(&ctx.plan, ctx.n, ctx.bases2 ? 129 : 256, T, opts ? opts->window : 0,
+                       sizeof(MSM_XYZZ), sizeof(MSM_AFF),
+                       opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : MSM_INV_COST);
     const msm_plan *p = &ctx.plan;
     ctx.stride = worker_bytes(p);
     ctx.scratch = aligned_alloc(64, (size_t)p->nworkers * ctx.stride);
@@ -278,10 +313,12 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
     if (!ctx.scratch || !ctx.partial) {
         free(ctx.scratch);
         free(ctx.partial);
+        free(glv_mem);
         return cuzk_error_set(CUZK_ENOMEM, "msm: %zu buckets for %u threads (window %u)",
                               p->nbuckets, p->nworkers, p->c);
     }
     cuzk_parallel_for(p->ntasks, 1, p->nworkers, pip_range, &ctx);
+    free(glv_mem);
 
     /* Horner over the windows: acc = 2^c * acc + W_k, from the top window down. */
     MSM_XYZZ acc;
@@ -310,7 +347,14 @@ static cuzk_err check_opts(const cuzk_msm_opts *opts)
 unsigned MSM_FN(_msm_window)(size_t n, unsigned nthreads)
 {
     msm_plan p;
-    msm_plan_make(&p, n, nthreads, 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF), MSM_INV_COST);
+    unsigned bits = 256;
+#ifdef MSM_GLV
+    if (n >= 2 && n <= MSM_GLV_MAX) { /* as pip_run */
+        n *= 2;
+        bits = 129;
+    }
+#endif
+    msm_plan_make_bits(&p, n, bits, nthreads, 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF), MSM_INV_COST);
     return p.c;
 }
 

@@ -16,7 +16,8 @@
 
 typedef struct {
     unsigned c;          /* window bits; 0 when n == 0 */
-    unsigned nwin;       /* windows: ceil(256 / c) */
+    unsigned bits;       /* the signed windows cover bits [0, bits) of the scalars */
+    unsigned nwin;       /* windows: ceil(bits / c) */
     size_t nbuckets;     /* 2^(c-1) */
     size_t chunks;       /* point ranges */
     size_t chunk_len;    /* points per range (the last may be shorter) */
@@ -43,6 +44,9 @@ typedef struct {
  * disables them. */
 void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
                    size_t xyzz_bytes, size_t aff_bytes, double inv_cost);
+/* The same for scalars of bits - 1 bits (bits = 256: below 2^255; 129: the GLV halves). */
+void msm_plan_make_bits(msm_plan *p, size_t n, unsigned bits, unsigned nthreads,
+                        unsigned window, size_t xyzz_bytes, size_t aff_bytes, double inv_cost);
 
 unsigned msm_threads(unsigned nthreads);
 
@@ -50,7 +54,8 @@ unsigned msm_threads(unsigned nthreads);
  * bits and b the bit just below it, the digit is w + b - 2^c*(top bit of w): the carry out
  * of a window is its top bit, which the next window adds back, so digits of different
  * windows need no sequential carry pass, and sum_k digit_k * 2^(kc) = s. */
-static inline int32_t msm_digit(const uint64_t s[CUZK_FR_LIMBS], unsigned k, unsigned c)
+/* The same for a scalar of nl limbs: digit k needs k * c <= 64 nl (the plan's windows). */
+static inline int32_t msm_digit_n(const uint64_t *s, unsigned nl, unsigned k, unsigned c)
 {
     unsigned o = k * c;
     uint64_t x; /* bits [o-1, o+c) of s: b in bit 0, w in bits 1..c */
@@ -59,13 +64,24 @@ static inline int32_t msm_digit(const uint64_t s[CUZK_FR_LIMBS], unsigned k, uns
     } else {
         unsigned pos = o - 1, li = pos >> 6, sh = pos & 63;
         unsigned __int128 v = s[li];
-        if (li + 1 < CUZK_FR_LIMBS)
+        if (li + 1 < nl)
             v |= (unsigned __int128)s[li + 1] << 64;
         x = (uint64_t)(v >> sh);
     }
     x &= (2ULL << c) - 1;
     return (int32_t)((x + 1) >> 1) - (int32_t)(((x >> c) & 1) << c);
 }
+
+static inline int32_t msm_digit(const uint64_t s[CUZK_FR_LIMBS], unsigned k, unsigned c)
+{
+    return msm_digit_n(s, CUZK_FR_LIMBS, k, c);
+}
+
+/* GLV for G1 (the endomorphism sigma(x, y) = (beta x, y), sigma(P) = -u P on G1 with
+ * u = x^2 = 0xac45a4010001a4020000000100000000, r = u^2 - u + 1): a scalar s < 2^255 is
+ * s1 + s2 u with s1 = s mod u, s2 = s div u, both below 2^128, and s P = s1 P + s2 (-sigma P).
+ * out[i].l[0..1] = s1, out[i].l[2..3] = s2 of in[i] (out may be in). */
+void msm_glv_split(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n, unsigned nthreads);
 
 /* Gather elements whose bit is set (in order). kind selects the element conversion. */
 typedef enum { MSM_GATHER_COPY, MSM_GATHER_FR_TO_CANON } msm_gather_kind;

@@ -274,6 +274,89 @@ static void test_g1_edge(void)
     free(cs);
 }
 
+/* GLV: the split s = s1 + s2 u (u = x^2) against GMP, the 128-bit digits, and G1 MSMs with
+ * scalars around multiples of u against the naive sum. */
+static void test_glv(void)
+{
+    snprintf(test_ctx, sizeof test_ctx, "glv");
+    mpz_t u, s, s1, s2, t;
+    mpz_inits(u, s, s1, s2, t, NULL);
+    mpz_set_str(u, "ac45a4010001a4020000000100000000", 16);
+    const size_t n = 61;
+    cuzk_msm_scalar *in = malloc(n * sizeof(*in)), *out = malloc(n * sizeof(*out));
+    const uint64_t ul[2] = {0x0000000100000000ULL, 0xac45a4010001a402ULL};
+    for (size_t i = 0; i < n; i++) {
+        memset(&in[i], 0, sizeof in[i]);
+        switch (i % 8) {
+        case 0: /* u - 1, u, u + 1 */
+            in[i].l[0] = ul[0] + (i / 8) % 3 - 1;
+            in[i].l[1] = ul[1];
+            break;
+        case 1: /* 2^255 - 1 */
+            in[i].l[0] = in[i].l[1] = in[i].l[2] = ~0ULL;
+            in[i].l[3] = ~0ULL >> 1;
+            break;
+        case 2: { cuzk_fr f; set_scalar(&f, K_RMINUS1); cuzk_fr_to_limbs(in[i].l, &f); } break;
+        case 3: /* a multiple of u */
+            mpz_mul_ui(t, u, test_rand64() % 1000000);
+            mpz_export(in[i].l, NULL, -1, 8, 0, 0, t);
+            break;
+        case 4: in[i].l[0] = i; break; /* small, zero included */
+        default:
+            for (int l = 0; l < 4; l++)
+                in[i].l[l] = test_rand64();
+            in[i].l[3] >>= 1;
+            break;
+        }
+    }
+    msm_glv_split(out, in, n, 2);
+    for (size_t i = 0; i < n; i++) {
+        mpz_import(s, 4, -1, 8, 0, 0, in[i].l);
+        mpz_import(s1, 2, -1, 8, 0, 0, out[i].l);
+        mpz_import(s2, 2, -1, 8, 0, 0, out[i].l + 2);
+        CHECK(mpz_cmp(s1, u) < 0);
+        mpz_addmul(s1, s2, u);
+        CHECK(mpz_cmp(s1, s) == 0);
+        /* the 128-bit digits of both halves */
+        for (unsigned c = 1; c <= CUZK_MSM_WINDOW_MAX; c += 3) {
+            unsigned nwin = (129 + c - 1) / c;
+            for (int h = 0; h < 2; h++) {
+                mpz_set_ui(t, 0);
+                for (unsigned k = nwin; k-- > 0;) {
+                    int32_t d = msm_digit_n(out[i].l + 2 * h, 2, k, c);
+                    mpz_mul_2exp(t, t, c);
+                    if (d >= 0)
+                        mpz_add_ui(t, t, (unsigned long)d);
+                    else
+                        mpz_sub_ui(t, t, (unsigned long)-d);
+                }
+                mpz_import(s, 2, -1, 8, 0, 0, out[i].l + 2 * h);
+                CHECK(mpz_cmp(t, s) == 0);
+            }
+        }
+    }
+    /* the MSM on these scalars (GLV from 2 points), for several windows and threads */
+    cuzk_g1_affine *b = malloc(n * sizeof(*b));
+    test_g1_rand_points(b, n);
+    cuzk_g1_affine_set_inf(&b[5]);
+    cuzk_g1_jac want, got;
+    g1_naive(&want, b, in, n);
+    for (unsigned c = 0; c <= 13; c += 1 + c / 4) {
+        cuzk_msm_opts o = {.nthreads = 1 + c % 3, .window = c};
+        CHECK_EQ_ERR(cuzk_g1_msm(&got, b, in, n, &o), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&got, &want));
+    }
+    for (size_t m = 1; m <= 3; m++) { /* 1 point: no GLV; 2 and 3: GLV */
+        g1_naive(&want, b, in, m);
+        CHECK_EQ_ERR(cuzk_g1_msm(&got, b, in, m, NULL), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&got, &want));
+    }
+    free(b);
+    free(in);
+    free(out);
+    mpz_clears(u, s, s1, s2, t, NULL);
+}
+
 /* The split: bit vectors, batch addition, gather, auto MSM on Filecoin-like scalars. */
 static void test_g1_split(void)
 {
@@ -693,6 +776,7 @@ int main(void)
     test_gather_multi();
     test_g1_batch_add_cases();
     test_digits();
+    test_glv();
     test_errors();
     test_g1_sizes();
     test_g1_windows_threads();
