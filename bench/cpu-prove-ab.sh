@@ -7,7 +7,8 @@
 # --partitions 4, then cuzk setup DIR/circuit.r1cs DIR/circuit.zkey).
 # Environment: RUNS (default 3) runs of each; THREADS (default 2) cuzk's --threads;
 # BATCH=1 also --batch of the 4 witnesses; SNARKJS=1 also snarkjs groth16 prove (RUNS times);
-# PIN="taskset -c 0,1": every run on those cores (a 2-core machine on a larger host).
+# PIN="taskset -c 0,1": every run on those cores (a 2-core machine on a larger host);
+# SNARKJS_CLI: snarkjs's build/cli.cjs (default tests/js's), run with the node on PATH.
 # Prints one line per circuit and mode: the prove stage's milliseconds (cuzk prove -v: key
 # load and the proof's check excluded), all runs, their medians and the medians of the
 # whole command (key load, check and writes included) and of its CPU time (user + sys);
@@ -21,6 +22,7 @@ RUNS=${RUNS:-3}
 THREADS=${THREADS:-2}
 PIN=${PIN:-}        # e.g. "taskset -c 0,1": both programs on those cores
 TIMEFORMAT='%U %S'  # bash's time: user and system seconds
+SNARKJS_CLI=${SNARKJS_CLI:-$ROOT/tests/js/node_modules/snarkjs/build/cli.cjs}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 med() {
@@ -69,7 +71,7 @@ for d in "$@"; do
         s="" sc=""
         for ((i = 0; i < RUNS; i++)); do
             t0=$(date +%s%N)
-            { time $PIN node "$ROOT/tests/js/node_modules/snarkjs/build/cli.cjs" groth16 prove \
+            { time $PIN node "$SNARKJS_CLI" groth16 prove \
                 "$d/circuit.zkey" "$d/witness-0.wtns" "$T/sproof.json" "$T/spublic.json" \
                 >/dev/null; } 2>"$T/time"
             t1=$(date +%s%N)

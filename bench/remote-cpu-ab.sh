@@ -9,6 +9,7 @@
 # (AB_CPUS, default 0,1: a 2-core machine), interleaved:
 #   cuzk-bench micro (field, curve, pairing ns/op), AB_MICRO rounds each (default 3);
 #   whole proofs of synthetic circuits (bench/cpu-prove-ab.sh, AB_RUNS each, default 3),
+#   and snarkjs's when .gpu-deps/njs.tgz is there (node in bin/, tests/js's node_modules),
 #   AB_CIRCUITS="dense:63000 dense:131000 porep:10000" (profile:constraints), made with the
 #   new cuzk (gen, setup) on all cores.
 # Prints one table at the end; everything also under OUT (default /tmp/cpu-ab).
@@ -41,7 +42,16 @@ for spec in ${AB_CIRCUITS:-dense:63000 dense:131000 porep:10000}; do
     echo "gen + setup $spec: $(( $(date +%s) - t0 )) s"
     dirs+=("$d")
 done
-PIN="taskset -c $CPUS" RUNS=${AB_RUNS:-3} bash "$ROOT/bench/cpu-prove-ab.sh" /tmp/ab/old /tmp/ab/new "${dirs[@]}" \
+# snarkjs beside them when .gpu-deps/njs.tgz holds node (bin/node) and tests/js's
+# node_modules (the lent machine has neither): SNARKJS=1 of cpu-prove-ab.sh
+sj=(env)
+if [ -f "$ROOT/.gpu-deps/njs.tgz" ]; then
+    mkdir -p /tmp/njs && tar xzf "$ROOT/.gpu-deps/njs.tgz" -C /tmp/njs
+    export PATH=/tmp/njs/bin:$PATH SNARKJS_CLI=/tmp/njs/node_modules/snarkjs/build/cli.cjs
+    sj=(env SNARKJS=1)
+    echo "snarkjs: $(node "$SNARKJS_CLI" --version 2>&1 | head -1), node $(node --version)"
+fi
+"${sj[@]}" PIN="taskset -c $CPUS" RUNS=${AB_RUNS:-3} bash "$ROOT/bench/cpu-prove-ab.sh" /tmp/ab/old /tmp/ab/new "${dirs[@]}" \
     >"$OUT/prove.log" 2>&1
 echo "-- micro, ns/op (least of ${AB_MICRO:-3} rounds, core ${CPUS%%,*})"
 echo "| operation | old | new | new / old |"
