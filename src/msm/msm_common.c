@@ -132,39 +132,55 @@ void cuzk_msm_scalars_from_fr(cuzk_msm_scalar *out, const cuzk_fr *in, size_t n,
     cuzk_parallel_for(n, 4096, msm_threads(nthreads), conv_range, &c);
 }
 
-/* ---- GLV split (msm_internal.h) ---- */
+/* ---- endomorphism split (msm_internal.h) ---- */
 
-#define MSM_GLV_X 0xd201000000010000ULL /* |x|, the curve parameter; u = x^2 */
+#define MSM_ENDO_X 0xd201000000010000ULL /* |x|, the curve parameter; u = x^2 */
 
-static void glv_range(void *vctx, size_t b, size_t e, unsigned worker)
+typedef struct {
+    cuzk_msm_scalar *out;
+    const cuzk_msm_scalar *in;
+    unsigned parts;
+} endo_ctx;
+
+static void endo_range(void *vctx, size_t b, size_t e, unsigned worker)
 {
     (void)worker;
-    cuzk_msm_scalar **io = vctx;
+    const endo_ctx *c = vctx;
     for (size_t i = b; i < e; i++) {
-        uint64_t q[4], r[2];
-        memcpy(q, io[1][i].l, sizeof q);
-        /* twice: q = q div x, remainder into r[t]; then s = q x^2 + r1 x + r0 */
-        for (int t = 0; t < 2; t++) {
+        uint64_t q[4], d[3];
+        memcpy(q, c->in[i].l, sizeof q);
+        /* q = q div |x|, the remainder the next digit; 2 digits for parts = 2, 3 for 4 */
+        unsigned nd = c->parts == 2 ? 2 : 3;
+        for (unsigned t = 0; t < nd; t++) {
             unsigned __int128 rem = 0;
             for (int l = 3; l >= 0; l--) {
                 unsigned __int128 cur = (rem << 64) | q[l];
-                q[l] = (uint64_t)(cur / MSM_GLV_X);
-                rem = cur % MSM_GLV_X;
+                q[l] = (uint64_t)(cur / MSM_ENDO_X);
+                rem = cur % MSM_ENDO_X;
             }
-            r[t] = (uint64_t)rem;
+            d[t] = (uint64_t)rem;
         }
-        unsigned __int128 s1 = (unsigned __int128)r[1] * MSM_GLV_X + r[0]; /* < x^2 = u */
-        io[0][i].l[0] = (uint64_t)s1;
-        io[0][i].l[1] = (uint64_t)(s1 >> 64);
-        io[0][i].l[2] = q[0]; /* s div u < 2^255 / u < 2^128 */
-        io[0][i].l[3] = q[1];
+        uint64_t *o = c->out[i].l;
+        if (c->parts == 2) {
+            unsigned __int128 s1 = (unsigned __int128)d[1] * MSM_ENDO_X + d[0]; /* < u */
+            o[0] = (uint64_t)s1;
+            o[1] = (uint64_t)(s1 >> 64);
+            o[2] = q[0]; /* s div u < 2^255 / u < 2^128 */
+            o[3] = q[1];
+        } else {
+            o[0] = d[0];
+            o[1] = d[1];
+            o[2] = d[2];
+            o[3] = q[0]; /* s div |x|^3 < 2^64 */
+        }
     }
 }
 
-void msm_glv_split(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n, unsigned nthreads)
+void msm_endo_split(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n, unsigned parts,
+                    unsigned nthreads)
 {
-    cuzk_msm_scalar *io[2] = {out, (cuzk_msm_scalar *)in};
-    cuzk_parallel_for(n, 1024, msm_threads(nthreads), glv_range, io);
+    endo_ctx c = {out, in, parts};
+    cuzk_parallel_for(n, 1024, msm_threads(nthreads), endo_range, &c);
 }
 
 /* ---- oversized canonical scalars ---- */

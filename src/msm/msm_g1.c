@@ -16,9 +16,9 @@
 
 /* GLV (msm_internal.h): the bases' images -sigma(P) = (beta x, -y) = u P, which needs P in
  * G1 (every base of a key is checked to be when the key is read). */
-#define MSM_GLV 1
-#define MSM_GLV_MAX ((size_t)1 << 20)
-#define MSM_GLV_BASES g1_glv_bases
+#define MSM_ENDO_PARTS 2
+#define MSM_ENDO_MAX ((size_t)1 << 20)
+#define MSM_ENDO_BASES g1_glv_bases
 
 typedef struct {
     cuzk_g1_affine *out;

@@ -26,9 +26,11 @@
 typedef struct {
     const MSM_AFF *bases;
     const cuzk_msm_scalar *scalars;
-    size_t n;            /* terms: with GLV 2 n0, term n0 + i being s2_i (-sigma P_i) */
-    size_t n0;           /* with GLV: the caller's count; else n */
-    const MSM_AFF *bases2; /* with GLV: -sigma(P_i); else NULL */
+    size_t n;            /* terms: parts * n0; term h n0 + i is part h of scalar i times
+                          * the image of base i for that part */
+    size_t n0;           /* the caller's count */
+    unsigned parts;      /* 1, or with an endomorphism (msm_internal.h) 2 (G1) or 4 (G2) */
+    const MSM_AFF *bases2; /* parts > 1: the images, parts - 1 blocks of n0 */
     msm_plan plan;
     uint8_t *scratch;    /* plan.nworkers blocks of `stride` bytes (buckets etc.) */
     size_t stride;
@@ -203,12 +205,16 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
     const MSM_AFF *bp[MSM_DIGIT_BATCH];
     for (size_t i = b; i < e; i += MSM_DIGIT_BATCH) {
         size_t m = e - i < MSM_DIGIT_BATCH ? e - i : MSM_DIGIT_BATCH;
-        if (ctx->bases2) { /* GLV: term t < n0 is s1_t P_t, term n0 + t is s2_t (-sigma P_t) */
-            for (size_t q = 0; q < m; q++) {
-                size_t ti = i + q, hi = ti >= ctx->n0;
-                ti -= hi ? ctx->n0 : 0;
-                d[q] = msm_digit_n(ctx->scalars[ti].l + 2 * hi, 2, k, c);
-                bp[q] = (hi ? ctx->bases2 : ctx->bases) + ti;
+        if (ctx->parts > 1) { /* term h n0 + ti: part h of scalar ti, on image h of base ti */
+            const unsigned nl = CUZK_FR_LIMBS / ctx->parts;
+            size_t h = i / ctx->n0, ti = i - h * ctx->n0;
+            for (size_t q = 0; q < m; q++, ti++) {
+                if (ti == ctx->n0) {
+                    h++;
+                    ti = 0;
+                }
+                d[q] = msm_digit_n(ctx->scalars[ti].l + h * nl, nl, k, c);
+                bp[q] = h ? ctx->bases2 + (h - 1) * ctx->n0 + ti : ctx->bases + ti;
             }
         } else {
             for (size_t q = 0; q < m; q++) {
@@ -282,28 +288,28 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
     if (n == 0)
         return CUZK_OK;
     unsigned T = msm_threads(opts ? opts->nthreads : 0);
-    pip_ctx ctx = {.bases = bases, .scalars = scalars, .n = n, .n0 = n};
-    void *glv_mem = NULL;
-#ifdef MSM_GLV
-    /* GLV: 2n terms of 128-bit scalars, half the windows (the bucket sums are the part that
-     * shrinks); the negated sigma images and the split scalars cost 2n/3 of the bases' memory
-     * again, so only up to MSM_GLV_MAX terms */
-    if (n >= 2 && n <= MSM_GLV_MAX) {
-        glv_mem = aligned_alloc(64, MSM_ALIGN(MSM_ALIGN(n * sizeof(MSM_AFF)) +
-                                              n * sizeof(cuzk_msm_scalar)));
-        if (glv_mem) {
-            MSM_AFF *b2 = glv_mem;
-            cuzk_msm_scalar *s2 = (cuzk_msm_scalar *)(void *)((uint8_t *)glv_mem +
-                                                             MSM_ALIGN(n * sizeof(MSM_AFF)));
-            MSM_GLV_BASES(b2, bases, n, T);
-            msm_glv_split(s2, scalars, n, T);
+    pip_ctx ctx = {.bases = bases, .scalars = scalars, .n = n, .n0 = n, .parts = 1};
+    void *endo_mem = NULL;
+#ifdef MSM_ENDO_PARTS
+    /* the endomorphism: MSM_ENDO_PARTS n terms of 256 / MSM_ENDO_PARTS-bit scalars over the
+     * bases and their images, a fraction of the windows (the bucket sums are the part that
+     * shrinks); the images and the split scalars cost memory, so only up to MSM_ENDO_MAX */
+    if (n >= 2 && n <= MSM_ENDO_MAX) {
+        size_t ib = MSM_ALIGN((MSM_ENDO_PARTS - 1) * n * sizeof(MSM_AFF));
+        endo_mem = aligned_alloc(64, MSM_ALIGN(ib + n * sizeof(cuzk_msm_scalar)));
+        if (endo_mem) {
+            MSM_AFF *b2 = endo_mem;
+            cuzk_msm_scalar *s2 = (cuzk_msm_scalar *)(void *)((uint8_t *)endo_mem + ib);
+            MSM_ENDO_BASES(b2, bases, n, T);
+            msm_endo_split(s2, scalars, n, MSM_ENDO_PARTS, T);
             ctx.bases2 = b2;
             ctx.scalars = s2;
-            ctx.n = 2 * n;
+            ctx.parts = MSM_ENDO_PARTS;
+            ctx.n = MSM_ENDO_PARTS * n;
         }
     }
 #endif
-    msm_plan_make_bits(&ctx.plan, ctx.n, ctx.bases2 ? 129 : 256, T, opts ? opts->window : 0,
+    msm_plan_make_bits(&ctx.plan, ctx.n, 256 / ctx.parts + 1, T, opts ? opts->window : 0,
                        sizeof(MSM_XYZZ), sizeof(MSM_AFF),
                        opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : MSM_INV_COST);
     const msm_plan *p = &ctx.plan;
@@ -313,12 +319,12 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
     if (!ctx.scratch || !ctx.partial) {
         free(ctx.scratch);
         free(ctx.partial);
-        free(glv_mem);
+        free(endo_mem);
         return cuzk_error_set(CUZK_ENOMEM, "msm: %zu buckets for %u threads (window %u)",
                               p->nbuckets, p->nworkers, p->c);
     }
     cuzk_parallel_for(p->ntasks, 1, p->nworkers, pip_range, &ctx);
-    free(glv_mem);
+    free(endo_mem);
 
     /* Horner over the windows: acc = 2^c * acc + W_k, from the top window down. */
     MSM_XYZZ acc;
@@ -348,10 +354,10 @@ unsigned MSM_FN(_msm_window)(size_t n, unsigned nthreads)
 {
     msm_plan p;
     unsigned bits = 256;
-#ifdef MSM_GLV
-    if (n >= 2 && n <= MSM_GLV_MAX) { /* as pip_run */
-        n *= 2;
-        bits = 129;
+#ifdef MSM_ENDO_PARTS
+    if (n >= 2 && n <= MSM_ENDO_MAX) { /* as pip_run */
+        n *= MSM_ENDO_PARTS;
+        bits = 256 / MSM_ENDO_PARTS + 1;
     }
 #endif
     msm_plan_make_bits(&p, n, bits, nthreads, 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF), MSM_INV_COST);

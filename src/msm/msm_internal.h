@@ -77,11 +77,14 @@ static inline int32_t msm_digit(const uint64_t s[CUZK_FR_LIMBS], unsigned k, uns
     return msm_digit_n(s, CUZK_FR_LIMBS, k, c);
 }
 
-/* GLV for G1 (the endomorphism sigma(x, y) = (beta x, y), sigma(P) = -u P on G1 with
- * u = x^2 = 0xac45a4010001a4020000000100000000, r = u^2 - u + 1): a scalar s < 2^255 is
- * s1 + s2 u with s1 = s mod u, s2 = s div u, both below 2^128, and s P = s1 P + s2 (-sigma P).
- * out[i].l[0..1] = s1, out[i].l[2..3] = s2 of in[i] (out may be in). */
-void msm_glv_split(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n, unsigned nthreads);
+/* Endomorphisms (GLV for G1, GLS for G2). G1: sigma(x, y) = (beta x, y) is -u on G1 with
+ * u = x^2 = 0xac45a4010001a4020000000100000000 (r = u^2 - u + 1); G2: psi is x = -|x| on G2.
+ * A scalar s < 2^255 in base |x| = 0xd201000000010000: s = d0 + d1 |x| + d2 |x|^2 + d3 |x|^3
+ * with d0, d1, d2 < |x| and d3 < 2^64 (|x|^3 > 2^191). parts = 2: out[i].l[0..1] = s1 =
+ * d0 + d1 |x| (< u), l[2..3] = s2 = s div u, so s P = s1 P + s2 (-sigma P); parts = 4:
+ * out[i].l[h] = d_h, s Q = d0 Q + d1 (-psi Q) + d2 psi^2 Q + d3 (-psi^3 Q). out may be in. */
+void msm_endo_split(cuzk_msm_scalar *out, const cuzk_msm_scalar *in, size_t n, unsigned parts,
+                    unsigned nthreads);
 
 /* Gather elements whose bit is set (in order). kind selects the element conversion. */
 typedef enum { MSM_GATHER_COPY, MSM_GATHER_FR_TO_CANON } msm_gather_kind;

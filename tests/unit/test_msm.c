@@ -274,8 +274,8 @@ static void test_g1_edge(void)
     free(cs);
 }
 
-/* GLV: the split s = s1 + s2 u (u = x^2) against GMP, the 128-bit digits, and G1 MSMs with
- * scalars around multiples of u against the naive sum. */
+/* GLV and GLS: the splits (s = s1 + s2 u with u = x^2; s in base |x|) against GMP, their
+ * signed digits, and MSMs with scalars around multiples of u against the naive sum. */
 static void test_glv(void)
 {
     snprintf(test_ctx, sizeof test_ctx, "glv");
@@ -309,7 +309,7 @@ static void test_glv(void)
             break;
         }
     }
-    msm_glv_split(out, in, n, 2);
+    msm_endo_split(out, in, n, 2, 2);
     for (size_t i = 0; i < n; i++) {
         mpz_import(s, 4, -1, 8, 0, 0, in[i].l);
         mpz_import(s1, 2, -1, 8, 0, 0, out[i].l);
@@ -335,6 +335,48 @@ static void test_glv(void)
             }
         }
     }
+    /* GLS's four base-|x| digits (G2), and their 64-bit signed digits */
+    mpz_t x;
+    mpz_init_set_str(x, "d201000000010000", 16);
+    msm_endo_split(out, in, n, 4, 3);
+    for (size_t i = 0; i < n; i++) {
+        mpz_set_ui(t, 0);
+        for (int h = 3; h >= 0; h--) {
+            mpz_import(s1, 1, -1, 8, 0, 0, &out[i].l[h]);
+            if (h < 3)
+                CHECK(mpz_cmp(s1, x) < 0);
+            mpz_mul(t, t, x);
+            mpz_add(t, t, s1);
+            for (unsigned c = 1; c <= CUZK_MSM_WINDOW_MAX; c += 4) {
+                unsigned nwin = (65 + c - 1) / c;
+                mpz_set_ui(s2, 0);
+                for (unsigned k = nwin; k-- > 0;) {
+                    int32_t d = msm_digit_n(&out[i].l[h], 1, k, c);
+                    mpz_mul_2exp(s2, s2, c);
+                    if (d >= 0)
+                        mpz_add_ui(s2, s2, (unsigned long)d);
+                    else
+                        mpz_sub_ui(s2, s2, (unsigned long)-d);
+                }
+                CHECK(mpz_cmp(s2, s1) == 0);
+            }
+        }
+        mpz_import(s, 4, -1, 8, 0, 0, in[i].l);
+        CHECK(mpz_cmp(t, s) == 0);
+    }
+    mpz_clear(x);
+    cuzk_g2_affine *q = malloc(n * sizeof(*q));
+    test_g2_rand_points(q, n);
+    cuzk_g2_affine_set_inf(&q[9]);
+    cuzk_g2_jac want2, got2;
+    g2_naive(&want2, q, in, n);
+    for (unsigned c = 0; c <= 12; c += 3) {
+        cuzk_msm_opts o = {.nthreads = 1 + c % 2, .window = c};
+        CHECK_EQ_ERR(cuzk_g2_msm(&got2, q, in, n, &o), CUZK_OK);
+        CHECK(cuzk_g2_jac_eq(&got2, &want2));
+    }
+    free(q);
+
     /* the MSM on these scalars (GLV from 2 points), for several windows and threads */
     cuzk_g1_affine *b = malloc(n * sizeof(*b));
     test_g1_rand_points(b, n);
