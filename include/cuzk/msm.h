@@ -2,7 +2,9 @@
 /*
  * Multi-scalar multiplication on the CPU: r = sum_i s_i * P_i for G1 and G2.
  *
- * Bases are affine points (infinity = (0, 0) allowed, repeats and P next to -P allowed).
+ * Bases are affine points of G1 or G2, the prime-order subgroups (infinity = (0, 0) allowed,
+ * repeats and P next to -P allowed): the MSM uses the groups' endomorphisms (below), so a
+ * base on the curve but outside the subgroup gives a wrong sum.
  * Scalars come either as cuzk_fr (Montgomery form, converted inside) or as canonical
  * integers (cuzk_msm_scalar, 4 little-endian 64-bit limbs, any value below 2^255; every
  * reduced element of Fr qualifies since r < 2^255). Results are Jacobian. All functions are
@@ -14,6 +16,11 @@
  * XYZZ points; with large windows they are affine points updated in batches that share
  * one field inversion (Montgomery's trick), with an XYZZ overflow per bucket for bases
  * whose bucket is already in the current batch.
+ * Endomorphisms (GLV, GLS): up to 2^20 G1 bases, s P = s1 P + s2 (-sigma P) with 128-bit
+ * s1, s2 (sigma(x, y) = (beta x, y) = -x^2 on G1); up to 2^18 G2 bases, s Q = sum_h d_h
+ * (-psi)^h Q with the four 64-bit digits d_h of s in base |x| (psi = x on G2): more terms of
+ * shorter scalars, a half or a quarter of the windows and bucket sums. The images and split
+ * scalars take 128 bytes a G1 base and 608 a G2 base for the call.
  * The work is cut into (window x point-range) tasks so that every thread is busy for small
  * and large n; the window c and the number of point ranges come from a cost model
  * (cuzk_g1_msm_window() reports the choice).

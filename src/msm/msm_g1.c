@@ -14,8 +14,10 @@
 #define MSM_F_INV cuzk_fp_inv_var
 #define MSM_INV_COST 50.0 /* Fp inversion ~ 56 G1 mixed additions (measured) */
 
-/* GLV (msm_internal.h): the bases' images -sigma(P) = (beta x, -y) = u P, which needs P in
- * G1 (every base of a key is checked to be when the key is read). */
+/* GLV (msm_internal.h): the bases' images -sigma(P) = (beta x, -y) = u P, true for P in G1
+ * (a key from a sound setup; for a corrupt key whose points lie outside G1 the sum is wrong,
+ * as the proof's check then says); 128 bytes a base beside its 96, so up to 2^20 bases
+ * (128 MiB). */
 #define MSM_ENDO_PARTS 2
 #define MSM_ENDO_MAX ((size_t)1 << 20)
 #define MSM_ENDO_BASES g1_glv_bases

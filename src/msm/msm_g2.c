@@ -14,10 +14,10 @@
 #define MSM_F_INV cuzk_fp2_inv
 #define MSM_INV_COST 25.0 /* Fp2 inversion ~ 22 G2 mixed additions (measured) */
 /* GLS (msm_internal.h): the bases' images -psi(Q) = |x| Q, psi^2(Q) = |x|^2 Q and
- * -psi^3(Q) = |x|^3 Q, which need Q in G2 (every base of a key is checked to be when the key
- * is read): four 64-bit parts per scalar. Three images per base, so up to 2^19 bases. */
+ * -psi^3(Q) = |x|^3 Q, true for Q in G2 (as for GLV in msm_g1.c): four 64-bit parts a scalar. Three images per base (and the split scalars):
+ * 608 bytes a base beside its 192, so only up to 2^18 bases (152 MiB). */
 #define MSM_ENDO_PARTS 4
-#define MSM_ENDO_MAX ((size_t)1 << 19)
+#define MSM_ENDO_MAX ((size_t)1 << 18)
 #define MSM_ENDO_BASES g2_gls_bases
 
 typedef struct {
