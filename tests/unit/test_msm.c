@@ -70,6 +70,25 @@ static void set_scalar(cuzk_fr *s, int kind)
 
 /* ---- signed digits ---- */
 
+/* acc = sum_k digit_k 2^(kc) over the nwin signed digits of the nl-limb scalar s (c bits);
+ * returns whether every digit lies in [-2^(c-1), 2^(c-1)]. */
+static int digits_sum(mpz_t acc, const uint64_t *s, unsigned nl, unsigned nwin, unsigned c)
+{
+    int range_ok = 1;
+    mpz_set_ui(acc, 0);
+    for (unsigned k = nwin; k-- > 0;) {
+        int32_t d = msm_digit_n(s, nl, k, c);
+        if (d > (1 << (c - 1)) || d < -(1 << (c - 1)))
+            range_ok = 0;
+        mpz_mul_2exp(acc, acc, c);
+        if (d >= 0)
+            mpz_add_ui(acc, acc, (unsigned long)d);
+        else
+            mpz_sub_ui(acc, acc, (unsigned long)-d);
+    }
+    return range_ok;
+}
+
 static void test_digits(void)
 {
     mpz_t s, acc, t;
@@ -89,21 +108,10 @@ static void test_digits(void)
             memset(&sc, 0, sizeof(sc));
         mpz_import(s, 4, -1, 8, 0, 0, sc.l);
         for (unsigned c = 1; c <= CUZK_MSM_WINDOW_MAX; c++) {
-            unsigned nwin = (256 + c - 1) / c;
-            mpz_set_ui(acc, 0);
-            int range_ok = 1;
-            for (unsigned k = nwin; k-- > 0;) {
-                int32_t d = msm_digit(sc.l, k, c);
-                if (d > (1 << (c - 1)) || d < -(1 << (c - 1)))
-                    range_ok = 0;
-                mpz_mul_2exp(acc, acc, c);
-                if (d >= 0)
-                    mpz_add_ui(acc, acc, (unsigned long)d);
-                else
-                    mpz_sub_ui(acc, acc, (unsigned long)-d);
-            }
-            CHECK(range_ok);
+            CHECK(digits_sum(acc, sc.l, 4, (256 + c - 1) / c, c));
             CHECK(mpz_cmp(acc, s) == 0);
+            CHECK(msm_digit(sc.l, c % ((256 + c - 1) / c), c) ==
+                  msm_digit_n(sc.l, 4, c % ((256 + c - 1) / c), c));
         }
     }
     mpz_clears(s, acc, t, NULL);
@@ -319,17 +327,8 @@ static void test_glv(void)
         CHECK(mpz_cmp(s1, s) == 0);
         /* the 128-bit digits of both halves */
         for (unsigned c = 1; c <= CUZK_MSM_WINDOW_MAX; c += 3) {
-            unsigned nwin = (129 + c - 1) / c;
             for (int h = 0; h < 2; h++) {
-                mpz_set_ui(t, 0);
-                for (unsigned k = nwin; k-- > 0;) {
-                    int32_t d = msm_digit_n(out[i].l + 2 * h, 2, k, c);
-                    mpz_mul_2exp(t, t, c);
-                    if (d >= 0)
-                        mpz_add_ui(t, t, (unsigned long)d);
-                    else
-                        mpz_sub_ui(t, t, (unsigned long)-d);
-                }
+                CHECK(digits_sum(t, out[i].l + 2 * h, 2, (129 + c - 1) / c, c));
                 mpz_import(s, 2, -1, 8, 0, 0, out[i].l + 2 * h);
                 CHECK(mpz_cmp(t, s) == 0);
             }
@@ -348,16 +347,7 @@ static void test_glv(void)
             mpz_mul(t, t, x);
             mpz_add(t, t, s1);
             for (unsigned c = 1; c <= CUZK_MSM_WINDOW_MAX; c += 4) {
-                unsigned nwin = (65 + c - 1) / c;
-                mpz_set_ui(s2, 0);
-                for (unsigned k = nwin; k-- > 0;) {
-                    int32_t d = msm_digit_n(&out[i].l[h], 1, k, c);
-                    mpz_mul_2exp(s2, s2, c);
-                    if (d >= 0)
-                        mpz_add_ui(s2, s2, (unsigned long)d);
-                    else
-                        mpz_sub_ui(s2, s2, (unsigned long)-d);
-                }
+                CHECK(digits_sum(s2, &out[i].l[h], 1, (65 + c - 1) / c, c));
                 CHECK(mpz_cmp(s2, s1) == 0);
             }
         }
