@@ -50,12 +50,19 @@ typedef struct {
 #define BA_OVF 4u        /* the XYZZ overflow bucket holds a point */
 
 typedef struct {
+    const MSM_AFF *p;    /* a base whose bucket was waiting in the batch */
+    size_t j;
+    bool neg;
+} ba_def;
+
+typedef struct {
     MSM_XYZZ *ovf;
     MSM_AFF *aff;
     ba_entry *ent;
     MSM_F *pref;
     uint8_t *flag;
-    size_t m, cap;
+    ba_def *def;         /* bases deferred to the next batch (at most dcap < cap) */
+    size_t m, cap, nd, dcap;
 } ba_state;
 
 #define MSM_ALIGN(x) (((x) + 63) & ~(size_t)63)
@@ -65,7 +72,8 @@ static size_t worker_bytes(const msm_plan *p)
     size_t b = MSM_ALIGN(p->nbuckets * sizeof(MSM_XYZZ));
     if (p->batch)
         b += MSM_ALIGN(p->nbuckets * sizeof(MSM_AFF)) + MSM_ALIGN(p->batch * sizeof(ba_entry)) +
-             MSM_ALIGN(p->batch * sizeof(MSM_F)) + MSM_ALIGN(p->nbuckets);
+             MSM_ALIGN(p->batch * sizeof(MSM_F)) + MSM_ALIGN(p->nbuckets) +
+             MSM_ALIGN(p->batch / 2 * sizeof(ba_def));
     return b;
 }
 
@@ -81,8 +89,11 @@ static void ba_init(ba_state *s, uint8_t *blk, const msm_plan *p)
     blk += MSM_ALIGN(p->batch * sizeof(MSM_F));
     s->flag = blk;
     memset(s->flag, 0, p->nbuckets);
-    s->m = 0;
+    blk += MSM_ALIGN(p->nbuckets);
+    s->def = (ba_def *)(void *)blk;
+    s->m = s->nd = 0;
     s->cap = p->batch;
+    s->dcap = p->batch / 2;
 }
 
 /* Affine addition with a known 1/den: lambda = num/den, x3 = lambda^2 - x1 - x2,
@@ -123,13 +134,20 @@ static void ba_flush(ba_state *s)
     s->m = 0;
 }
 
-/* bucket j += (neg ? -p : p) */
-static inline void ba_add(ba_state *s, size_t j, const MSM_AFF *p, bool neg)
+static void ba_flush_retry(ba_state *s);
+
+/* bucket j += (neg ? -p : p). A base whose bucket already waits in the batch is deferred to
+ * the next batch (defer, while there is room), else added to the bucket's XYZZ overflow. */
+static inline void ba_add_(ba_state *s, size_t j, const MSM_AFF *p, bool neg, bool defer)
 {
     if (MSM_FN(_affine_is_inf)(p))
         return;
     uint8_t f = s->flag[j];
     if (f & BA_BUSY) {
+        if (defer && s->nd < s->dcap) {
+            s->def[s->nd++] = (ba_def){p, j, neg};
+            return;
+        }
         if (f & BA_OVF) {
             if (neg)
                 MSM_FN(_xyzz_sub_affine_var)(&s->ovf[j], &s->ovf[j], p);
@@ -177,7 +195,30 @@ static inline void ba_add(ba_state *s, size_t j, const MSM_AFF *p, bool neg)
     e->j = j;
     s->flag[j] = f | BA_BUSY;
     if (++s->m == s->cap)
-        ba_flush(s);
+        ba_flush_retry(s);
+}
+
+static inline void ba_add(ba_state *s, size_t j, const MSM_AFF *p, bool neg)
+{
+    ba_add_(s, j, p, neg, true);
+}
+
+/* The batch completed, then the deferred bases put into the next one (once: a second clash
+ * goes to the overflow; at most dcap < cap of them, so this cannot fill the batch). */
+static void ba_flush_retry(ba_state *s)
+{
+    ba_flush(s);
+    size_t n = s->nd;
+    s->nd = 0;
+    for (size_t k = 0; k < n; k++)
+        ba_add_(s, s->def[k].j, s->def[k].p, s->def[k].neg, false);
+}
+
+/* Everything added: the last batch, its deferred bases, and their batch. */
+static void ba_finish(ba_state *s)
+{
+    ba_flush_retry(s);
+    ba_flush(s);
 }
 
 /* Task t: range j = t / nwin, window k = t % nwin. Accumulates the range's bases into the
@@ -250,7 +291,7 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
     MSM_FN(_xyzz_set_inf)(&running);
     MSM_FN(_xyzz_set_inf)(&sum);
     if (p->batch) {
-        ba_flush(&ba);
+        ba_finish(&ba);
         for (size_t q = p->nbuckets; q-- > 0;) {
             uint8_t f = ba.flag[q];
             if (f & BA_OVF) {
@@ -449,7 +490,7 @@ static void badd_words_affine(const badd_ctx *c, MSM_XYZZ *acc, size_t wb, size_
             j = j + 1 == BADD_BUCKETS ? 0 : j + 1;
         }
     }
-    ba_flush(&s);
+    ba_finish(&s);
     for (size_t k = 0; k < BADD_BUCKETS; k++) {
         if (s.flag[k] & BA_PRESENT)
             MSM_FN(_xyzz_add_affine_var)(acc, acc, &s.aff[k]);

@@ -29,8 +29,9 @@ typedef struct {
 /* Batch-affine buckets pay one field inversion per batch, so they are considered only for
  * windows of at least MSM_BA_MIN_WINDOW (where the cost model weighs them against XYZZ
  * buckets; a window the caller gives takes them), with batches of nbuckets / MSM_BA_SPREAD
- * (at most MSM_BA_BATCH_MAX): a base whose bucket is already waiting in the batch goes to
- * the bucket's XYZZ overflow, which happens for about 1 / (2 * MSM_BA_SPREAD) of the bases.
+ * (at most MSM_BA_BATCH_MAX): a base whose bucket is already waiting in the batch (about
+ * 1 / (2 * MSM_BA_SPREAD) of the bases) waits for the next batch, or, when it clashes again
+ * or more than half a batch waits, goes to the bucket's XYZZ overflow.
  * Measured at 2^12-2^13 points, one thread (bench/RESULTS.md): batch-affine CPU time over
  * XYZZ's at the same window 0.69-0.95 for G2 from c = 10 on, 0.89-0.98 for G1 at c = 11. */
 #define MSM_BA_MIN_WINDOW 10
