@@ -57,14 +57,8 @@ static double plan_cost(size_t n, unsigned T, unsigned bits, unsigned c, size_t 
     return (double)rounds * task + combine;
 }
 
-void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
+void msm_plan_make(msm_plan *p, size_t n, unsigned bits, unsigned nthreads, unsigned window,
                    size_t xyzz_bytes, size_t aff_bytes, double inv_cost)
-{
-    msm_plan_make_bits(p, n, 256, nthreads, window, xyzz_bytes, aff_bytes, inv_cost);
-}
-
-void msm_plan_make_bits(msm_plan *p, size_t n, unsigned bits, unsigned nthreads,
-                        unsigned window, size_t xyzz_bytes, size_t aff_bytes, double inv_cost)
 {
     size_t bucket_bytes = xyzz_bytes + aff_bytes + 1; /* all of a worker's bucket memory */
     memset(p, 0, sizeof(*p));
@@ -101,7 +95,6 @@ void msm_plan_make_bits(msm_plan *p, size_t n, unsigned bits, unsigned nthreads,
             }
         }
     }
-    p->bits = bits;
     p->nwin = (bits + p->c - 1) / p->c;
     p->nbuckets = (size_t)1 << (p->c - 1);
     p->chunk_len = (n + p->chunks - 1) / p->chunks;
@@ -146,11 +139,11 @@ static void endo_range(void *vctx, size_t b, size_t e, unsigned worker)
 {
     (void)worker;
     const endo_ctx *c = vctx;
+    const unsigned nd = c->parts == 2 ? 2 : 3; /* base-|x| digits taken off */
     for (size_t i = b; i < e; i++) {
         uint64_t q[4], d[3];
         memcpy(q, c->in[i].l, sizeof q);
-        /* q = q div |x|, the remainder the next digit; 2 digits for parts = 2, 3 for 4 */
-        unsigned nd = c->parts == 2 ? 2 : 3;
+        /* q = q div |x|, the remainder the next digit */
         for (unsigned t = 0; t < nd; t++) {
             unsigned __int128 rem = 0;
             for (int l = 3; l >= 0; l--) {

@@ -322,6 +322,18 @@ static void pip_range(void *vctx, size_t b, size_t e, unsigned worker)
 }
 
 /* r = sum s_i * P_i, canonical scalars known to be below 2^255. */
+/* The parts each scalar is split into for n bases: MSM_ENDO_PARTS with the group's
+ * endomorphism (its images and split scalars cost memory, so only up to MSM_ENDO_MAX), else 1. */
+static unsigned endo_parts(size_t n)
+{
+#ifdef MSM_ENDO_PARTS
+    if (n >= 2 && n <= MSM_ENDO_MAX)
+        return MSM_ENDO_PARTS;
+#endif
+    (void)n;
+    return 1;
+}
+
 static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar *scalars,
                         size_t n, const cuzk_msm_opts *opts)
 {
@@ -334,8 +346,8 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
 #ifdef MSM_ENDO_PARTS
     /* the endomorphism: MSM_ENDO_PARTS n terms of 256 / MSM_ENDO_PARTS-bit scalars over the
      * bases and their images, a fraction of the windows (the bucket sums are the part that
-     * shrinks); the images and the split scalars cost memory, so only up to MSM_ENDO_MAX */
-    if (n >= 2 && n <= MSM_ENDO_MAX) {
+     * shrinks) */
+    if (endo_parts(n) > 1) {
         size_t ib = MSM_ALIGN((MSM_ENDO_PARTS - 1) * n * sizeof(MSM_AFF));
         endo_mem = aligned_alloc(64, MSM_ALIGN(ib + n * sizeof(cuzk_msm_scalar)));
         if (endo_mem) {
@@ -350,9 +362,9 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
         }
     }
 #endif
-    msm_plan_make_bits(&ctx.plan, ctx.n, 256 / ctx.parts + 1, T, opts ? opts->window : 0,
-                       sizeof(MSM_XYZZ), sizeof(MSM_AFF),
-                       opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : MSM_INV_COST);
+    msm_plan_make(&ctx.plan, ctx.n, 256 / ctx.parts + 1, T, opts ? opts->window : 0,
+                  sizeof(MSM_XYZZ), sizeof(MSM_AFF),
+                  opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : MSM_INV_COST);
     const msm_plan *p = &ctx.plan;
     ctx.stride = worker_bytes(p);
     ctx.scratch = aligned_alloc(64, (size_t)p->nworkers * ctx.stride);
@@ -394,14 +406,9 @@ static cuzk_err check_opts(const cuzk_msm_opts *opts)
 unsigned MSM_FN(_msm_window)(size_t n, unsigned nthreads)
 {
     msm_plan p;
-    unsigned bits = 256;
-#ifdef MSM_ENDO_PARTS
-    if (n >= 2 && n <= MSM_ENDO_MAX) { /* as pip_run */
-        n *= MSM_ENDO_PARTS;
-        bits = 256 / MSM_ENDO_PARTS + 1;
-    }
-#endif
-    msm_plan_make_bits(&p, n, bits, nthreads, 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF), MSM_INV_COST);
+    unsigned parts = endo_parts(n); /* as pip_run */
+    msm_plan_make(&p, parts * n, 256 / parts + 1, nthreads, 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF),
+                  MSM_INV_COST);
     return p.c;
 }
 

@@ -16,8 +16,7 @@
 
 typedef struct {
     unsigned c;          /* window bits; 0 when n == 0 */
-    unsigned bits;       /* the signed windows cover bits [0, bits) of the scalars */
-    unsigned nwin;       /* windows: ceil(bits / c) */
+    unsigned nwin;       /* windows: ceil(bits / c), bits as given to msm_plan_make */
     size_t nbuckets;     /* 2^(c-1) */
     size_t chunks;       /* point ranges */
     size_t chunk_len;    /* points per range (the last may be shorter) */
@@ -42,12 +41,10 @@ typedef struct {
  * xyzz_bytes, aff_bytes: sizes of the group's XYZZ and affine points (the model keeps all
  * workers' buckets under a budget and charges cache misses for large buckets). inv_cost: a
  * field inversion relative to a mixed addition, for batch-affine buckets (see above); 0
- * disables them. */
-void msm_plan_make(msm_plan *p, size_t n, unsigned nthreads, unsigned window,
+ * disables them. bits: the signed windows cover bits [0, bits) of scalars below
+ * 2^(bits - 1) (256 for scalars below 2^255; 129 and 65 for the endomorphisms' parts). */
+void msm_plan_make(msm_plan *p, size_t n, unsigned bits, unsigned nthreads, unsigned window,
                    size_t xyzz_bytes, size_t aff_bytes, double inv_cost);
-/* The same for scalars of bits - 1 bits (bits = 256: below 2^255; 129: the GLV halves). */
-void msm_plan_make_bits(msm_plan *p, size_t n, unsigned bits, unsigned nthreads,
-                        unsigned window, size_t xyzz_bytes, size_t aff_bytes, double inv_cost);
 
 unsigned msm_threads(unsigned nthreads);
 

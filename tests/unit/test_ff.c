@@ -607,6 +607,13 @@ static void test_impl_selection(void)
     CHECK(child_impl("env -u CUZK_FF_IMPL") == (avail ? CUZK_FF_ADX : CUZK_FF_PORTABLE));
 }
 
+/* a = a value from rand_value (z its scratch) */
+static void rand_fp(cuzk_fp *a, mpz_t z)
+{
+    rand_value(z, g_p);
+    test_fp_from_mpz(a, z);
+}
+
 /* The fast routines directly against the portable ones, same inputs, including aliasing. */
 static void test_adx_vs_portable(unsigned long iters)
 {
@@ -615,10 +622,8 @@ static void test_adx_vs_portable(unsigned long iters)
     mpz_init(z);
     for (unsigned long i = 0; i < iters; i++) {
         cuzk_fp a, b, r1, r2;
-        rand_value(z, g_p);
-        test_fp_from_mpz(&a, z);
-        rand_value(z, g_p);
-        test_fp_from_mpz(&b, z);
+        rand_fp(&a, z);
+        rand_fp(&b, z);
         cuzk_fp_mul_portable(&r1, &a, &b);
         cuzk_fp_mul_adx_(r2.l, a.l, b.l);
         CHECK(cuzk_fp_eq(&r1, &r2));
@@ -710,10 +715,8 @@ static void test_x86_add_sub(unsigned long iters)
     mpz_init(z);
     for (unsigned long i = 0; i < iters; i++) {
         cuzk_fp a, b, r1, r2;
-        rand_value(z, g_p);
-        test_fp_from_mpz(&a, z);
-        rand_value(z, g_p);
-        test_fp_from_mpz(&b, z);
+        rand_fp(&a, z);
+        rand_fp(&b, z);
         if (i % 7 == 0)
             b = a; /* a - a = 0, a + a */
         mod_add(r1.l, a.l, b.l, CUZK_FP_MODULUS.l, 6);
