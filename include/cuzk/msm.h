@@ -57,6 +57,7 @@ typedef struct { uint64_t l[CUZK_FR_LIMBS]; } cuzk_msm_scalar;
 
 /* cuzk_msm_opts.flags */
 #define CUZK_MSM_XYZZ_ONLY 1u  /* XYZZ buckets only, no batch-affine buckets (plain twin) */
+#define CUZK_MSM_SCALAR_ONLY 2u /* no vector (AVX-512 IFMA) buckets: the scalar field code */
 
 typedef struct {
     unsigned nthreads;   /* 0: cuzk_parallel_threads() */

@@ -33,14 +33,14 @@ static size_t plan_batch(unsigned c, double inv_cost)
 }
 
 static double plan_cost(size_t n, unsigned T, unsigned bits, unsigned c, size_t chunks,
-                        size_t hot_bytes, size_t batch, double inv_cost)
+                        size_t hot_bytes, size_t batch, double inv_cost, double ba_cost)
 {
     unsigned nwin = (bits + c - 1) / c;
     double nb = (double)((size_t)1 << (c - 1));
     size_t chunk_len = (n + chunks - 1) / chunks;
     size_t ntasks = (size_t)nwin * chunks;
     size_t rounds = (ntasks + T - 1) / T;
-    double add = batch ? MSM_COST_BA + inv_cost / (double)batch : MSM_COST_ADD;
+    double add = batch ? ba_cost + inv_cost / (double)batch : MSM_COST_ADD;
     if (nb * (double)hot_bytes > (double)MSM_CACHE_BYTES)
         add += MSM_COST_MISS;
     if (nb * (double)hot_bytes > (double)MSM_FAR_BYTES)
@@ -58,8 +58,10 @@ static double plan_cost(size_t n, unsigned T, unsigned bits, unsigned c, size_t 
 }
 
 void msm_plan_make(msm_plan *p, size_t n, unsigned bits, unsigned nthreads, unsigned window,
-                   size_t xyzz_bytes, size_t aff_bytes, double inv_cost)
+                   size_t xyzz_bytes, size_t aff_bytes, double inv_cost, double ba_cost)
 {
+    if (ba_cost <= 0)
+        ba_cost = MSM_COST_BA;
     size_t bucket_bytes = xyzz_bytes + aff_bytes + 1; /* all of a worker's bucket memory */
     memset(p, 0, sizeof(*p));
     if (n == 0)
@@ -85,7 +87,7 @@ void msm_plan_make(msm_plan *p, size_t n, unsigned bits, unsigned nthreads, unsi
                     continue;
                 /* the buckets most accesses touch: affine ones with batches, else XYZZ */
                 size_t hot = batch ? aff_bytes : xyzz_bytes;
-                double cost = plan_cost(n, T, bits, c, chunks, hot, batch, inv_cost);
+                double cost = plan_cost(n, T, bits, c, chunks, hot, batch, inv_cost, ba_cost);
                 if (p->c == 0 || cost < best) {
                     best = cost;
                     p->c = c;

@@ -4,6 +4,7 @@
 #include "ec/ec_internal.h"
 #include "ff/ff_inline.h"
 #include "util/parallel.h"
+#include "msm/msm_ifma.h"
 
 #define MSM_G g1
 #define MSM_AFF cuzk_g1_affine
@@ -21,6 +22,8 @@
 #define MSM_ENDO_PARTS 2
 #define MSM_ENDO_MAX ((size_t)1 << 20)
 #define MSM_ENDO_BASES g1_glv_bases
+/* the batch-affine buckets on AVX-512 IFMA where the CPU has it (msm_ifma.h) */
+#define MSM_IFMA 1
 
 typedef struct {
     cuzk_g1_affine *out;

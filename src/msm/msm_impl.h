@@ -31,6 +31,9 @@ typedef struct {
     size_t n0;           /* the caller's count */
     unsigned parts;      /* 1, or with an endomorphism (msm_internal.h) 2 (G1) or 4 (G2) */
     const MSM_AFF *bases2; /* parts > 1: the images, parts - 1 blocks of n0 */
+#ifdef MSM_IFMA
+    const msm_g1_r52 *vbases; /* the n terms' bases for the vector buckets, or NULL */
+#endif
     msm_plan plan;
     uint8_t *scratch;    /* plan.nworkers blocks of `stride` bytes (buckets etc.) */
     size_t stride;
@@ -136,6 +139,22 @@ static void ba_flush(ba_state *s)
 
 static void ba_flush_retry(ba_state *s);
 
+/* The XYZZ overflow of bucket j += (neg ? -p : p). */
+static void ovf_add(MSM_XYZZ *ovf, uint8_t *flag, size_t j, const MSM_AFF *p, bool neg)
+{
+    if (flag[j] & BA_OVF) {
+        if (neg)
+            MSM_FN(_xyzz_sub_affine_var)(&ovf[j], &ovf[j], p);
+        else
+            MSM_FN(_xyzz_add_affine_var)(&ovf[j], &ovf[j], p);
+    } else {
+        MSM_FN(_xyzz_from_affine)(&ovf[j], p);
+        if (neg)
+            MSM_FN(_xyzz_neg)(&ovf[j], &ovf[j]);
+        flag[j] |= BA_OVF;
+    }
+}
+
 /* bucket j += (neg ? -p : p). A base whose bucket already waits in the batch is deferred to
  * the next batch (defer, while there is room), else added to the bucket's XYZZ overflow. */
 static inline void ba_add_(ba_state *s, size_t j, const MSM_AFF *p, bool neg, bool defer)
@@ -148,17 +167,7 @@ static inline void ba_add_(ba_state *s, size_t j, const MSM_AFF *p, bool neg, bo
             s->def[s->nd++] = (ba_def){p, j, neg};
             return;
         }
-        if (f & BA_OVF) {
-            if (neg)
-                MSM_FN(_xyzz_sub_affine_var)(&s->ovf[j], &s->ovf[j], p);
-            else
-                MSM_FN(_xyzz_add_affine_var)(&s->ovf[j], &s->ovf[j], p);
-        } else {
-            MSM_FN(_xyzz_from_affine)(&s->ovf[j], p);
-            if (neg)
-                MSM_FN(_xyzz_neg)(&s->ovf[j], &s->ovf[j]);
-            s->flag[j] = f | BA_OVF;
-        }
+        ovf_add(s->ovf, s->flag, j, p, neg);
         return;
     }
     MSM_AFF *a = &s->aff[j];
@@ -221,14 +230,228 @@ static void ba_finish(ba_state *s)
     ba_flush(s);
 }
 
-/* Task t: range j = t / nwin, window k = t % nwin. Accumulates the range's bases into the
- * window's buckets (bucket d-1 holds the bases with digit +-d, negated for -d), then sums
- * the buckets weighted by their index: with running = sum_{b' >= b} bucket[b'],
- * sum over b of running = sum_b (b+1) * bucket[b]. */
-static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
+/* Digits (window k) and bases of the m terms from i on. */
+static void task_digits(const pip_ctx *ctx, size_t i, size_t m, unsigned k, int32_t *d,
+                        const MSM_AFF **bp)
+{
+    unsigned c = ctx->plan.c;
+    if (ctx->parts > 1) { /* term h n0 + ti: part h of scalar ti, on image h of base ti */
+        const unsigned nl = CUZK_FR_LIMBS / ctx->parts;
+        size_t h = i / ctx->n0, ti = i - h * ctx->n0;
+        for (size_t q = 0; q < m; q++, ti++) {
+            if (ti == ctx->n0) {
+                h++;
+                ti = 0;
+            }
+            d[q] = msm_digit_n(ctx->scalars[ti].l + h * nl, nl, k, c);
+            bp[q] = h ? ctx->bases2 + (h - 1) * ctx->n0 + ti : ctx->bases + ti;
+        }
+    } else {
+        for (size_t q = 0; q < m; q++) {
+            d[q] = msm_digit(ctx->scalars[i + q].l, k, c);
+            bp[q] = ctx->bases + i + q;
+        }
+    }
+}
+
+/* sum = sum over b of (b+1) * bucket[b], each bucket its affine part (flag BA_PRESENT)
+ * plus its XYZZ overflow (BA_OVF): with running = sum_{b' >= b} bucket[b'], the sum of the
+ * running values. */
+static void ba_sum(MSM_XYZZ *sum, const uint8_t *flag, MSM_XYZZ *ovf, const MSM_AFF *aff,
+                   size_t nb)
+{
+    MSM_XYZZ running;
+    MSM_FN(_xyzz_set_inf)(&running);
+    MSM_FN(_xyzz_set_inf)(sum);
+    for (size_t q = nb; q-- > 0;) {
+        uint8_t f = flag[q];
+        if (f & BA_OVF) {
+            if (f & BA_PRESENT)
+                MSM_FN(_xyzz_add_affine_var)(&ovf[q], &ovf[q], &aff[q]);
+            MSM_FN(_xyzz_add_var)(&running, &running, &ovf[q]);
+        } else if (f & BA_PRESENT) {
+            MSM_FN(_xyzz_add_affine_var)(&running, &running, &aff[q]);
+        }
+        if (!MSM_FN(_xyzz_is_inf)(&running))
+            MSM_FN(_xyzz_add_var)(sum, sum, &running);
+    }
+}
+
+#ifdef MSM_IFMA
+/* ---- the vector buckets (msm_ifma.h): the same flags, deferral and overflow as ba_state,
+ * the buckets and pending additions in the vector form, eight additions at a time ---- */
+typedef struct {
+    msm_ifma_ent e;
+    const MSM_AFF *p;    /* the base in the library's form (overflow, special cases) */
+} vb_def;
+
+typedef struct {
+    MSM_XYZZ *ovf;
+    msm_g1_r52 *bk;
+    MSM_AFF *aff;        /* the buckets converted back, for the sums */
+    msm_ifma_ent *ent;
+    const MSM_AFF **ps;  /* entry t's base in the library's form */
+    uint8_t *flag;
+    vb_def *def;
+    uint32_t *special;
+    void *work;
+    size_t m, cap, nd, dcap;
+} vb_state;
+
+static size_t vb_worker_bytes(const msm_plan *p)
+{
+    return MSM_ALIGN(p->nbuckets * sizeof(MSM_XYZZ)) + MSM_ALIGN(p->nbuckets * sizeof(msm_g1_r52)) +
+           MSM_ALIGN(p->nbuckets * sizeof(MSM_AFF)) + MSM_ALIGN(p->batch * sizeof(msm_ifma_ent)) +
+           MSM_ALIGN(p->batch * sizeof(MSM_AFF *)) + MSM_ALIGN(p->nbuckets) +
+           MSM_ALIGN(p->batch / 2 * sizeof(vb_def)) + MSM_ALIGN(p->batch * sizeof(uint32_t)) +
+           MSM_ALIGN(msm_ifma_work_bytes(p->batch));
+}
+
+static void vb_init(vb_state *s, uint8_t *blk, const msm_plan *p)
+{
+#define VB_TAKE_(field, bytes) (s->field = (void *)blk, blk += MSM_ALIGN(bytes))
+    VB_TAKE_(ovf, p->nbuckets * sizeof(MSM_XYZZ));
+    VB_TAKE_(bk, p->nbuckets * sizeof(msm_g1_r52));
+    VB_TAKE_(aff, p->nbuckets * sizeof(MSM_AFF));
+    VB_TAKE_(ent, p->batch * sizeof(msm_ifma_ent));
+    VB_TAKE_(ps, p->batch * sizeof(MSM_AFF *));
+    VB_TAKE_(flag, p->nbuckets);
+    VB_TAKE_(def, p->batch / 2 * sizeof(vb_def));
+    VB_TAKE_(special, p->batch * sizeof(uint32_t));
+    VB_TAKE_(work, msm_ifma_work_bytes(p->batch));
+#undef VB_TAKE_
+    memset(s->flag, 0, p->nbuckets);
+    s->m = s->nd = 0;
+    s->cap = p->batch;
+    s->dcap = p->batch / 2;
+}
+
+static void vb_flush(vb_state *s)
+{
+    if (s->m == 0)
+        return;
+    size_t nsp = msm_ifma_g1_flush(s->bk, s->ent, s->m, s->work, s->special);
+    for (size_t t = 0; t < s->m; t++)
+        s->flag[s->ent[t].j] &= (uint8_t)~BA_BUSY;
+    for (size_t q = 0; q < nsp; q++) { /* same x as the bucket: the XYZZ overflow doubles */
+        size_t t = s->special[q];
+        ovf_add(s->ovf, s->flag, s->ent[t].j, s->ps[t], s->ent[t].neg != 0);
+    }
+    s->m = 0;
+}
+
+static void vb_flush_retry(vb_state *s);
+
+static inline void vb_add_(vb_state *s, size_t j, const MSM_AFF *p, const msm_g1_r52 *pv, bool neg,
+                           bool defer)
+{
+    if (MSM_FN(_affine_is_inf)(p))
+        return;
+    uint8_t f = s->flag[j];
+    if (f & BA_BUSY) {
+        if (defer && s->nd < s->dcap) {
+            s->def[s->nd++] = (vb_def){{(uint32_t)j, neg, pv}, p};
+            return;
+        }
+        ovf_add(s->ovf, s->flag, j, p, neg);
+        return;
+    }
+    if (!(f & BA_PRESENT)) {
+        if (neg)
+            msm_ifma_g1_neg(&s->bk[j], pv);
+        else
+            s->bk[j] = *pv;
+        s->flag[j] = f | BA_PRESENT;
+        return;
+    }
+    s->ent[s->m] = (msm_ifma_ent){(uint32_t)j, neg, pv};
+    s->ps[s->m] = p;
+    s->flag[j] = f | BA_BUSY;
+    if (++s->m == s->cap)
+        vb_flush_retry(s);
+}
+
+static void vb_flush_retry(vb_state *s)
+{
+    vb_flush(s);
+    size_t n = s->nd;
+    s->nd = 0;
+    for (size_t k = 0; k < n; k++)
+        vb_add_(s, s->def[k].e.j, s->def[k].p, s->def[k].e.p, s->def[k].e.neg != 0, false);
+}
+
+/* pip_task with the vector buckets. */
+static void pip_task_vec(pip_ctx *ctx, size_t t, unsigned worker)
 {
     const msm_plan *p = &ctx->plan;
-    unsigned k = (unsigned)(t % p->nwin), c = p->c;
+    unsigned k = (unsigned)(t % p->nwin);
+    size_t j = t / p->nwin;
+    size_t b = j * p->chunk_len, e = b + p->chunk_len;
+    if (e > ctx->n)
+        e = ctx->n;
+    vb_state vb;
+    vb_init(&vb, ctx->scratch + (size_t)worker * ctx->stride, p);
+    int32_t d[MSM_DIGIT_BATCH];
+    const MSM_AFF *bp[MSM_DIGIT_BATCH];
+    for (size_t i = b; i < e; i += MSM_DIGIT_BATCH) {
+        size_t m = e - i < MSM_DIGIT_BATCH ? e - i : MSM_DIGIT_BATCH;
+        task_digits(ctx, i, m, k, d, bp);
+        for (size_t q = 0; q < m; q++) {
+            if (q + MSM_PREFETCH_AHEAD < m) {
+                int32_t da = d[q + MSM_PREFETCH_AHEAD];
+                if (da) {
+                    size_t ja = (size_t)(da > 0 ? da : -da) - 1;
+                    __builtin_prefetch(&vb.bk[ja], 1);
+                    __builtin_prefetch((const uint8_t *)&vb.bk[ja] + 64, 1);
+                    __builtin_prefetch(&ctx->vbases[i + q + MSM_PREFETCH_AHEAD], 0);
+                    __builtin_prefetch((const uint8_t *)&ctx->vbases[i + q + MSM_PREFETCH_AHEAD] + 64, 0);
+                }
+            }
+            int32_t dq = d[q];
+            if (dq)
+                vb_add_(&vb, (size_t)(dq > 0 ? dq : -dq) - 1, bp[q], &ctx->vbases[i + q], dq < 0, true);
+        }
+    }
+    vb_flush_retry(&vb);
+    vb_flush(&vb);
+    for (size_t q = 0; q < p->nbuckets; q++)
+        if (vb.flag[q] & BA_PRESENT)
+            msm_ifma_g1_to_affine(&vb.aff[q], &vb.bk[q]);
+    ba_sum(&ctx->partial[(size_t)k * p->chunks + j], vb.flag, vb.ovf, vb.aff, p->nbuckets);
+}
+
+typedef struct {
+    msm_g1_r52 *out;
+    const pip_ctx *ctx;
+} vconv_ctx;
+
+static void vconv_range(void *vctx, size_t b, size_t e, unsigned worker)
+{
+    (void)worker;
+    const vconv_ctx *c = vctx;
+    size_t n0 = c->ctx->n0;
+    if (b < n0)
+        msm_ifma_g1_from_affine(c->out + b, c->ctx->bases + b, (e < n0 ? e : n0) - b);
+    if (e > n0) {
+        size_t s = b > n0 ? b : n0;
+        msm_ifma_g1_from_affine(c->out + s, c->ctx->bases2 + (s - n0), e - s);
+    }
+}
+#endif
+
+/* Task t: range j = t / nwin, window k = t % nwin. Accumulates the range's bases into the
+ * window's buckets (bucket d-1 holds the bases with digit +-d, negated for -d), then sums
+ * the buckets weighted by their index (ba_sum). */
+static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
+{
+#ifdef MSM_IFMA
+    if (ctx->vbases) {
+        pip_task_vec(ctx, t, worker);
+        return;
+    }
+#endif
+    const msm_plan *p = &ctx->plan;
+    unsigned k = (unsigned)(t % p->nwin);
     size_t j = t / p->nwin;
     size_t b = j * p->chunk_len, e = b + p->chunk_len;
     if (e > ctx->n)
@@ -246,23 +469,7 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
     const MSM_AFF *bp[MSM_DIGIT_BATCH];
     for (size_t i = b; i < e; i += MSM_DIGIT_BATCH) {
         size_t m = e - i < MSM_DIGIT_BATCH ? e - i : MSM_DIGIT_BATCH;
-        if (ctx->parts > 1) { /* term h n0 + ti: part h of scalar ti, on image h of base ti */
-            const unsigned nl = CUZK_FR_LIMBS / ctx->parts;
-            size_t h = i / ctx->n0, ti = i - h * ctx->n0;
-            for (size_t q = 0; q < m; q++, ti++) {
-                if (ti == ctx->n0) {
-                    h++;
-                    ti = 0;
-                }
-                d[q] = msm_digit_n(ctx->scalars[ti].l + h * nl, nl, k, c);
-                bp[q] = h ? ctx->bases2 + (h - 1) * ctx->n0 + ti : ctx->bases + ti;
-            }
-        } else {
-            for (size_t q = 0; q < m; q++) {
-                d[q] = msm_digit(ctx->scalars[i + q].l, k, c);
-                bp[q] = ctx->bases + i + q;
-            }
-        }
+        task_digits(ctx, i, m, k, d, bp);
         for (size_t q = 0; q < m; q++) {
             if (q + MSM_PREFETCH_AHEAD < m) {
                 int32_t da = d[q + MSM_PREFETCH_AHEAD];
@@ -287,32 +494,22 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
         }
     }
 
+    MSM_XYZZ *out = &ctx->partial[(size_t)k * p->chunks + j];
+    if (p->batch) {
+        ba_finish(&ba);
+        ba_sum(out, ba.flag, ba.ovf, ba.aff, p->nbuckets);
+        return;
+    }
     MSM_XYZZ running, sum;
     MSM_FN(_xyzz_set_inf)(&running);
     MSM_FN(_xyzz_set_inf)(&sum);
-    if (p->batch) {
-        ba_finish(&ba);
-        for (size_t q = p->nbuckets; q-- > 0;) {
-            uint8_t f = ba.flag[q];
-            if (f & BA_OVF) {
-                if (f & BA_PRESENT)
-                    MSM_FN(_xyzz_add_affine_var)(&ba.ovf[q], &ba.ovf[q], &ba.aff[q]);
-                MSM_FN(_xyzz_add_var)(&running, &running, &ba.ovf[q]);
-            } else if (f & BA_PRESENT) {
-                MSM_FN(_xyzz_add_affine_var)(&running, &running, &ba.aff[q]);
-            }
-            if (!MSM_FN(_xyzz_is_inf)(&running))
-                MSM_FN(_xyzz_add_var)(&sum, &sum, &running);
-        }
-    } else {
-        for (size_t q = p->nbuckets; q-- > 0;) {
-            if (!MSM_FN(_xyzz_is_inf)(&bk[q]))
-                MSM_FN(_xyzz_add_var)(&running, &running, &bk[q]);
-            if (!MSM_FN(_xyzz_is_inf)(&running))
-                MSM_FN(_xyzz_add_var)(&sum, &sum, &running);
-        }
+    for (size_t q = p->nbuckets; q-- > 0;) {
+        if (!MSM_FN(_xyzz_is_inf)(&bk[q]))
+            MSM_FN(_xyzz_add_var)(&running, &running, &bk[q]);
+        if (!MSM_FN(_xyzz_is_inf)(&running))
+            MSM_FN(_xyzz_add_var)(&sum, &sum, &running);
     }
-    ctx->partial[(size_t)k * p->chunks + j] = sum;
+    *out = sum;
 }
 
 static void pip_range(void *vctx, size_t b, size_t e, unsigned worker)
@@ -332,6 +529,25 @@ static unsigned endo_parts(size_t n)
 #endif
     (void)n;
     return 1;
+}
+
+/* The vector buckets (MSM_IFMA) for n terms: where the CPU has them, the caller allows them
+ * and their copy of the bases (128 bytes a term) stays under MSM_VEC_MAX_TERMS. */
+#ifdef MSM_IFMA
+#define MSM_VEC_MAX_TERMS ((size_t)1 << 21)
+#define MSM_VEC_COST_BA 0.25 /* a vector batch-affine addition, relative to a mixed one */
+#else
+#define MSM_VEC_COST_BA 0.0
+#endif
+static bool use_vec(size_t n, const cuzk_msm_opts *opts)
+{
+#ifdef MSM_IFMA
+    return !(opts && (opts->flags & (CUZK_MSM_XYZZ_ONLY | CUZK_MSM_SCALAR_ONLY))) &&
+           n <= MSM_VEC_MAX_TERMS && msm_ifma_available();
+#else
+    (void)n, (void)opts;
+    return false;
+#endif
 }
 
 static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar *scalars,
@@ -362,21 +578,35 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
         }
     }
 #endif
+    bool vec = use_vec(ctx.n, opts);
     msm_plan_make(&ctx.plan, ctx.n, 256 / ctx.parts + 1, T, opts ? opts->window : 0,
                   sizeof(MSM_XYZZ), sizeof(MSM_AFF),
-                  opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : MSM_INV_COST);
+                  opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : MSM_INV_COST,
+                  vec ? MSM_VEC_COST_BA : 0.0);
     const msm_plan *p = &ctx.plan;
+    void *vec_mem = NULL;
+#ifdef MSM_IFMA
+    if (vec && p->batch && (vec_mem = aligned_alloc(64, ctx.n * sizeof(msm_g1_r52))) != NULL) {
+        vconv_ctx vc = {.out = vec_mem, .ctx = &ctx};
+        cuzk_parallel_for(ctx.n, 4096, T, vconv_range, &vc);
+        ctx.vbases = vec_mem;
+    }
+    ctx.stride = ctx.vbases ? vb_worker_bytes(p) : worker_bytes(p);
+#else
     ctx.stride = worker_bytes(p);
+#endif
     ctx.scratch = aligned_alloc(64, (size_t)p->nworkers * ctx.stride);
     ctx.partial = malloc(p->ntasks * sizeof(MSM_XYZZ));
     if (!ctx.scratch || !ctx.partial) {
         free(ctx.scratch);
         free(ctx.partial);
+        free(vec_mem);
         free(endo_mem);
         return cuzk_error_set(CUZK_ENOMEM, "msm: %zu buckets for %u threads (window %u)",
                               p->nbuckets, p->nworkers, p->c);
     }
     cuzk_parallel_for(p->ntasks, 1, p->nworkers, pip_range, &ctx);
+    free(vec_mem);
     free(endo_mem);
 
     /* Horner over the windows: acc = 2^c * acc + W_k, from the top window down. */
@@ -408,7 +638,7 @@ unsigned MSM_FN(_msm_window)(size_t n, unsigned nthreads)
     msm_plan p;
     unsigned parts = endo_parts(n); /* as pip_run */
     msm_plan_make(&p, parts * n, 256 / parts + 1, nthreads, 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF),
-                  MSM_INV_COST);
+                  MSM_INV_COST, use_vec(parts * n, NULL) ? MSM_VEC_COST_BA : 0.0);
     return p.c;
 }
 

@@ -42,9 +42,11 @@ typedef struct {
  * workers' buckets under a budget and charges cache misses for large buckets). inv_cost: a
  * field inversion relative to a mixed addition, for batch-affine buckets (see above); 0
  * disables them. bits: the signed windows cover bits [0, bits) of scalars below
- * 2^(bits - 1) (256 for scalars below 2^255; 129 and 65 for the endomorphisms' parts). */
+ * 2^(bits - 1) (256 for scalars below 2^255; 129 and 65 for the endomorphisms' parts).
+ * ba_cost: a batch-affine addition without its share of the inversion, relative to a mixed
+ * addition (0: the scalar code's). */
 void msm_plan_make(msm_plan *p, size_t n, unsigned bits, unsigned nthreads, unsigned window,
-                   size_t xyzz_bytes, size_t aff_bytes, double inv_cost);
+                   size_t xyzz_bytes, size_t aff_bytes, double inv_cost, double ba_cost);
 
 unsigned msm_threads(unsigned nthreads);
 

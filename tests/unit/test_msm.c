@@ -5,6 +5,7 @@
 
 #include "cuzk/ec.h"
 #include "cuzk/msm.h"
+#include "msm/msm_ifma.h"
 #include "msm/msm_internal.h"
 #include "test.h"
 #include "test_points.h"
@@ -801,6 +802,175 @@ static void test_gather_multi(void)
     }
 }
 
+/* ---- the vector (AVX-512 IFMA) buckets, where this CPU has them ---- */
+
+/* a + p in radix 2^52 when that stays below 2p: the same value, not reduced */
+static void r52_add_p(msm_r52 *a)
+{
+    static const uint64_t p64[6] = {0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL,
+                                    0x6730d2a0f6b0f624ULL, 0x64774b84f38512bfULL,
+                                    0x4b1ba7b6434bacd7ULL, 0x1a0111ea397fe69aULL};
+    uint64_t p52[8], c = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        unsigned bit = 52 * j, w = bit >> 6, sh = bit & 63;
+        unsigned __int128 v = p64[w];
+        if (w + 1 < 6)
+            v |= (unsigned __int128)p64[w + 1] << 64;
+        p52[j] = (uint64_t)(v >> sh) & ((1ULL << 52) - 1);
+    }
+    for (unsigned j = 0; j < 8; j++) {
+        uint64_t t = a->l[j] + p52[j] + c;
+        a->l[j] = j < 7 ? t & ((1ULL << 52) - 1) : t;
+        c = t >> 52;
+    }
+}
+
+static void test_g1_vector(void)
+{
+    snprintf(test_ctx, sizeof test_ctx, "g1 vector buckets");
+    if (!msm_ifma_available()) {
+        printf("test_msm: no AVX-512 IFMA on this CPU: the vector buckets are not run here\n");
+        return;
+    }
+    enum { NB = 64, NE = 61 };
+    cuzk_g1_affine bk[NB], pts[NE], got;
+    msm_g1_r52 vbk[NB], vpt[NE];
+    msm_ifma_ent ent[NE];
+    uint32_t special[NE];
+    void *work = aligned_alloc(64, msm_ifma_work_bytes(NE));
+    CHECK(work != NULL);
+    /* conversions both ways, negation */
+    test_g1_rand_points(bk, NB);
+    msm_ifma_g1_from_affine(vbk, bk, NB);
+    for (size_t i = 0; i < NB; i++) {
+        msm_ifma_g1_to_affine(&got, &vbk[i]);
+        CHECK(cuzk_g1_affine_eq(&got, &bk[i]));
+        msm_g1_r52 t = vbk[i];
+        r52_add_p(&t.x); /* x + p < 2p: the same point */
+        msm_ifma_g1_to_affine(&got, &t);
+        CHECK(cuzk_g1_affine_eq(&got, &bk[i]));
+        msm_ifma_g1_neg(&t, &vbk[i]);
+        msm_ifma_g1_to_affine(&got, &t);
+        cuzk_g1_affine n;
+        cuzk_g1_affine_neg(&n, &bk[i]);
+        CHECK(cuzk_g1_affine_eq(&got, &n));
+    }
+    /* flushes of 1..NE additions against the scalar sums: random points, the bucket's own
+     * point (a doubling, left to the caller), its negation (infinity, left to the caller),
+     * coordinates given as x + p */
+    unsigned long iters = test_iters(40);
+    for (unsigned long it = 0; it < iters; it++) {
+        size_t m = 1 + (size_t)(test_rand64() % NE);
+        test_g1_rand_points(bk, NB);
+        test_g1_rand_points(pts, NE);
+        bool want_special[NE] = {0};
+        size_t perm[NB];
+        for (size_t i = 0; i < NB; i++)
+            perm[i] = i;
+        for (size_t i = 0; i < m; i++) { /* distinct buckets */
+            size_t r = i + (size_t)(test_rand64() % (NB - i)), t = perm[i];
+            perm[i] = perm[r], perm[r] = t;
+        }
+        for (size_t i = 0; i < m; i++) {
+            unsigned kind = (unsigned)(test_rand64() % 10);
+            if (kind == 0) { /* same point */
+                pts[i] = bk[perm[i]];
+                want_special[i] = true;
+            } else if (kind == 1) { /* opposite point */
+                cuzk_g1_affine_neg(&pts[i], &bk[perm[i]]);
+                want_special[i] = true;
+            }
+        }
+        msm_ifma_g1_from_affine(vbk, bk, NB);
+        msm_ifma_g1_from_affine(vpt, pts, NE);
+        for (size_t i = 0; i < m; i++) {
+            bool neg = test_rand64() & 1;
+            if (neg) /* the entry negates the point back */
+                msm_ifma_g1_neg(&vpt[i], &vpt[i]);
+            if (test_rand64() % 4 == 0)
+                r52_add_p(&vbk[perm[i]].y);
+            if (test_rand64() % 4 == 0)
+                r52_add_p(&vpt[i].x);
+            ent[i] = (msm_ifma_ent){(uint32_t)perm[i], neg, &vpt[i]};
+        }
+        size_t ns = msm_ifma_g1_flush(vbk, ent, m, work, special);
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++) {
+            bool sp = k < ns && special[k] == i;
+            k += sp;
+            CHECK(sp == want_special[i]);
+            msm_ifma_g1_to_affine(&got, &vbk[perm[i]]);
+            if (sp) { /* left as it was */
+                CHECK(cuzk_g1_affine_eq(&got, &bk[perm[i]]));
+                continue;
+            }
+            cuzk_g1_jac a;
+            cuzk_g1_affine want;
+            cuzk_g1_jac_from_affine(&a, &bk[perm[i]]);
+            cuzk_g1_jac_add_affine_var(&a, &a, &pts[i]);
+            cuzk_g1_jac_to_affine(&want, &a);
+            CHECK(cuzk_g1_affine_eq(&got, &want));
+        }
+        CHECK(k == ns);
+        for (size_t q = m; q < NB; q++) { /* other buckets untouched */
+            msm_ifma_g1_to_affine(&got, &vbk[perm[q]]);
+            CHECK(cuzk_g1_affine_eq(&got, &bk[perm[q]]));
+        }
+    }
+    free(work);
+
+    /* whole MSMs, vector and scalar buckets, at windows that take batches (>= 10), with the
+     * edge cases of test_g1_edge: repeated points, P and -P, infinity, small scalars */
+    size_t n = 5000;
+    cuzk_g1_affine *b = malloc(n * sizeof(*b));
+    cuzk_fr *s = malloc(n * sizeof(*s));
+    cuzk_msm_scalar *cs = malloc(n * sizeof(*cs));
+    cuzk_g1_affine p[3];
+    test_g1_rand_points(p, 3);
+    test_g1_rand_points(b, n);
+    for (unsigned long it = 0; it < test_iters(4); it++) {
+        for (size_t i = 0; i < n; i++) {
+            unsigned x = (unsigned)(test_rand64() % 16);
+            if (x == 0)
+                b[i] = p[0];
+            else if (x == 1)
+                cuzk_g1_affine_neg(&b[i], &p[0]);
+            else if (x == 2)
+                cuzk_g1_affine_set_inf(&b[i]);
+            else if (x == 3)
+                b[i] = p[1 + test_rand64() % 2];
+            unsigned y = (unsigned)(test_rand64() % 8);
+            if (y == 0)
+                cuzk_fr_set_u64(&s[i], 1 + test_rand64() % 3);
+            else if (y == 1)
+                set_scalar(&s[i], K_RMINUS1);
+            else if (y == 2)
+                s[i] = s[test_rand64() % (i + 1)];
+            else
+                test_rand_fr(&s[i]);
+        }
+        size_t m = it == 0 ? n : 1 + (size_t)(test_rand64() % n);
+        cuzk_msm_scalars_from_fr(cs, s, m, 1);
+        cuzk_g1_jac want, got_v, got_s;
+        g1_naive(&want, b, cs, m);
+        for (unsigned c = 10; c <= 14; c++) {
+            cuzk_msm_opts ov = {.nthreads = 1 + (unsigned)(c % 3), .window = c};
+            cuzk_msm_opts os = ov;
+            os.flags = CUZK_MSM_SCALAR_ONLY;
+            CHECK_EQ_ERR(cuzk_g1_msm(&got_v, b, cs, m, &ov), CUZK_OK);
+            CHECK_EQ_ERR(cuzk_g1_msm(&got_s, b, cs, m, &os), CUZK_OK);
+            CHECK(cuzk_g1_jac_eq(&got_v, &want));
+            CHECK(cuzk_g1_jac_eq(&got_s, &want));
+        }
+        cuzk_msm_opts oa = {.nthreads = 2};
+        CHECK_EQ_ERR(cuzk_g1_msm(&got_v, b, cs, m, &oa), CUZK_OK);
+        CHECK(cuzk_g1_jac_eq(&got_v, &want));
+    }
+    free(b);
+    free(s);
+    free(cs);
+}
+
 int main(void)
 {
     test_init("test_msm");
@@ -813,6 +983,7 @@ int main(void)
     test_g1_sizes();
     test_g1_windows_threads();
     test_g1_edge();
+    test_g1_vector();
     test_g1_split();
     test_g1_large_consistency();
     test_g2();

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The G1 batch-affine buckets on AVX-512 IFMA (msm_ifma.h): a batch of bucket additions
+ * sharing one inversion, done eight at a time, one addition per 64-bit lane.
+ *
+ * Field elements of a group of eight are limb-sliced: vector j holds limb j of the eight.
+ * The product is Montgomery's with R = 2^416 (CIOS over 8 limbs of 52 bits, vpmadd52luq /
+ * vpmadd52huq); for inputs a, b < 2^12 p it gives a value below 2p with normalised limbs.
+ * Subtraction adds a multiple of p first (a - b as a + kp - b, b < kp), so no value goes
+ * negative, and a conditional subtraction brings a stored coordinate back below 2p.
+ *
+ * The vector code is compiled for AVX-512 by function attributes and runs only where the
+ * CPU has it (msm_ifma_available); elsewhere the library's scalar code does the MSM.
+ */
+#include "msm/msm_ifma.h"
+
+#include <string.h>
+
+#include "cuzk/ff.h"
+
+#define M52 ((1ULL << 52) - 1)
+
+/* ---- scalar conversions (any CPU) ---- */
+
+/* Plain (not Montgomery) constants, set once by ifma_consts(): 2^352 and 2^416 mod p as
+ * cuzk_fp limbs, p in radix 2^52, -p^-1 mod 2^52. */
+static cuzk_fp K352, K416;
+static uint64_t P52[8], N0_52;
+static int consts_ready;
+
+static void split52(uint64_t out[8], const uint64_t in[6])
+{
+    for (unsigned j = 0; j < 8; j++) {
+        unsigned bit = 52 * j, w = bit >> 6, sh = bit & 63;
+        unsigned __int128 v = in[w];
+        if (w + 1 < 6)
+            v |= (unsigned __int128)in[w + 1] << 64;
+        out[j] = w < 6 ? (uint64_t)(v >> sh) & M52 : 0;
+    }
+}
+
+/* in: normalised limbs of a value below 2^384. */
+static void join52(uint64_t out[6], const uint64_t in[8])
+{
+    memset(out, 0, 6 * sizeof(uint64_t));
+    for (unsigned j = 0; j < 8; j++) {
+        unsigned bit = 52 * j, w = bit >> 6, sh = bit & 63;
+        unsigned __int128 v = (unsigned __int128)in[j] << sh;
+        out[w] |= (uint64_t)v;
+        if (w + 1 < 6)
+            out[w + 1] |= (uint64_t)(v >> 64);
+    }
+}
+
+static void ifma_consts(void)
+{
+    if (__atomic_load_n(&consts_ready, __ATOMIC_ACQUIRE))
+        return;
+    cuzk_fp k = {{0}};
+    k.l[5] = 1ULL << 32; /* 2^352 < p */
+    K352 = k;
+    for (unsigned i = 0; i < 64; i++) /* addition works on plain values as on Montgomery ones */
+        cuzk_fp_add(&k, &k, &k);
+    K416 = k;
+    split52(P52, CUZK_FP_MODULUS.l);
+    uint64_t p0 = CUZK_FP_MODULUS.l[0], inv = p0; /* p0^-1 mod 2^64 by Newton's iteration */
+    for (unsigned i = 0; i < 6; i++)
+        inv *= 2 - p0 * inv;
+    N0_52 = (0 - inv) & M52;
+    __atomic_store_n(&consts_ready, 1, __ATOMIC_RELEASE);
+}
+
+/* x * 2^384 (the library's form) -> x * 2^416, radix 2^52. */
+static void to_r52(msm_r52 *r, const cuzk_fp *a)
+{
+    cuzk_fp t;
+    cuzk_fp_mul(&t, a, &K416); /* a K416 / 2^384, fully reduced */
+    split52(r->l, t.l);
+}
+
+/* A value below 2p in radix 2^52 -> x * 2^384, fully reduced. */
+static void from_r52(cuzk_fp *r, const msm_r52 *a)
+{
+    cuzk_fp t;
+    join52(t.l, a->l);
+    uint64_t d[6], borrow = 0;
+    for (unsigned i = 0; i < 6; i++) {
+        unsigned __int128 s = (unsigned __int128)t.l[i] - CUZK_FP_MODULUS.l[i] - borrow;
+        d[i] = (uint64_t)s;
+        borrow = (uint64_t)(s >> 64) & 1;
+    }
+    if (!borrow)
+        memcpy(t.l, d, sizeof d);
+    cuzk_fp_mul(r, &t, &K352); /* t 2^352 / 2^384 */
+}
+
+static bool r52_is_zero(const msm_r52 *a)
+{
+    uint64_t o = 0;
+    for (unsigned j = 0; j < 8; j++)
+        o |= a->l[j];
+    return o == 0;
+}
+
+void msm_ifma_g1_from_affine(msm_g1_r52 *out, const cuzk_g1_affine *in, size_t n)
+{
+    ifma_consts();
+    for (size_t i = 0; i < n; i++) {
+        to_r52(&out[i].x, &in[i].x); /* 0 stays 0 */
+        to_r52(&out[i].y, &in[i].y);
+    }
+}
+
+void msm_ifma_g1_to_affine(cuzk_g1_affine *out, const msm_g1_r52 *in)
+{
+    ifma_consts();
+    from_r52(&out->x, &in->x);
+    from_r52(&out->y, &in->y);
+}
+
+void msm_ifma_g1_neg(msm_g1_r52 *r, const msm_g1_r52 *a)
+{
+    ifma_consts();
+    r->x = a->x;
+    if (r52_is_zero(&a->y)) {
+        r->y = a->y;
+        return;
+    }
+    /* p - y for y < 2p may be negative: 2p - y then (below 2p as y > 0) */
+    int64_t t[8], c = 0;
+    for (unsigned j = 0; j < 8; j++)
+        t[j] = (int64_t)(2 * P52[j]) - (int64_t)a->y.l[j];
+    for (unsigned j = 0; j < 8; j++) {
+        t[j] += c;
+        c = t[j] >> 52; /* arithmetic */
+        r->y.l[j] = j < 7 ? (uint64_t)t[j] & M52 : (uint64_t)t[j];
+    }
+}
+
+size_t msm_ifma_work_bytes(size_t cap)
+{
+    size_t groups = (cap + 7) / 8;
+    /* DEN, NUM, XA, YA, X2, PREF per group, then one byte a group: its special lanes */
+    return groups * 6 * 8 * 64 + ((groups + 63) & ~(size_t)63);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+#define TGT __attribute__((target("avx512f,avx512ifma")))
+#define VI static inline __attribute__((always_inline, target("avx512f,avx512ifma")))
+
+typedef struct {
+    __m512i v[8];
+} fe8;
+
+typedef struct {
+    fe8 p1, p2, p3, p4, one;
+    __m512i n0, m52;
+} vconsts;
+
+static bool ifma_cpu(void)
+{
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7)
+        return false;
+    __cpuid(1, a, b, c, d);
+    if (!(c & (1u << 27))) /* OSXSAVE */
+        return false;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    if ((lo & 0xe6) != 0xe6) /* SSE, AVX, opmask, zmm0-15 upper halves, zmm16-31 */
+        return false;
+    __cpuid_count(7, 0, a, b, c, d);
+    return (b & (1u << 16)) && (b & (1u << 21)); /* AVX512F, AVX512IFMA */
+}
+
+bool msm_ifma_available(void)
+{
+    static int state; /* 0 unknown, 1 yes, 2 no */
+    int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
+    if (s == 0) {
+        s = ifma_cpu() ? 1 : 2;
+        __atomic_store_n(&state, s, __ATOMIC_RELAXED);
+    }
+    return s == 1;
+}
+
+TGT static void set_fe8(fe8 *r, const uint64_t l[8])
+{
+    for (unsigned j = 0; j < 8; j++)
+        r->v[j] = _mm512_set1_epi64((long long)l[j]);
+}
+
+TGT static void make_consts(vconsts *k)
+{
+    ifma_consts();
+    uint64_t m[8], c;
+    for (unsigned mult = 1; mult <= 4; mult++) {
+        c = 0;
+        for (unsigned j = 0; j < 8; j++) {
+            uint64_t t = P52[j] * mult + c;
+            m[j] = j < 7 ? t & M52 : t;
+            c = t >> 52;
+        }
+        set_fe8(mult == 1 ? &k->p1 : mult == 2 ? &k->p2 : mult == 3 ? &k->p3 : &k->p4, m);
+    }
+    uint64_t one[8];
+    split52(one, K416.l); /* 1 * 2^416 mod p */
+    set_fe8(&k->one, one);
+    k->n0 = _mm512_set1_epi64((long long)N0_52);
+    k->m52 = _mm512_set1_epi64((long long)M52);
+}
+
+/* Signed carries: limbs 0..6 back to [0, 2^52), the rest into limb 7. */
+VI void norm(fe8 *r, __m512i m52)
+{
+    for (unsigned j = 0; j < 7; j++) {
+        __m512i c = _mm512_srai_epi64(r->v[j], 52);
+        r->v[j] = _mm512_and_si512(r->v[j], m52);
+        r->v[j + 1] = _mm512_add_epi64(r->v[j + 1], c);
+    }
+}
+
+/* r = a + k - b (k a multiple of p above b), normalised. */
+VI void sub_k(fe8 *r, const fe8 *a, const fe8 *b, const fe8 *k, __m512i m52)
+{
+    for (unsigned j = 0; j < 8; j++)
+        r->v[j] = _mm512_sub_epi64(_mm512_add_epi64(a->v[j], k->v[j]), b->v[j]);
+    norm(r, m52);
+}
+
+/* r = v - k where v >= k, else v (v, k normalised). */
+VI void csub(fe8 *r, const fe8 *v, const fe8 *k, __m512i m52)
+{
+    fe8 w;
+    for (unsigned j = 0; j < 8; j++)
+        w.v[j] = _mm512_sub_epi64(v->v[j], k->v[j]);
+    norm(&w, m52);
+    __mmask8 neg = _mm512_cmplt_epi64_mask(w.v[7], _mm512_setzero_si512());
+    for (unsigned j = 0; j < 8; j++)
+        r->v[j] = _mm512_mask_blend_epi64(neg, w.v[j], v->v[j]);
+}
+
+/* r = a b / 2^416 mod p, below 2p, normalised (a, b normalised, below 2^12 p). */
+VI void mul(fe8 *r, const fe8 *a, const fe8 *b, const vconsts *k)
+{
+    __m512i t[9];
+    const __m512i z = _mm512_setzero_si512();
+    for (unsigned j = 0; j < 9; j++)
+        t[j] = z;
+#pragma GCC unroll 8
+    for (unsigned i = 0; i < 8; i++) {
+        __m512i bi = b->v[i];
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < 8; j++)
+            t[j] = _mm512_madd52lo_epu64(t[j], a->v[j], bi);
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < 8; j++)
+            t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a->v[j], bi);
+        __m512i m = _mm512_madd52lo_epu64(z, t[0], k->n0);
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < 8; j++)
+            t[j] = _mm512_madd52lo_epu64(t[j], m, k->p1.v[j]);
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < 8; j++)
+            t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], m, k->p1.v[j]);
+        /* t[0] is now 0 mod 2^52: shift the accumulator down one limb */
+        __m512i c = _mm512_srli_epi64(t[0], 52);
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < 8; j++)
+            t[j] = t[j + 1];
+        t[0] = _mm512_add_epi64(t[0], c);
+        t[8] = z;
+    }
+#pragma GCC unroll 8
+    for (unsigned j = 0; j < 8; j++)
+        r->v[j] = t[j];
+    norm(r, k->m52);
+}
+
+/* 8 x 8 transpose of 64-bit words: o[j] lane l = in[l] word j. */
+VI void transpose(__m512i o[8], const __m512i in[8])
+{
+    __m512i t[8], u[8];
+    for (unsigned i = 0; i < 4; i++) {
+        t[2 * i] = _mm512_unpacklo_epi64(in[2 * i], in[2 * i + 1]);     /* words 0,2,4,6 */
+        t[2 * i + 1] = _mm512_unpackhi_epi64(in[2 * i], in[2 * i + 1]); /* words 1,3,5,7 */
+    }
+    const __m512i lo2 = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+    const __m512i hi2 = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    /* rows 0-3: u0 words 0/4, u1 words 2/6, u2 words 1/5, u3 words 3/7; rows 4-7 in u4-u7 */
+    for (unsigned h = 0; h < 2; h++) {
+        __m512i *tt = t + 4 * h, *uu = u + 4 * h;
+        uu[0] = _mm512_permutex2var_epi64(tt[0], lo2, tt[2]);
+        uu[1] = _mm512_permutex2var_epi64(tt[0], hi2, tt[2]);
+        uu[2] = _mm512_permutex2var_epi64(tt[1], lo2, tt[3]);
+        uu[3] = _mm512_permutex2var_epi64(tt[1], hi2, tt[3]);
+    }
+    const __m512i lo4 = _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
+    const __m512i hi4 = _mm512_set_epi64(15, 14, 13, 12, 7, 6, 5, 4);
+    o[0] = _mm512_permutex2var_epi64(u[0], lo4, u[4]);
+    o[4] = _mm512_permutex2var_epi64(u[0], hi4, u[4]);
+    o[2] = _mm512_permutex2var_epi64(u[1], lo4, u[5]);
+    o[6] = _mm512_permutex2var_epi64(u[1], hi4, u[5]);
+    o[1] = _mm512_permutex2var_epi64(u[2], lo4, u[6]);
+    o[5] = _mm512_permutex2var_epi64(u[2], hi4, u[6]);
+    o[3] = _mm512_permutex2var_epi64(u[3], lo4, u[7]);
+    o[7] = _mm512_permutex2var_epi64(u[3], hi4, u[7]);
+}
+
+VI void gather8(fe8 *r, const msm_r52 *const src[8])
+{
+    __m512i rows[8];
+    for (unsigned l = 0; l < 8; l++)
+        rows[l] = _mm512_loadu_si512((const void *)src[l]->l);
+    transpose(r->v, rows);
+}
+
+/* lanes with bits in mask: a == b (normalised) */
+VI __mmask8 eq8(const fe8 *a, const fe8 *b)
+{
+    __mmask8 m = 0xff;
+    for (unsigned j = 0; j < 8; j++)
+        m &= _mm512_cmpeq_epi64_mask(a->v[j], b->v[j]);
+    return m;
+}
+
+/* 1 / v for each lane (v nonzero mod p), through the library's inversion. */
+TGT static void inv8(fe8 *r, const fe8 *v)
+{
+    __m512i rows[8];
+    transpose(rows, v->v);
+    cuzk_fp x[8], pre[8], inv;
+    for (unsigned l = 0; l < 8; l++) {
+        msm_r52 e;
+        _mm512_storeu_si512((void *)e.l, rows[l]);
+        from_r52(&x[l], &e);
+    }
+    pre[0] = x[0];
+    for (unsigned l = 1; l < 8; l++)
+        cuzk_fp_mul(&pre[l], &pre[l - 1], &x[l]);
+    cuzk_fp_inv_var(&inv, &pre[7]);
+    for (unsigned l = 8; l-- > 0;) {
+        cuzk_fp il;
+        if (l) {
+            cuzk_fp_mul(&il, &inv, &pre[l - 1]);
+            cuzk_fp_mul(&inv, &inv, &x[l]);
+        } else {
+            il = inv;
+        }
+        msm_r52 e;
+        to_r52(&e, &il);
+        rows[l] = _mm512_loadu_si512((const void *)e.l);
+    }
+    transpose(r->v, rows);
+}
+
+enum { W_DEN, W_NUM, W_XA, W_YA, W_X2, W_PREF, W_N };
+
+TGT size_t msm_ifma_g1_flush(msm_g1_r52 *buckets, const msm_ifma_ent *ent, size_t m, void *work,
+                             uint32_t *special)
+{
+    if (m == 0)
+        return 0;
+    vconsts k;
+    make_consts(&k);
+    const __m512i m52 = k.m52;
+    fe8 *w = work;
+    size_t groups = (m + 7) / 8, nsp = 0;
+    uint8_t *spm = (uint8_t *)(w + groups * W_N); /* within msm_ifma_work_bytes(m) */
+#define WG(g, which) (&w[(size_t)(g) * W_N + (which)])
+
+    /* differences, the special lanes set aside (their denominator replaced by 1) */
+    for (size_t g = 0; g < groups; g++) {
+        const msm_r52 *xa[8], *ya[8], *x2[8], *y2[8];
+        __mmask8 negm = 0, valid = 0;
+        for (unsigned l = 0; l < 8; l++) {
+            size_t i = g * 8 + l;
+            const msm_ifma_ent *e = &ent[i < m ? i : m - 1];
+            if (i < m)
+                valid |= (__mmask8)(1u << l);
+            if (e->neg)
+                negm |= (__mmask8)(1u << l);
+            xa[l] = &buckets[e->j].x;
+            ya[l] = &buckets[e->j].y;
+            x2[l] = &e->p->x;
+            y2[l] = &e->p->y;
+        }
+        fe8 XA, YA, X2, Y2, DEN, NUM;
+        gather8(&XA, xa);
+        gather8(&YA, ya);
+        gather8(&X2, x2);
+        gather8(&Y2, y2);
+        if (negm) { /* -y as 2p - y (y < 2p) */
+            fe8 NY, zero;
+            for (unsigned j = 0; j < 8; j++)
+                zero.v[j] = _mm512_setzero_si512();
+            sub_k(&NY, &zero, &Y2, &k.p2, m52);
+            for (unsigned j = 0; j < 8; j++)
+                Y2.v[j] = _mm512_mask_blend_epi64(negm, Y2.v[j], NY.v[j]);
+        }
+        sub_k(&DEN, &X2, &XA, &k.p2, m52); /* in (0, 4p): 0 mod p means p, 2p or 3p */
+        sub_k(&NUM, &Y2, &YA, &k.p2, m52);
+        __mmask8 z = eq8(&DEN, &k.p1) | eq8(&DEN, &k.p2) | eq8(&DEN, &k.p3);
+        spm[g] = (uint8_t)(z & valid);
+        for (unsigned l = 0; l < 8; l++)
+            if (((z & valid) >> l) & 1)
+                special[nsp++] = (uint32_t)(g * 8 + l);
+        __mmask8 fix = (__mmask8)(z | (__mmask8)~valid);
+        if (fix)
+            for (unsigned j = 0; j < 8; j++)
+                DEN.v[j] = _mm512_mask_blend_epi64(fix, DEN.v[j], k.one.v[j]);
+        *WG(g, W_DEN) = DEN;
+        *WG(g, W_NUM) = NUM;
+        *WG(g, W_XA) = XA;
+        *WG(g, W_YA) = YA;
+        *WG(g, W_X2) = X2;
+    }
+
+    /* prefix products in two chains (even and odd groups) */
+    for (size_t g = 0; g < groups; g++) {
+        if (g < 2)
+            *WG(g, W_PREF) = *WG(g, W_DEN);
+        else
+            mul(WG(g, W_PREF), WG(g - 2, W_PREF), WG(g, W_DEN), &k);
+    }
+    fe8 inv[2], tot, ti;
+    if (groups == 1) {
+        inv8(&inv[0], WG(0, W_PREF));
+    } else {
+        mul(&tot, WG(groups - 1, W_PREF), WG(groups - 2, W_PREF), &k);
+        inv8(&ti, &tot);
+        mul(&inv[(groups - 1) & 1], &ti, WG(groups - 2, W_PREF), &k);
+        mul(&inv[(groups - 2) & 1], &ti, WG(groups - 1, W_PREF), &k);
+    }
+
+    /* back: 1 / den of each group, then the additions */
+    for (size_t g = groups; g-- > 0;) {
+        fe8 dinv, L, L2, X3, Y3, t;
+        fe8 *ic = &inv[g & 1];
+        if (g >= 2) {
+            mul(&dinv, ic, WG(g - 2, W_PREF), &k);
+            mul(ic, ic, WG(g, W_DEN), &k);
+        } else {
+            dinv = *ic;
+        }
+        const fe8 *XA = WG(g, W_XA), *YA = WG(g, W_YA), *X2 = WG(g, W_X2);
+        mul(&L, WG(g, W_NUM), &dinv, &k);
+        mul(&L2, &L, &L, &k);
+        /* x3 = L^2 - xa - x2, in (0, 6p) before the two conditional subtractions */
+        for (unsigned j = 0; j < 8; j++)
+            X3.v[j] = _mm512_sub_epi64(_mm512_add_epi64(L2.v[j], k.p4.v[j]),
+                                       _mm512_add_epi64(XA->v[j], X2->v[j]));
+        norm(&X3, m52);
+        csub(&X3, &X3, &k.p4, m52);
+        csub(&X3, &X3, &k.p2, m52);
+        /* y3 = L (xa - x3) - ya */
+        sub_k(&t, XA, &X3, &k.p2, m52);
+        mul(&Y3, &L, &t, &k);
+        sub_k(&Y3, &Y3, YA, &k.p2, m52);
+        csub(&Y3, &Y3, &k.p2, m52);
+        __m512i rx[8], ry[8];
+        transpose(rx, X3.v);
+        transpose(ry, Y3.v);
+        for (unsigned l = 0; l < 8; l++) {
+            size_t i = g * 8 + l;
+            if (i >= m)
+                break;
+            if ((spm[g] >> l) & 1) /* left as it was */
+                continue;
+            msm_g1_r52 *b = &buckets[ent[i].j];
+            _mm512_storeu_si512((void *)b->x.l, rx[l]);
+            _mm512_storeu_si512((void *)b->y.l, ry[l]);
+        }
+    }
+#undef WG
+    return nsp;
+}
+
+#else /* no AVX-512 code on this target */
+
+bool msm_ifma_available(void) { return false; }
+
+size_t msm_ifma_g1_flush(msm_g1_r52 *buckets, const msm_ifma_ent *ent, size_t m, void *work,
+                         uint32_t *special)
+{
+    (void)buckets, (void)ent, (void)m, (void)work, (void)special;
+    return 0; /* never called: msm_ifma_available() is false */
+}
+#endif
