@@ -536,8 +536,10 @@ static unsigned endo_parts(size_t n)
 #ifdef MSM_IFMA
 #define MSM_VEC_MAX_TERMS ((size_t)1 << 21)
 #define MSM_VEC_COST_BA 0.25 /* a vector batch-affine addition, relative to a mixed one */
+#define MSM_VEC_INV_COST 14.0 /* a flush's inversion of eight lanes (about 6 us), the same */
 #else
 #define MSM_VEC_COST_BA 0.0
+#define MSM_VEC_INV_COST 0.0
 #endif
 static bool use_vec(size_t n, const cuzk_msm_opts *opts)
 {
@@ -581,7 +583,7 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
     bool vec = use_vec(ctx.n, opts);
     msm_plan_make(&ctx.plan, ctx.n, 256 / ctx.parts + 1, T, opts ? opts->window : 0,
                   sizeof(MSM_XYZZ), sizeof(MSM_AFF),
-                  opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : MSM_INV_COST,
+                  opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : vec ? MSM_VEC_INV_COST : MSM_INV_COST,
                   vec ? MSM_VEC_COST_BA : 0.0);
     const msm_plan *p = &ctx.plan;
     void *vec_mem = NULL;
@@ -638,7 +640,8 @@ unsigned MSM_FN(_msm_window)(size_t n, unsigned nthreads)
     msm_plan p;
     unsigned parts = endo_parts(n); /* as pip_run */
     msm_plan_make(&p, parts * n, 256 / parts + 1, nthreads, 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF),
-                  MSM_INV_COST, use_vec(parts * n, NULL) ? MSM_VEC_COST_BA : 0.0);
+                  use_vec(parts * n, NULL) ? MSM_VEC_INV_COST : MSM_INV_COST,
+                  use_vec(parts * n, NULL) ? MSM_VEC_COST_BA : 0.0);
     return p.c;
 }
 
