@@ -24,6 +24,8 @@
 #define MSM_ENDO_BASES g1_glv_bases
 /* the batch-affine buckets on AVX-512 IFMA where the CPU has it (msm_ifma.h) */
 #define MSM_IFMA 1
+#define MSM_VEC_PT msm_g1_r52
+#define MSM_VEC_FN(name) msm_ifma_g1_##name
 
 typedef struct {
     cuzk_g1_affine *out;

@@ -4,6 +4,7 @@
 #include "ec/ec_internal.h"
 #include "ff/ff_inline.h"
 #include "util/parallel.h"
+#include "msm/msm_ifma.h"
 
 #define MSM_G g2
 #define MSM_AFF cuzk_g2_affine
@@ -19,6 +20,11 @@
 #define MSM_ENDO_PARTS 4
 #define MSM_ENDO_MAX ((size_t)1 << 18)
 #define MSM_ENDO_BASES g2_gls_bases
+/* the batch-affine buckets on AVX-512 IFMA where the CPU has it (msm_ifma.h) */
+#define MSM_IFMA 1
+#define MSM_VEC_PT msm_g2_r52
+#define MSM_VEC_FN(name) msm_ifma_g2_##name
+#define MSM_VEC_INV_COST 6.0 /* a flush's inversion (about 7 us) in G2 mixed additions */
 
 typedef struct {
     cuzk_g2_affine *out;

@@ -14,6 +14,7 @@
  */
 #include "msm/msm_ifma.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "cuzk/ff.h"
@@ -118,30 +119,65 @@ void msm_ifma_g1_to_affine(cuzk_g1_affine *out, const msm_g1_r52 *in)
     from_r52(&out->y, &in->y);
 }
 
+/* 2p - y for y < 2p nonzero (below 2p), 0 for 0 */
+static void r52_neg(msm_r52 *r, const msm_r52 *a)
+{
+    if (r52_is_zero(a)) {
+        *r = *a;
+        return;
+    }
+    int64_t t[8], c = 0;
+    for (unsigned j = 0; j < 8; j++)
+        t[j] = (int64_t)(2 * P52[j]) - (int64_t)a->l[j];
+    for (unsigned j = 0; j < 8; j++) {
+        t[j] += c;
+        c = t[j] >> 52; /* arithmetic */
+        r->l[j] = j < 7 ? (uint64_t)t[j] & M52 : (uint64_t)t[j];
+    }
+}
+
+void msm_ifma_g2_from_affine(msm_g2_r52 *out, const cuzk_g2_affine *in, size_t n)
+{
+    ifma_consts();
+    for (size_t i = 0; i < n; i++) {
+        to_r52(&out[i].x[0], &in[i].x.c0);
+        to_r52(&out[i].x[1], &in[i].x.c1);
+        to_r52(&out[i].y[0], &in[i].y.c0);
+        to_r52(&out[i].y[1], &in[i].y.c1);
+    }
+}
+
+void msm_ifma_g2_to_affine(cuzk_g2_affine *out, const msm_g2_r52 *in)
+{
+    ifma_consts();
+    from_r52(&out->x.c0, &in->x[0]);
+    from_r52(&out->x.c1, &in->x[1]);
+    from_r52(&out->y.c0, &in->y[0]);
+    from_r52(&out->y.c1, &in->y[1]);
+}
+
 void msm_ifma_g1_neg(msm_g1_r52 *r, const msm_g1_r52 *a)
 {
     ifma_consts();
     r->x = a->x;
-    if (r52_is_zero(&a->y)) {
-        r->y = a->y;
-        return;
-    }
-    /* p - y for y < 2p may be negative: 2p - y then (below 2p as y > 0) */
-    int64_t t[8], c = 0;
-    for (unsigned j = 0; j < 8; j++)
-        t[j] = (int64_t)(2 * P52[j]) - (int64_t)a->y.l[j];
-    for (unsigned j = 0; j < 8; j++) {
-        t[j] += c;
-        c = t[j] >> 52; /* arithmetic */
-        r->y.l[j] = j < 7 ? (uint64_t)t[j] & M52 : (uint64_t)t[j];
-    }
+    r52_neg(&r->y, &a->y);
+}
+
+void msm_ifma_g2_neg(msm_g2_r52 *r, const msm_g2_r52 *a)
+{
+    ifma_consts();
+    r->x[0] = a->x[0];
+    r->x[1] = a->x[1];
+    r52_neg(&r->y[0], &a->y[0]);
+    r52_neg(&r->y[1], &a->y[1]);
 }
 
 size_t msm_ifma_work_bytes(size_t cap)
 {
     size_t groups = (cap + 7) / 8;
-    /* DEN, NUM, XA, YA, X2, PREF per group, then one byte a group: its special lanes */
-    return groups * 6 * 8 * 64 + ((groups + 63) & ~(size_t)63);
+    /* DEN, NUM, XA, YA, X2, PREF per group (two parts each for G2), then one byte a group:
+     * its special lanes */
+    return groups * 6 * 2 * 8 * 64 + ((groups + 63) & ~(size_t)63);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -358,127 +394,108 @@ TGT static void inv8(fe8 *r, const fe8 *v)
     transpose(r->v, rows);
 }
 
-enum { W_DEN, W_NUM, W_XA, W_YA, W_X2, W_PREF, W_N };
+/* ---- the lane fields: Fp (one part) and Fp2 (two, c0 + c1 u with u^2 = -1) ---- */
+typedef struct {
+    fe8 c[1];
+} lf1;
+typedef struct {
+    fe8 c[2];
+} lf2;
 
-TGT size_t msm_ifma_g1_flush(msm_g1_r52 *buckets, const msm_ifma_ent *ent, size_t m, void *work,
-                             uint32_t *special)
+VI void lf1_mul(lf1 *r, const lf1 *a, const lf1 *b, const vconsts *k) { mul(&r->c[0], &a->c[0], &b->c[0], k); }
+VI void lf1_sqr(lf1 *r, const lf1 *a, const vconsts *k) { mul(&r->c[0], &a->c[0], &a->c[0], k); }
+TGT static void lf1_inv(lf1 *r, const lf1 *a, const vconsts *k)
 {
-    if (m == 0)
-        return 0;
-    vconsts k;
-    make_consts(&k);
-    const __m512i m52 = k.m52;
-    fe8 *w = work;
-    size_t groups = (m + 7) / 8, nsp = 0;
-    uint8_t *spm = (uint8_t *)(w + groups * W_N); /* within msm_ifma_work_bytes(m) */
-#define WG(g, which) (&w[(size_t)(g) * W_N + (which)])
-
-    /* differences, the special lanes set aside (their denominator replaced by 1) */
-    for (size_t g = 0; g < groups; g++) {
-        const msm_r52 *xa[8], *ya[8], *x2[8], *y2[8];
-        __mmask8 negm = 0, valid = 0;
-        for (unsigned l = 0; l < 8; l++) {
-            size_t i = g * 8 + l;
-            const msm_ifma_ent *e = &ent[i < m ? i : m - 1];
-            if (i < m)
-                valid |= (__mmask8)(1u << l);
-            if (e->neg)
-                negm |= (__mmask8)(1u << l);
-            xa[l] = &buckets[e->j].x;
-            ya[l] = &buckets[e->j].y;
-            x2[l] = &e->p->x;
-            y2[l] = &e->p->y;
-        }
-        fe8 XA, YA, X2, Y2, DEN, NUM;
-        gather8(&XA, xa);
-        gather8(&YA, ya);
-        gather8(&X2, x2);
-        gather8(&Y2, y2);
-        if (negm) { /* -y as 2p - y (y < 2p) */
-            fe8 NY, zero;
-            for (unsigned j = 0; j < 8; j++)
-                zero.v[j] = _mm512_setzero_si512();
-            sub_k(&NY, &zero, &Y2, &k.p2, m52);
-            for (unsigned j = 0; j < 8; j++)
-                Y2.v[j] = _mm512_mask_blend_epi64(negm, Y2.v[j], NY.v[j]);
-        }
-        sub_k(&DEN, &X2, &XA, &k.p2, m52); /* in (0, 4p): 0 mod p means p, 2p or 3p */
-        sub_k(&NUM, &Y2, &YA, &k.p2, m52);
-        __mmask8 z = eq8(&DEN, &k.p1) | eq8(&DEN, &k.p2) | eq8(&DEN, &k.p3);
-        spm[g] = (uint8_t)(z & valid);
-        for (unsigned l = 0; l < 8; l++)
-            if (((z & valid) >> l) & 1)
-                special[nsp++] = (uint32_t)(g * 8 + l);
-        __mmask8 fix = (__mmask8)(z | (__mmask8)~valid);
-        if (fix)
-            for (unsigned j = 0; j < 8; j++)
-                DEN.v[j] = _mm512_mask_blend_epi64(fix, DEN.v[j], k.one.v[j]);
-        *WG(g, W_DEN) = DEN;
-        *WG(g, W_NUM) = NUM;
-        *WG(g, W_XA) = XA;
-        *WG(g, W_YA) = YA;
-        *WG(g, W_X2) = X2;
-    }
-
-    /* prefix products in two chains (even and odd groups) */
-    for (size_t g = 0; g < groups; g++) {
-        if (g < 2)
-            *WG(g, W_PREF) = *WG(g, W_DEN);
-        else
-            mul(WG(g, W_PREF), WG(g - 2, W_PREF), WG(g, W_DEN), &k);
-    }
-    fe8 inv[2], tot, ti;
-    if (groups == 1) {
-        inv8(&inv[0], WG(0, W_PREF));
-    } else {
-        mul(&tot, WG(groups - 1, W_PREF), WG(groups - 2, W_PREF), &k);
-        inv8(&ti, &tot);
-        mul(&inv[(groups - 1) & 1], &ti, WG(groups - 2, W_PREF), &k);
-        mul(&inv[(groups - 2) & 1], &ti, WG(groups - 1, W_PREF), &k);
-    }
-
-    /* back: 1 / den of each group, then the additions */
-    for (size_t g = groups; g-- > 0;) {
-        fe8 dinv, L, L2, X3, Y3, t;
-        fe8 *ic = &inv[g & 1];
-        if (g >= 2) {
-            mul(&dinv, ic, WG(g - 2, W_PREF), &k);
-            mul(ic, ic, WG(g, W_DEN), &k);
-        } else {
-            dinv = *ic;
-        }
-        const fe8 *XA = WG(g, W_XA), *YA = WG(g, W_YA), *X2 = WG(g, W_X2);
-        mul(&L, WG(g, W_NUM), &dinv, &k);
-        mul(&L2, &L, &L, &k);
-        /* x3 = L^2 - xa - x2, in (0, 6p) before the two conditional subtractions */
-        for (unsigned j = 0; j < 8; j++)
-            X3.v[j] = _mm512_sub_epi64(_mm512_add_epi64(L2.v[j], k.p4.v[j]),
-                                       _mm512_add_epi64(XA->v[j], X2->v[j]));
-        norm(&X3, m52);
-        csub(&X3, &X3, &k.p4, m52);
-        csub(&X3, &X3, &k.p2, m52);
-        /* y3 = L (xa - x3) - ya */
-        sub_k(&t, XA, &X3, &k.p2, m52);
-        mul(&Y3, &L, &t, &k);
-        sub_k(&Y3, &Y3, YA, &k.p2, m52);
-        csub(&Y3, &Y3, &k.p2, m52);
-        __m512i rx[8], ry[8];
-        transpose(rx, X3.v);
-        transpose(ry, Y3.v);
-        for (unsigned l = 0; l < 8; l++) {
-            size_t i = g * 8 + l;
-            if (i >= m)
-                break;
-            if ((spm[g] >> l) & 1) /* left as it was */
-                continue;
-            msm_g1_r52 *b = &buckets[ent[i].j];
-            _mm512_storeu_si512((void *)b->x.l, rx[l]);
-            _mm512_storeu_si512((void *)b->y.l, ry[l]);
-        }
-    }
-#undef WG
-    return nsp;
+    (void)k;
+    inv8(&r->c[0], &a->c[0]);
 }
+
+/* r = a + b, normalised (a, b normalised) */
+VI void add_n(fe8 *r, const fe8 *a, const fe8 *b, __m512i m52)
+{
+    for (unsigned j = 0; j < 8; j++)
+        r->v[j] = _mm512_add_epi64(a->v[j], b->v[j]);
+    norm(r, m52);
+}
+
+/* Karatsuba: c0 = a0 b0 - a1 b1, c1 = (a0 + a1)(b0 + b1) - a0 b0 - a1 b1, each below 2p */
+VI void lf2_mul(lf2 *r, const lf2 *a, const lf2 *b, const vconsts *k)
+{
+    fe8 t0, t1, t2, sa, sb;
+    add_n(&sa, &a->c[0], &a->c[1], k->m52);
+    add_n(&sb, &b->c[0], &b->c[1], k->m52);
+    mul(&t0, &a->c[0], &b->c[0], k);
+    mul(&t1, &a->c[1], &b->c[1], k);
+    mul(&t2, &sa, &sb, k);
+    sub_k(&r->c[0], &t0, &t1, &k->p2, k->m52);
+    csub(&r->c[0], &r->c[0], &k->p2, k->m52);
+    for (unsigned j = 0; j < 8; j++)
+        r->c[1].v[j] = _mm512_sub_epi64(_mm512_add_epi64(t2.v[j], k->p4.v[j]),
+                                        _mm512_add_epi64(t0.v[j], t1.v[j]));
+    norm(&r->c[1], k->m52);
+    csub(&r->c[1], &r->c[1], &k->p4, k->m52);
+    csub(&r->c[1], &r->c[1], &k->p2, k->m52);
+}
+
+/* c0 = (a0 + a1)(a0 - a1), c1 = 2 a0 a1 */
+VI void lf2_sqr(lf2 *r, const lf2 *a, const vconsts *k)
+{
+    fe8 s, d, t;
+    add_n(&s, &a->c[0], &a->c[1], k->m52);
+    sub_k(&d, &a->c[0], &a->c[1], &k->p2, k->m52);
+    mul(&t, &a->c[0], &a->c[1], k);
+    mul(&r->c[0], &s, &d, k);
+    add_n(&r->c[1], &t, &t, k->m52);
+    csub(&r->c[1], &r->c[1], &k->p2, k->m52);
+}
+
+/* 1 / a = (a0 - a1 u) / (a0^2 + a1^2) */
+TGT static void lf2_inv(lf2 *r, const lf2 *a, const vconsts *k)
+{
+    fe8 n0, n1, nn, ni, zero;
+    mul(&n0, &a->c[0], &a->c[0], k);
+    mul(&n1, &a->c[1], &a->c[1], k);
+    add_n(&nn, &n0, &n1, k->m52);
+    csub(&nn, &nn, &k->p2, k->m52);
+    inv8(&ni, &nn);
+    mul(&r->c[0], &a->c[0], &ni, k);
+    mul(&n1, &a->c[1], &ni, k);
+    for (unsigned j = 0; j < 8; j++)
+        zero.v[j] = _mm512_setzero_si512();
+    sub_k(&r->c[1], &zero, &n1, &k->p2, k->m52);
+}
+
+#define FT lf1
+#define NC 1
+#define PT msm_g1_r52
+#define F_MUL lf1_mul
+#define F_SQR lf1_sqr
+#define F_INV lf1_inv
+#define F_GATHER lf1_gather
+#define F_SUBK lf1_subk
+#define FLUSH_NAME msm_ifma_g1_flush
+#include "msm/msm_ifma_flush.h"
+#undef FT
+#undef NC
+#undef PT
+#undef F_MUL
+#undef F_SQR
+#undef F_INV
+#undef F_GATHER
+#undef F_SUBK
+#undef FLUSH_NAME
+
+#define FT lf2
+#define NC 2
+#define PT msm_g2_r52
+#define F_MUL lf2_mul
+#define F_SQR lf2_sqr
+#define F_INV lf2_inv
+#define F_GATHER lf2_gather
+#define F_SUBK lf2_subk
+#define FLUSH_NAME msm_ifma_g2_flush
+#define MSM_IFMA_FLUSH_SECOND
+#include "msm/msm_ifma_flush.h"
 
 #else /* no AVX-512 code on this target */
 
@@ -489,5 +506,11 @@ size_t msm_ifma_g1_flush(msm_g1_r52 *buckets, const msm_ifma_ent *ent, size_t m,
 {
     (void)buckets, (void)ent, (void)m, (void)work, (void)special;
     return 0; /* never called: msm_ifma_available() is false */
+}
+size_t msm_ifma_g2_flush(msm_g2_r52 *buckets, const msm_ifma_ent *ent, size_t m, void *work,
+                         uint32_t *special)
+{
+    (void)buckets, (void)ent, (void)m, (void)work, (void)special;
+    return 0;
 }
 #endif

@@ -25,6 +25,10 @@ typedef struct {
     msm_r52 x, y;
 } msm_g1_r52;
 
+typedef struct {
+    msm_r52 x[2], y[2]; /* c0 + c1 u */
+} msm_g2_r52;
+
 /* The CPU has AVX-512F and IFMA and the OS saves the zmm registers (checked once). */
 bool msm_ifma_available(void);
 
@@ -34,15 +38,19 @@ void msm_ifma_g1_from_affine(msm_g1_r52 *out, const cuzk_g1_affine *in, size_t n
 void msm_ifma_g1_to_affine(cuzk_g1_affine *out, const msm_g1_r52 *in);
 /* r = -a (y = p - y). */
 void msm_ifma_g1_neg(msm_g1_r52 *r, const msm_g1_r52 *a);
+/* The same for G2 (each coordinate's two parts as above). */
+void msm_ifma_g2_from_affine(msm_g2_r52 *out, const cuzk_g2_affine *in, size_t n);
+void msm_ifma_g2_to_affine(cuzk_g2_affine *out, const msm_g2_r52 *in);
+void msm_ifma_g2_neg(msm_g2_r52 *r, const msm_g2_r52 *a);
 
 /* One pending addition: bucket j += (neg ? -p : p). */
 typedef struct {
     uint32_t j;
     uint32_t neg;
-    const msm_g1_r52 *p;
+    const void *p;       /* msm_g1_r52 or msm_g2_r52 */
 } msm_ifma_ent;
 
-/* Scratch bytes msm_ifma_g1_flush needs for up to cap entries (64-byte aligned). */
+/* Scratch bytes msm_ifma_g?_flush needs for up to cap entries (64-byte aligned). */
 size_t msm_ifma_work_bytes(size_t cap);
 
 /* Applies the m entries (their buckets distinct, each holding a point other than infinity)
@@ -50,6 +58,8 @@ size_t msm_ifma_work_bytes(size_t cap);
  * that is infinity) is left undone: its index goes to special[] (at most m) and the count
  * is returned, for the caller to add it another way. */
 size_t msm_ifma_g1_flush(msm_g1_r52 *buckets, const msm_ifma_ent *ent, size_t m, void *work,
+                         uint32_t *special);
+size_t msm_ifma_g2_flush(msm_g2_r52 *buckets, const msm_ifma_ent *ent, size_t m, void *work,
                          uint32_t *special);
 
 #endif

@@ -32,7 +32,7 @@ typedef struct {
     unsigned parts;      /* 1, or with an endomorphism (msm_internal.h) 2 (G1) or 4 (G2) */
     const MSM_AFF *bases2; /* parts > 1: the images, parts - 1 blocks of n0 */
 #ifdef MSM_IFMA
-    const msm_g1_r52 *vbases; /* the n terms' bases for the vector buckets, or NULL */
+    const MSM_VEC_PT *vbases; /* the n terms' bases for the vector buckets, or NULL */
 #endif
     msm_plan plan;
     uint8_t *scratch;    /* plan.nworkers blocks of `stride` bytes (buckets etc.) */
@@ -287,7 +287,7 @@ typedef struct {
 
 typedef struct {
     MSM_XYZZ *ovf;
-    msm_g1_r52 *bk;
+    MSM_VEC_PT *bk;
     MSM_AFF *aff;        /* the buckets converted back, for the sums */
     msm_ifma_ent *ent;
     const MSM_AFF **ps;  /* entry t's base in the library's form */
@@ -300,7 +300,7 @@ typedef struct {
 
 static size_t vb_worker_bytes(const msm_plan *p)
 {
-    return MSM_ALIGN(p->nbuckets * sizeof(MSM_XYZZ)) + MSM_ALIGN(p->nbuckets * sizeof(msm_g1_r52)) +
+    return MSM_ALIGN(p->nbuckets * sizeof(MSM_XYZZ)) + MSM_ALIGN(p->nbuckets * sizeof(MSM_VEC_PT)) +
            MSM_ALIGN(p->nbuckets * sizeof(MSM_AFF)) + MSM_ALIGN(p->batch * sizeof(msm_ifma_ent)) +
            MSM_ALIGN(p->batch * sizeof(MSM_AFF *)) + MSM_ALIGN(p->nbuckets) +
            MSM_ALIGN(p->batch / 2 * sizeof(vb_def)) + MSM_ALIGN(p->batch * sizeof(uint32_t)) +
@@ -311,7 +311,7 @@ static void vb_init(vb_state *s, uint8_t *blk, const msm_plan *p)
 {
 #define VB_TAKE_(field, bytes) (s->field = (void *)blk, blk += MSM_ALIGN(bytes))
     VB_TAKE_(ovf, p->nbuckets * sizeof(MSM_XYZZ));
-    VB_TAKE_(bk, p->nbuckets * sizeof(msm_g1_r52));
+    VB_TAKE_(bk, p->nbuckets * sizeof(MSM_VEC_PT));
     VB_TAKE_(aff, p->nbuckets * sizeof(MSM_AFF));
     VB_TAKE_(ent, p->batch * sizeof(msm_ifma_ent));
     VB_TAKE_(ps, p->batch * sizeof(MSM_AFF *));
@@ -330,7 +330,7 @@ static void vb_flush(vb_state *s)
 {
     if (s->m == 0)
         return;
-    size_t nsp = msm_ifma_g1_flush(s->bk, s->ent, s->m, s->work, s->special);
+    size_t nsp = MSM_VEC_FN(flush)(s->bk, s->ent, s->m, s->work, s->special);
     for (size_t t = 0; t < s->m; t++)
         s->flag[s->ent[t].j] &= (uint8_t)~BA_BUSY;
     for (size_t q = 0; q < nsp; q++) { /* same x as the bucket: the XYZZ overflow doubles */
@@ -342,7 +342,7 @@ static void vb_flush(vb_state *s)
 
 static void vb_flush_retry(vb_state *s);
 
-static inline void vb_add_(vb_state *s, size_t j, const MSM_AFF *p, const msm_g1_r52 *pv, bool neg,
+static inline void vb_add_(vb_state *s, size_t j, const MSM_AFF *p, const MSM_VEC_PT *pv, bool neg,
                            bool defer)
 {
     if (MSM_FN(_affine_is_inf)(p))
@@ -358,7 +358,7 @@ static inline void vb_add_(vb_state *s, size_t j, const MSM_AFF *p, const msm_g1
     }
     if (!(f & BA_PRESENT)) {
         if (neg)
-            msm_ifma_g1_neg(&s->bk[j], pv);
+            MSM_VEC_FN(neg)(&s->bk[j], pv);
         else
             s->bk[j] = *pv;
         s->flag[j] = f | BA_PRESENT;
@@ -416,12 +416,12 @@ static void pip_task_vec(pip_ctx *ctx, size_t t, unsigned worker)
     vb_flush(&vb);
     for (size_t q = 0; q < p->nbuckets; q++)
         if (vb.flag[q] & BA_PRESENT)
-            msm_ifma_g1_to_affine(&vb.aff[q], &vb.bk[q]);
+            MSM_VEC_FN(to_affine)(&vb.aff[q], &vb.bk[q]);
     ba_sum(&ctx->partial[(size_t)k * p->chunks + j], vb.flag, vb.ovf, vb.aff, p->nbuckets);
 }
 
 typedef struct {
-    msm_g1_r52 *out;
+    MSM_VEC_PT *out;
     const pip_ctx *ctx;
 } vconv_ctx;
 
@@ -431,10 +431,10 @@ static void vconv_range(void *vctx, size_t b, size_t e, unsigned worker)
     const vconv_ctx *c = vctx;
     size_t n0 = c->ctx->n0;
     if (b < n0)
-        msm_ifma_g1_from_affine(c->out + b, c->ctx->bases + b, (e < n0 ? e : n0) - b);
+        MSM_VEC_FN(from_affine)(c->out + b, c->ctx->bases + b, (e < n0 ? e : n0) - b);
     if (e > n0) {
         size_t s = b > n0 ? b : n0;
-        msm_ifma_g1_from_affine(c->out + s, c->ctx->bases2 + (s - n0), e - s);
+        MSM_VEC_FN(from_affine)(c->out + s, c->ctx->bases2 + (s - n0), e - s);
     }
 }
 #endif
@@ -532,11 +532,15 @@ static unsigned endo_parts(size_t n)
 }
 
 /* The vector buckets (MSM_IFMA) for n terms: where the CPU has them, the caller allows them
- * and their copy of the bases (128 bytes a term) stays under MSM_VEC_MAX_TERMS. */
+ * and their copy of the bases (128 bytes a term for G1, 256 for G2) stays under 256 MiB. */
 #ifdef MSM_IFMA
-#define MSM_VEC_MAX_TERMS ((size_t)1 << 21)
+#define MSM_VEC_MAX_TERMS (((size_t)256 << 20) / sizeof(MSM_VEC_PT)) /* 256 MiB */
+#ifndef MSM_VEC_COST_BA
 #define MSM_VEC_COST_BA 0.25 /* a vector batch-affine addition, relative to a mixed one */
+#endif
+#ifndef MSM_VEC_INV_COST
 #define MSM_VEC_INV_COST 14.0 /* a flush's inversion of eight lanes (about 6 us), the same */
+#endif
 #else
 #define MSM_VEC_COST_BA 0.0
 #define MSM_VEC_INV_COST 0.0
@@ -588,7 +592,7 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
     const msm_plan *p = &ctx.plan;
     void *vec_mem = NULL;
 #ifdef MSM_IFMA
-    if (vec && p->batch && (vec_mem = aligned_alloc(64, ctx.n * sizeof(msm_g1_r52))) != NULL) {
+    if (vec && p->batch && (vec_mem = aligned_alloc(64, ctx.n * sizeof(MSM_VEC_PT))) != NULL) {
         vconv_ctx vc = {.out = vec_mem, .ctx = &ctx};
         cuzk_parallel_for(ctx.n, 4096, T, vconv_range, &vc);
         ctx.vbases = vec_mem;

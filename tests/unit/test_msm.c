@@ -969,6 +969,53 @@ static void test_g1_vector(void)
     free(b);
     free(s);
     free(cs);
+
+    /* G2: the same, vector and scalar buckets against the naive sum */
+    snprintf(test_ctx, sizeof test_ctx, "g2 vector buckets");
+    n = 1500;
+    cuzk_g2_affine *b2 = malloc(n * sizeof(*b2)), q[2];
+    s = malloc(n * sizeof(*s));
+    cs = malloc(n * sizeof(*cs));
+    test_g2_rand_points(q, 2);
+    test_g2_rand_points(b2, n);
+    for (unsigned long it = 0; it < test_iters(2); it++) {
+        for (size_t i = 0; i < n; i++) {
+            unsigned x = (unsigned)(test_rand64() % 16);
+            if (x == 0)
+                b2[i] = q[0];
+            else if (x == 1)
+                cuzk_g2_affine_neg(&b2[i], &q[0]);
+            else if (x == 2)
+                cuzk_g2_affine_set_inf(&b2[i]);
+            else if (x == 3)
+                b2[i] = q[1];
+            unsigned y = (unsigned)(test_rand64() % 8);
+            if (y == 0)
+                cuzk_fr_set_u64(&s[i], 1 + test_rand64() % 3);
+            else if (y == 1)
+                set_scalar(&s[i], K_RMINUS1);
+            else if (y == 2)
+                s[i] = s[test_rand64() % (i + 1)];
+            else
+                test_rand_fr(&s[i]);
+        }
+        size_t m = it == 0 ? n : 1 + (size_t)(test_rand64() % n);
+        cuzk_msm_scalars_from_fr(cs, s, m, 1);
+        cuzk_g2_jac want, got_v, got_s;
+        g2_naive(&want, b2, cs, m);
+        for (unsigned c = 10; c <= 12; c++) {
+            cuzk_msm_opts ov = {.nthreads = 1 + (unsigned)(c % 3), .window = c};
+            cuzk_msm_opts os = ov;
+            os.flags = CUZK_MSM_SCALAR_ONLY;
+            CHECK_EQ_ERR(cuzk_g2_msm(&got_v, b2, cs, m, &ov), CUZK_OK);
+            CHECK_EQ_ERR(cuzk_g2_msm(&got_s, b2, cs, m, &os), CUZK_OK);
+            CHECK(cuzk_g2_jac_eq(&got_v, &want));
+            CHECK(cuzk_g2_jac_eq(&got_s, &want));
+        }
+    }
+    free(b2);
+    free(s);
+    free(cs);
 }
 
 int main(void)
