@@ -14,6 +14,7 @@
  */
 #include "msm/msm_ifma.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -26,8 +27,7 @@
 /* Plain (not Montgomery) constants, set once by ifma_consts(): 2^352 and 2^416 mod p as
  * cuzk_fp limbs, p in radix 2^52, -p^-1 mod 2^52. */
 static cuzk_fp K352, K416;
-static uint64_t P52[8], N0_52;
-static int consts_ready;
+static uint64_t P52[8], N0_52, K384_52[8], K448_52[8];
 
 static void split52(uint64_t out[8], const uint64_t in[6])
 {
@@ -53,22 +53,32 @@ static void join52(uint64_t out[6], const uint64_t in[8])
     }
 }
 
-static void ifma_consts(void)
+static void ifma_consts_init(void)
 {
-    if (__atomic_load_n(&consts_ready, __ATOMIC_ACQUIRE))
-        return;
     cuzk_fp k = {{0}};
     k.l[5] = 1ULL << 32; /* 2^352 < p */
     K352 = k;
     for (unsigned i = 0; i < 64; i++) /* addition works on plain values as on Montgomery ones */
         cuzk_fp_add(&k, &k, &k);
     K416 = k;
+    cuzk_fp k2 = K352;
+    for (unsigned i = 0; i < 32; i++)
+        cuzk_fp_add(&k2, &k2, &k2);
+    split52(K384_52, k2.l); /* 2^384 mod p */
+    for (unsigned i = 0; i < 32; i++)
+        cuzk_fp_add(&k, &k, &k);
+    split52(K448_52, k.l); /* 2^448 mod p */
     split52(P52, CUZK_FP_MODULUS.l);
     uint64_t p0 = CUZK_FP_MODULUS.l[0], inv = p0; /* p0^-1 mod 2^64 by Newton's iteration */
     for (unsigned i = 0; i < 6; i++)
         inv *= 2 - p0 * inv;
     N0_52 = (0 - inv) & M52;
-    __atomic_store_n(&consts_ready, 1, __ATOMIC_RELEASE);
+}
+
+static void ifma_consts(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, ifma_consts_init);
 }
 
 /* x * 2^384 (the library's form) -> x * 2^416, radix 2^52. */
@@ -103,7 +113,7 @@ static bool r52_is_zero(const msm_r52 *a)
     return o == 0;
 }
 
-void msm_ifma_g1_from_affine(msm_g1_r52 *out, const cuzk_g1_affine *in, size_t n)
+static void g1_from_affine_scalar(msm_g1_r52 *out, const cuzk_g1_affine *in, size_t n)
 {
     ifma_consts();
     for (size_t i = 0; i < n; i++) {
@@ -136,7 +146,7 @@ static void r52_neg(msm_r52 *r, const msm_r52 *a)
     }
 }
 
-void msm_ifma_g2_from_affine(msm_g2_r52 *out, const cuzk_g2_affine *in, size_t n)
+static void g2_from_affine_scalar(msm_g2_r52 *out, const cuzk_g2_affine *in, size_t n)
 {
     ifma_consts();
     for (size_t i = 0; i < n; i++) {
@@ -394,6 +404,102 @@ TGT static void inv8(fe8 *r, const fe8 *v)
     transpose(r->v, rows);
 }
 
+/* ---- conversions, eight at a time: the library's form <-> radix 2^52 ---- */
+
+/* out[l] = in[l] * 2^32 mod p: x * 2^384 -> x * 2^416 (below 2p) */
+TGT static void from_std8(msm_r52 *const out[8], const cuzk_fp *const in[8], const vconsts *k)
+{
+    __m512i rows[8], w[8];
+    for (unsigned l = 0; l < 8; l++)
+        rows[l] = _mm512_maskz_loadu_epi64(0x3f, in[l]->l);
+    transpose(w, rows);
+    fe8 a, kk;
+    for (unsigned j = 0; j < 8; j++) {
+        unsigned bit = 52 * j, wi = bit >> 6, sh = bit & 63;
+        __m512i v = _mm512_srli_epi64(w[wi], sh);
+        if (sh > 12 && wi + 1 < 6)
+            v = _mm512_or_si512(v, _mm512_slli_epi64(w[wi + 1], 64 - sh));
+        a.v[j] = _mm512_and_si512(v, k->m52);
+    }
+    set_fe8(&kk, K448_52);
+    mul(&a, &a, &kk, k); /* x 2^384 2^448 / 2^416 */
+    transpose(rows, a.v);
+    for (unsigned l = 0; l < 8; l++)
+        _mm512_storeu_si512((void *)out[l]->l, rows[l]);
+}
+
+/* out[l] = x * 2^384, fully reduced, from in[l] = x * 2^416 (below 2p) */
+TGT static void to_std8(cuzk_fp *const out[8], const msm_r52 *const in[8], const vconsts *k)
+{
+    fe8 a, kk;
+    gather8(&a, in);
+    set_fe8(&kk, K384_52);
+    mul(&a, &a, &kk, k); /* x 2^416 2^384 / 2^416, below 2p */
+    csub(&a, &a, &k->p1, k->m52);
+    __m512i w[8], rows[8];
+    for (unsigned wi = 0; wi < 8; wi++)
+        w[wi] = _mm512_setzero_si512();
+    for (unsigned j = 0; j < 8; j++) {
+        unsigned bit = 52 * j, wi = bit >> 6, sh = bit & 63;
+        w[wi] = _mm512_or_si512(w[wi], _mm512_slli_epi64(a.v[j], sh));
+        if (sh + 52 > 64 && wi + 1 < 6)
+            w[wi + 1] = _mm512_or_si512(w[wi + 1], _mm512_srli_epi64(a.v[j], 64 - sh));
+    }
+    transpose(rows, w);
+    for (unsigned l = 0; l < 8; l++)
+        _mm512_mask_storeu_epi64(out[l]->l, 0x3f, rows[l]);
+}
+
+/* nc parts of each of n points: part c of point i at in + i * is + c * 48, to
+ * out + i * os + c * 64; returns how many points were converted (a multiple of 8) */
+TGT static size_t from_std_n(uint8_t *out, size_t os, const uint8_t *in, size_t is, unsigned nc,
+                             size_t n)
+{
+    vconsts k;
+    make_consts(&k);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (unsigned c = 0; c < nc; c++) {
+            msm_r52 *o[8];
+            const cuzk_fp *p[8];
+            for (unsigned l = 0; l < 8; l++) {
+                o[l] = (msm_r52 *)(void *)(out + (i + l) * os) + c;
+                p[l] = (const cuzk_fp *)(const void *)(in + (i + l) * is) + c;
+            }
+            from_std8(o, p, &k);
+        }
+    return i;
+}
+
+/* the same the other way for the points whose flag has a bit of mask; returns the index
+ * from which the rest (fewer than eight of them) is left to the caller */
+TGT static size_t to_std_sel(uint8_t *out, size_t os, const uint8_t *in, size_t is, unsigned nc,
+                             const uint8_t *flag, uint8_t mask, size_t n)
+{
+    vconsts k;
+    make_consts(&k);
+    size_t idx[8], got = 0, last = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(flag[i] & mask))
+            continue;
+        idx[got++] = i;
+        if (got < 8)
+            continue;
+        for (unsigned c = 0; c < nc; c++) {
+            cuzk_fp *o[8];
+            const msm_r52 *p[8];
+            for (unsigned l = 0; l < 8; l++) {
+                o[l] = (cuzk_fp *)(void *)(out + idx[l] * os) + c;
+                p[l] = (const msm_r52 *)(const void *)(in + idx[l] * is) + c;
+            }
+            to_std8(o, p, &k);
+        }
+        got = 0;
+        last = i + 1;
+    }
+    return last;
+}
+
 /* ---- the lane fields: Fp (one part) and Fp2 (two, c0 + c1 u with u^2 = -1) ---- */
 typedef struct {
     fe8 c[1];
@@ -497,6 +603,7 @@ TGT static void lf2_inv(lf2 *r, const lf2 *a, const vconsts *k)
 #define MSM_IFMA_FLUSH_SECOND
 #include "msm/msm_ifma_flush.h"
 
+#define HAVE_VEC_CONV 1
 #else /* no AVX-512 code on this target */
 
 bool msm_ifma_available(void) { return false; }
@@ -514,3 +621,53 @@ size_t msm_ifma_g2_flush(msm_g2_r52 *buckets, const msm_ifma_ent *ent, size_t m,
     return 0;
 }
 #endif
+
+/* ---- the conversions' entry points: eight at a time where the CPU has the vector unit ---- */
+
+void msm_ifma_g1_from_affine(msm_g1_r52 *out, const cuzk_g1_affine *in, size_t n)
+{
+    ifma_consts();
+    size_t i = 0;
+#ifdef HAVE_VEC_CONV
+    if (msm_ifma_available())
+        i = from_std_n((uint8_t *)out, sizeof *out, (const uint8_t *)in, sizeof *in, 2, n);
+#endif
+    g1_from_affine_scalar(out + i, in + i, n - i);
+}
+
+void msm_ifma_g2_from_affine(msm_g2_r52 *out, const cuzk_g2_affine *in, size_t n)
+{
+    ifma_consts();
+    size_t i = 0;
+#ifdef HAVE_VEC_CONV
+    if (msm_ifma_available())
+        i = from_std_n((uint8_t *)out, sizeof *out, (const uint8_t *)in, sizeof *in, 4, n);
+#endif
+    g2_from_affine_scalar(out + i, in + i, n - i);
+}
+
+void msm_ifma_g1_to_affine_sel(cuzk_g1_affine *out, const msm_g1_r52 *in, const uint8_t *flag,
+                               uint8_t mask, size_t n)
+{
+    size_t i = 0;
+#ifdef HAVE_VEC_CONV
+    if (msm_ifma_available())
+        i = to_std_sel((uint8_t *)out, sizeof *out, (const uint8_t *)in, sizeof *in, 2, flag, mask, n);
+#endif
+    for (; i < n; i++)
+        if (flag[i] & mask)
+            msm_ifma_g1_to_affine(&out[i], &in[i]);
+}
+
+void msm_ifma_g2_to_affine_sel(cuzk_g2_affine *out, const msm_g2_r52 *in, const uint8_t *flag,
+                               uint8_t mask, size_t n)
+{
+    size_t i = 0;
+#ifdef HAVE_VEC_CONV
+    if (msm_ifma_available())
+        i = to_std_sel((uint8_t *)out, sizeof *out, (const uint8_t *)in, sizeof *in, 4, flag, mask, n);
+#endif
+    for (; i < n; i++)
+        if (flag[i] & mask)
+            msm_ifma_g2_to_affine(&out[i], &in[i]);
+}

@@ -42,6 +42,28 @@ void msm_ifma_g1_neg(msm_g1_r52 *r, const msm_g1_r52 *a);
 void msm_ifma_g2_from_affine(msm_g2_r52 *out, const cuzk_g2_affine *in, size_t n);
 void msm_ifma_g2_to_affine(cuzk_g2_affine *out, const msm_g2_r52 *in);
 void msm_ifma_g2_neg(msm_g2_r52 *r, const msm_g2_r52 *a);
+/* out[i] = in[i] in the library's form for each i < n with flag[i] & mask (the others are
+ * not written) */
+void msm_ifma_g1_to_affine_sel(cuzk_g1_affine *out, const msm_g1_r52 *in, const uint8_t *flag,
+                               uint8_t mask, size_t n);
+void msm_ifma_g2_to_affine_sel(cuzk_g2_affine *out, const msm_g2_r52 *in, const uint8_t *flag,
+                               uint8_t mask, size_t n);
+
+/* a is infinity, (0, 0) */
+static inline bool msm_ifma_g1_is_inf(const msm_g1_r52 *a)
+{
+    uint64_t o = 0;
+    for (unsigned j = 0; j < 8; j++)
+        o |= a->x.l[j] | a->y.l[j];
+    return o == 0;
+}
+static inline bool msm_ifma_g2_is_inf(const msm_g2_r52 *a)
+{
+    uint64_t o = 0;
+    for (unsigned j = 0; j < 8; j++)
+        o |= a->x[0].l[j] | a->x[1].l[j] | a->y[0].l[j] | a->y[1].l[j];
+    return o == 0;
+}
 
 /* One pending addition: bucket j += (neg ? -p : p). */
 typedef struct {

@@ -345,7 +345,7 @@ static void vb_flush_retry(vb_state *s);
 static inline void vb_add_(vb_state *s, size_t j, const MSM_AFF *p, const MSM_VEC_PT *pv, bool neg,
                            bool defer)
 {
-    if (MSM_FN(_affine_is_inf)(p))
+    if (MSM_VEC_FN(is_inf)(pv)) /* as the library's (0, 0) */
         return;
     uint8_t f = s->flag[j];
     if (f & BA_BUSY) {
@@ -414,9 +414,7 @@ static void pip_task_vec(pip_ctx *ctx, size_t t, unsigned worker)
     }
     vb_flush_retry(&vb);
     vb_flush(&vb);
-    for (size_t q = 0; q < p->nbuckets; q++)
-        if (vb.flag[q] & BA_PRESENT)
-            MSM_VEC_FN(to_affine)(&vb.aff[q], &vb.bk[q]);
+    MSM_VEC_FN(to_affine_sel)(vb.aff, vb.bk, vb.flag, BA_PRESENT, p->nbuckets);
     ba_sum(&ctx->partial[(size_t)k * p->chunks + j], vb.flag, vb.ovf, vb.aff, p->nbuckets);
 }
 

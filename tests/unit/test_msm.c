@@ -855,6 +855,39 @@ static void test_g1_vector(void)
         cuzk_g1_affine_neg(&n, &bk[i]);
         CHECK(cuzk_g1_affine_eq(&got, &n));
     }
+    /* the selected conversions (eight at a time, the rest one by one), G1 and G2 */
+    {
+        uint8_t flag[NB];
+        cuzk_g1_affine back[NB];
+        for (size_t i = 0; i < NB; i++)
+            flag[i] = (uint8_t)(test_rand64() % 3); /* bit 1 selects about a third */
+        memset(back, 0, sizeof back);
+        msm_ifma_g1_to_affine_sel(back, vbk, flag, 2, NB);
+        cuzk_g1_affine zero;
+        memset(&zero, 0, sizeof zero);
+        for (size_t i = 0; i < NB; i++)
+            CHECK(flag[i] & 2 ? cuzk_g1_affine_eq(&back[i], &bk[i])
+                              : memcmp(&back[i], &zero, sizeof zero) == 0);
+        enum { N2 = 21 };
+        cuzk_g2_affine q2[N2], q2b[N2];
+        msm_g2_r52 v2[N2];
+        test_g2_rand_points(q2, N2);
+        cuzk_g2_affine_set_inf(&q2[3]);
+        msm_ifma_g2_from_affine(v2, q2, N2);
+        CHECK(msm_ifma_g2_is_inf(&v2[3]) && !msm_ifma_g2_is_inf(&v2[4]));
+        uint8_t all[N2];
+        memset(all, 1, sizeof all);
+        msm_ifma_g2_to_affine_sel(q2b, v2, all, 1, N2);
+        for (size_t i = 0; i < N2; i++) {
+            CHECK(cuzk_g2_affine_eq(&q2b[i], &q2[i]));
+            msm_g2_r52 t;
+            cuzk_g2_affine n2, g2;
+            msm_ifma_g2_neg(&t, &v2[i]);
+            msm_ifma_g2_to_affine(&g2, &t);
+            cuzk_g2_affine_neg(&n2, &q2[i]);
+            CHECK(cuzk_g2_affine_eq(&g2, &n2));
+        }
+    }
     /* flushes of 1..NE additions against the scalar sums: random points, the bucket's own
      * point (a doubling, left to the caller), its negation (infinity, left to the caller),
      * coordinates given as x + p */
