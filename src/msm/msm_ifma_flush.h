@@ -155,3 +155,214 @@ TGT size_t FLUSH_NAME(PT *buckets, const msm_ifma_ent *ent, size_t m, void *work
 #undef WG
     return nsp;
 }
+
+/* ---- the weighted bucket sum, sum over q of (q + 1) bk[q], on the lanes: lane l takes the
+ * buckets [l S, (l + 1) S) (S = nb / 8) with XYZZ running and weighted sums of its own, then
+ * the lanes are combined: sum = sum_l W_l + S sum_l l R_l (R_l: lane l's total). A step
+ * whose additions meet an exception (equal or opposite points) is redone in scalar code. */
+
+typedef struct {
+    FT x, y, zz, zzz;
+} F_XZ;
+
+/* lanes where a (parts normalised, below 4p) is 0 mod p */
+VI __mmask8 F_ZERO(const FT *a, const vconsts *k)
+{
+    __mmask8 z = 0xff;
+    for (unsigned c = 0; c < NC; c++) {
+        fe8 zero;
+        for (unsigned j = 0; j < 8; j++)
+            zero.v[j] = _mm512_setzero_si512();
+        z &= eq8(&a->c[c], &zero) | eq8(&a->c[c], &k->p1) | eq8(&a->c[c], &k->p2) |
+             eq8(&a->c[c], &k->p3);
+    }
+    return z;
+}
+
+/* the tail of both additions: x3 = R^2 - PPP - 2Q, y3 = R (Q - x3) - y1 PPP (y1ppp given) */
+VI void F_XZ_TAIL(F_XZ *o, const FT *rr, const FT *ppp, const FT *q, const FT *y1ppp,
+                  const vconsts *k)
+{
+    FT r2, t;
+    F_SQR(&r2, rr, k);
+    for (unsigned c = 0; c < NC; c++) { /* R^2 + 6p - PPP - 2Q in (0, 8p), then below 2p */
+        for (unsigned j = 0; j < 8; j++)
+            o->x.c[c].v[j] = _mm512_sub_epi64(
+                _mm512_add_epi64(r2.c[c].v[j], _mm512_add_epi64(k->p4.v[j], k->p2.v[j])),
+                _mm512_add_epi64(ppp->c[c].v[j], _mm512_add_epi64(q->c[c].v[j], q->c[c].v[j])));
+        norm(&o->x.c[c], k->m52);
+        csub(&o->x.c[c], &o->x.c[c], &k->p4, k->m52);
+        csub(&o->x.c[c], &o->x.c[c], &k->p2, k->m52);
+    }
+    F_SUBK(&t, q, &o->x, &k->p2, k->m52);
+    F_MUL(&o->y, rr, &t, k);
+    F_SUBK(&o->y, &o->y, y1ppp, &k->p2, k->m52);
+    for (unsigned c = 0; c < NC; c++)
+        csub(&o->y.c[c], &o->y.c[c], &k->p2, k->m52);
+}
+
+/* o = a + (x2, y2) (madd-2008-s); returns the lanes where P = 0 (equal or opposite) */
+VI __mmask8 F_MADD(F_XZ *o, const F_XZ *a, const FT *x2, const FT *y2, const vconsts *k)
+{
+    FT u2, s2, p, rr, pp, ppp, q, y1ppp;
+    F_MUL(&u2, x2, &a->zz, k);
+    F_MUL(&s2, y2, &a->zzz, k);
+    F_SUBK(&p, &u2, &a->x, &k->p2, k->m52);
+    F_SUBK(&rr, &s2, &a->y, &k->p2, k->m52);
+    __mmask8 exc = F_ZERO(&p, k);
+    F_SQR(&pp, &p, k);
+    F_MUL(&ppp, &p, &pp, k);
+    F_MUL(&q, &a->x, &pp, k);
+    F_MUL(&y1ppp, &a->y, &ppp, k);
+    F_MUL(&o->zz, &a->zz, &pp, k);
+    F_MUL(&o->zzz, &a->zzz, &ppp, k);
+    F_XZ_TAIL(o, &rr, &ppp, &q, &y1ppp, k);
+    return exc;
+}
+
+/* o = a + b (add-2008-s); returns the lanes where P = 0 */
+VI __mmask8 F_XADD(F_XZ *o, const F_XZ *a, const F_XZ *b, const vconsts *k)
+{
+    FT u1, u2, s1, s2, p, rr, pp, ppp, q, s1ppp, t;
+    F_MUL(&u1, &a->x, &b->zz, k);
+    F_MUL(&u2, &b->x, &a->zz, k);
+    F_MUL(&s1, &a->y, &b->zzz, k);
+    F_MUL(&s2, &b->y, &a->zzz, k);
+    F_SUBK(&p, &u2, &u1, &k->p2, k->m52);
+    F_SUBK(&rr, &s2, &s1, &k->p2, k->m52);
+    __mmask8 exc = F_ZERO(&p, k);
+    F_SQR(&pp, &p, k);
+    F_MUL(&ppp, &p, &pp, k);
+    F_MUL(&q, &u1, &pp, k);
+    F_MUL(&s1ppp, &s1, &ppp, k);
+    F_MUL(&t, &a->zz, &b->zz, k);
+    F_MUL(&o->zz, &t, &pp, k);
+    F_MUL(&t, &a->zzz, &b->zzz, k);
+    F_MUL(&o->zzz, &t, &ppp, k);
+    F_XZ_TAIL(o, &rr, &ppp, &q, &s1ppp, k);
+    return exc;
+}
+
+VI void F_XZ_BLEND(F_XZ *r, __mmask8 m, const F_XZ *a)
+{
+    for (unsigned c = 0; c < NC; c++)
+        for (unsigned j = 0; j < 8; j++) {
+            r->x.c[c].v[j] = _mm512_mask_blend_epi64(m, r->x.c[c].v[j], a->x.c[c].v[j]);
+            r->y.c[c].v[j] = _mm512_mask_blend_epi64(m, r->y.c[c].v[j], a->y.c[c].v[j]);
+            r->zz.c[c].v[j] = _mm512_mask_blend_epi64(m, r->zz.c[c].v[j], a->zz.c[c].v[j]);
+            r->zzz.c[c].v[j] = _mm512_mask_blend_epi64(m, r->zzz.c[c].v[j], a->zzz.c[c].v[j]);
+        }
+}
+
+TGT static void F_XZ_GET(SXYZZ *o, const F_XZ *a, __mmask8 inf, unsigned l)
+{
+    if ((inf >> l) & 1) {
+        S_(set_inf)(o);
+        return;
+    }
+    for (unsigned c = 0; c < NC; c++) {
+        lane_get((cuzk_fp *)(void *)&o->x + c, &a->x.c[c], l);
+        lane_get((cuzk_fp *)(void *)&o->y + c, &a->y.c[c], l);
+        lane_get((cuzk_fp *)(void *)&o->zz + c, &a->zz.c[c], l);
+        lane_get((cuzk_fp *)(void *)&o->zzz + c, &a->zzz.c[c], l);
+    }
+}
+
+/* sets lane l from v; returns whether v is infinity (the lane then keeps its old values) */
+TGT static bool F_XZ_SET(F_XZ *a, unsigned l, const SXYZZ *v)
+{
+    if (S_(is_inf)(v))
+        return true;
+    for (unsigned c = 0; c < NC; c++) {
+        lane_set(&a->x.c[c], l, (const cuzk_fp *)(const void *)&v->x + c);
+        lane_set(&a->y.c[c], l, (const cuzk_fp *)(const void *)&v->y + c);
+        lane_set(&a->zz.c[c], l, (const cuzk_fp *)(const void *)&v->zz + c);
+        lane_set(&a->zzz.c[c], l, (const cuzk_fp *)(const void *)&v->zzz + c);
+    }
+    return false;
+}
+
+TGT void SUM_NAME(SXYZZ *out, const PT *bk, const uint8_t *flag, uint8_t present, size_t nb)
+{
+    vconsts k;
+    make_consts(&k);
+    size_t S = nb / 8;
+    F_XZ R, W;
+    __mmask8 rinf = 0xff, winf = 0xff;
+    memset(&R, 0, sizeof R);
+    memset(&W, 0, sizeof W);
+    const size_t ox = offsetof(PT, x), oy = offsetof(PT, y);
+    for (size_t i = S; i-- > 0;) {
+        const void *pt[8];
+        __mmask8 pm = 0;
+        for (unsigned l = 0; l < 8; l++) {
+            size_t q = l * S + i;
+            pt[l] = &bk[q];
+            if (flag[q] & present)
+                pm |= (__mmask8)(1u << l);
+        }
+        F_XZ R2 = R, W2 = W, one;
+        FT x2, y2;
+        F_GATHER(&x2, pt, ox);
+        F_GATHER(&y2, pt, oy);
+        __mmask8 exc = 0, add = (__mmask8)(pm & ~rinf), first = (__mmask8)(pm & rinf);
+        if (add)
+            exc |= (__mmask8)(F_MADD(&R2, &R, &x2, &y2, &k) & add);
+        one.x = x2, one.y = y2;
+        for (unsigned c = 0; c < NC; c++)
+            for (unsigned j = 0; j < 8; j++) {
+                one.zz.c[c].v[j] = one.zzz.c[c].v[j] = c == 0 ? k.one.v[j] : _mm512_setzero_si512();
+            }
+        F_XZ Rn = R;
+        F_XZ_BLEND(&Rn, add, &R2);
+        F_XZ_BLEND(&Rn, first, &one);
+        __mmask8 rinf_n = (__mmask8)(rinf & ~pm);
+        __mmask8 wadd = (__mmask8)(~rinf_n & ~winf), wfirst = (__mmask8)(~rinf_n & winf);
+        if (wadd)
+            exc |= (__mmask8)(F_XADD(&W2, &W, &Rn, &k) & wadd);
+        if (exc) { /* this step in scalar code, every lane */
+            for (unsigned l = 0; l < 8; l++) {
+                SXYZZ r, w;
+                F_XZ_GET(&r, &R, rinf, l);
+                F_XZ_GET(&w, &W, winf, l);
+                if ((pm >> l) & 1) {
+                    SAFF b;
+                    for (unsigned c = 0; c < NC; c++) {
+                        lane_get((cuzk_fp *)(void *)&b.x + c, &x2.c[c], l);
+                        lane_get((cuzk_fp *)(void *)&b.y + c, &y2.c[c], l);
+                    }
+                    S_(add_affine_var)(&r, &r, &b);
+                }
+                if (!S_(is_inf)(&r))
+                    S_(add_var)(&w, &w, &r);
+                __mmask8 bit = (__mmask8)(1u << l);
+                rinf = F_XZ_SET(&R, l, &r) ? (__mmask8)(rinf | bit) : (__mmask8)(rinf & ~bit);
+                winf = F_XZ_SET(&W, l, &w) ? (__mmask8)(winf | bit) : (__mmask8)(winf & ~bit);
+            }
+            continue;
+        }
+        F_XZ Wn = W;
+        F_XZ_BLEND(&Wn, wadd, &W2);
+        F_XZ_BLEND(&Wn, wfirst, &Rn);
+        R = Rn;
+        W = Wn;
+        rinf = rinf_n;
+        winf = (__mmask8)(winf & rinf_n);
+    }
+    /* sum_l W_l + S sum_l l R_l, the second as sum over l >= 1 of sum_{l' >= l} R_l' */
+    SXYZZ acc, run, t;
+    S_(set_inf)(&acc);
+    S_(set_inf)(&run);
+    for (unsigned l = 8; l-- > 1;) {
+        F_XZ_GET(&t, &R, rinf, l);
+        S_(add_var)(&run, &run, &t);
+        S_(add_var)(&acc, &acc, &run);
+    }
+    for (size_t s2 = S; s2 > 1; s2 >>= 1)
+        S_(dbl_var)(&acc, &acc);
+    for (unsigned l = 0; l < 8; l++) {
+        F_XZ_GET(&t, &W, winf, l);
+        S_(add_var)(&acc, &acc, &t);
+    }
+    *out = acc;
+}
