@@ -500,26 +500,6 @@ TGT static size_t to_std_sel(uint8_t *out, size_t os, const uint8_t *in, size_t 
     return last;
 }
 
-/* one lane of a vector, in the library's form, and back */
-TGT static void lane_get(cuzk_fp *o, const fe8 *a, unsigned l)
-{
-    msm_r52 e;
-    for (unsigned j = 0; j < 8; j++) {
-        uint64_t t[8];
-        _mm512_storeu_si512((void *)t, a->v[j]);
-        e.l[j] = t[l];
-    }
-    from_r52(o, &e);
-}
-
-TGT static void lane_set(fe8 *a, unsigned l, const cuzk_fp *v)
-{
-    msm_r52 e;
-    to_r52(&e, v);
-    for (unsigned j = 0; j < 8; j++)
-        a->v[j] = _mm512_mask_set1_epi64(a->v[j], (__mmask8)(1u << l), (long long)e.l[j]);
-}
-
 /* ---- the lane fields: Fp (one part) and Fp2 (two, c0 + c1 u with u^2 = -1) ---- */
 typedef struct {
     fe8 c[1];
@@ -563,12 +543,12 @@ VI void lf2_mul(lf2 *r, const lf2 *a, const lf2 *b, const vconsts *k)
     csub(&r->c[1], &r->c[1], &k->p2, k->m52);
 }
 
-/* c0 = (a0 + a1)(a0 - a1), c1 = 2 a0 a1 (a's parts below 4p) */
+/* c0 = (a0 + a1)(a0 - a1), c1 = 2 a0 a1 */
 VI void lf2_sqr(lf2 *r, const lf2 *a, const vconsts *k)
 {
     fe8 s, d, t;
     add_n(&s, &a->c[0], &a->c[1], k->m52);
-    sub_k(&d, &a->c[0], &a->c[1], &k->p4, k->m52);
+    sub_k(&d, &a->c[0], &a->c[1], &k->p2, k->m52);
     mul(&t, &a->c[0], &a->c[1], k);
     mul(&r->c[0], &s, &d, k);
     add_n(&r->c[1], &t, &t, k->m52);
@@ -600,19 +580,6 @@ TGT static void lf2_inv(lf2 *r, const lf2 *a, const vconsts *k)
 #define F_GATHER lf1_gather
 #define F_SUBK lf1_subk
 #define FLUSH_NAME msm_ifma_g1_flush
-#define SUM_NAME msm_ifma_g1_bucket_sum
-#define F_XZ lf1_xz
-#define F_ZERO lf1_zero
-#define F_XZ_TAIL lf1_xz_tail
-#define F_MADD lf1_madd
-#define F_XADD lf1_xadd
-#define F_XZ_BLEND lf1_xz_blend
-#define F_XZ_GET lf1_xz_get
-#define F_XZ_SET lf1_xz_set
-#define SXYZZ cuzk_g1_xyzz
-#define SAFF cuzk_g1_affine
-#define SF cuzk_fp
-#define S_(name) cuzk_g1_xyzz_##name
 #include "msm/msm_ifma_flush.h"
 #undef FT
 #undef NC
@@ -623,19 +590,6 @@ TGT static void lf2_inv(lf2 *r, const lf2 *a, const vconsts *k)
 #undef F_GATHER
 #undef F_SUBK
 #undef FLUSH_NAME
-#undef SUM_NAME
-#undef F_XZ
-#undef F_ZERO
-#undef F_XZ_TAIL
-#undef F_MADD
-#undef F_XADD
-#undef F_XZ_BLEND
-#undef F_XZ_GET
-#undef F_XZ_SET
-#undef SXYZZ
-#undef SAFF
-#undef SF
-#undef S_
 
 #define FT lf2
 #define NC 2
@@ -646,19 +600,6 @@ TGT static void lf2_inv(lf2 *r, const lf2 *a, const vconsts *k)
 #define F_GATHER lf2_gather
 #define F_SUBK lf2_subk
 #define FLUSH_NAME msm_ifma_g2_flush
-#define SUM_NAME msm_ifma_g2_bucket_sum
-#define F_XZ lf2_xz
-#define F_ZERO lf2_zero
-#define F_XZ_TAIL lf2_xz_tail
-#define F_MADD lf2_madd
-#define F_XADD lf2_xadd
-#define F_XZ_BLEND lf2_xz_blend
-#define F_XZ_GET lf2_xz_get
-#define F_XZ_SET lf2_xz_set
-#define SXYZZ cuzk_g2_xyzz
-#define SAFF cuzk_g2_affine
-#define SF cuzk_fp2
-#define S_(name) cuzk_g2_xyzz_##name
 #define MSM_IFMA_FLUSH_SECOND
 #include "msm/msm_ifma_flush.h"
 
@@ -678,18 +619,6 @@ size_t msm_ifma_g2_flush(msm_g2_r52 *buckets, const msm_ifma_ent *ent, size_t m,
 {
     (void)buckets, (void)ent, (void)m, (void)work, (void)special;
     return 0;
-}
-void msm_ifma_g1_bucket_sum(cuzk_g1_xyzz *out, const msm_g1_r52 *bk, const uint8_t *flag,
-                            uint8_t present, size_t nb)
-{
-    (void)bk, (void)flag, (void)present, (void)nb;
-    cuzk_g1_xyzz_set_inf(out);
-}
-void msm_ifma_g2_bucket_sum(cuzk_g2_xyzz *out, const msm_g2_r52 *bk, const uint8_t *flag,
-                            uint8_t present, size_t nb)
-{
-    (void)bk, (void)flag, (void)present, (void)nb;
-    cuzk_g2_xyzz_set_inf(out);
 }
 #endif
 

@@ -84,11 +84,4 @@ size_t msm_ifma_g1_flush(msm_g1_r52 *buckets, const msm_ifma_ent *ent, size_t m,
 size_t msm_ifma_g2_flush(msm_g2_r52 *buckets, const msm_ifma_ent *ent, size_t m, void *work,
                          uint32_t *special);
 
-/* out = sum over q < nb of (q + 1) bk[q], over the q with flag[q] & present (nb a multiple
- * of 8). */
-void msm_ifma_g1_bucket_sum(cuzk_g1_xyzz *out, const msm_g1_r52 *bk, const uint8_t *flag,
-                            uint8_t present, size_t nb);
-void msm_ifma_g2_bucket_sum(cuzk_g2_xyzz *out, const msm_g2_r52 *bk, const uint8_t *flag,
-                            uint8_t present, size_t nb);
-
 #endif

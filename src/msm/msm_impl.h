@@ -380,18 +380,6 @@ static void vb_flush_retry(vb_state *s)
         vb_add_(s, s->def[k].e.j, s->def[k].p, s->def[k].e.p, s->def[k].e.neg != 0, false);
 }
 
-/* r = k a for a small k > 0 (double and add from the top bit) */
-static void xyzz_mul_small(MSM_XYZZ *r, const MSM_XYZZ *a, size_t k)
-{
-    MSM_XYZZ acc = *a;
-    for (unsigned b = 63 - (unsigned)__builtin_clzll((unsigned long long)k); b-- > 0;) {
-        MSM_FN(_xyzz_dbl_var)(&acc, &acc);
-        if ((k >> b) & 1)
-            MSM_FN(_xyzz_add_var)(&acc, &acc, a);
-    }
-    *r = acc;
-}
-
 /* pip_task with the vector buckets. */
 static void pip_task_vec(pip_ctx *ctx, size_t t, unsigned worker)
 {
@@ -426,15 +414,8 @@ static void pip_task_vec(pip_ctx *ctx, size_t t, unsigned worker)
     }
     vb_flush_retry(&vb);
     vb_flush(&vb);
-    /* the affine parts on the lanes, each overflow weighted on its own (they are few) */
-    MSM_XYZZ *out = &ctx->partial[(size_t)k * p->chunks + j];
-    MSM_VEC_FN(bucket_sum)(out, vb.bk, vb.flag, BA_PRESENT, p->nbuckets);
-    for (size_t q = 0; q < p->nbuckets; q++)
-        if (vb.flag[q] & BA_OVF) {
-            MSM_XYZZ w;
-            xyzz_mul_small(&w, &vb.ovf[q], q + 1);
-            MSM_FN(_xyzz_add_var)(out, out, &w);
-        }
+    MSM_VEC_FN(to_affine_sel)(vb.aff, vb.bk, vb.flag, BA_PRESENT, p->nbuckets);
+    ba_sum(&ctx->partial[(size_t)k * p->chunks + j], vb.flag, vb.ovf, vb.aff, p->nbuckets);
 }
 
 typedef struct {
