@@ -113,22 +113,6 @@ static bool r52_is_zero(const msm_r52 *a)
     return o == 0;
 }
 
-static void g1_from_affine_scalar(msm_g1_r52 *out, const cuzk_g1_affine *in, size_t n)
-{
-    ifma_consts();
-    for (size_t i = 0; i < n; i++) {
-        to_r52(&out[i].x, &in[i].x); /* 0 stays 0 */
-        to_r52(&out[i].y, &in[i].y);
-    }
-}
-
-void msm_ifma_g1_to_affine(cuzk_g1_affine *out, const msm_g1_r52 *in)
-{
-    ifma_consts();
-    from_r52(&out->x, &in->x);
-    from_r52(&out->y, &in->y);
-}
-
 /* 2p - y for y < 2p nonzero (below 2p), 0 for 0 */
 static void r52_neg(msm_r52 *r, const msm_r52 *a)
 {
@@ -146,41 +130,35 @@ static void r52_neg(msm_r52 *r, const msm_r52 *a)
     }
 }
 
-static void g2_from_affine_scalar(msm_g2_r52 *out, const cuzk_g2_affine *in, size_t n)
+/* A point of either group as ne field elements, x's parts then y's, in either form (the
+ * structs have no padding: 2 or 4 cuzk_fp, 2 or 4 msm_r52). */
+static void pt_in(msm_r52 *o, const cuzk_fp *a, unsigned ne)
 {
-    ifma_consts();
-    for (size_t i = 0; i < n; i++) {
-        to_r52(&out[i].x[0], &in[i].x.c0);
-        to_r52(&out[i].x[1], &in[i].x.c1);
-        to_r52(&out[i].y[0], &in[i].y.c0);
-        to_r52(&out[i].y[1], &in[i].y.c1);
-    }
+    for (unsigned e = 0; e < ne; e++)
+        to_r52(&o[e], &a[e]); /* 0 stays 0 */
 }
 
-void msm_ifma_g2_to_affine(cuzk_g2_affine *out, const msm_g2_r52 *in)
+static void pt_out(cuzk_fp *o, const msm_r52 *a, unsigned ne)
 {
     ifma_consts();
-    from_r52(&out->x.c0, &in->x[0]);
-    from_r52(&out->x.c1, &in->x[1]);
-    from_r52(&out->y.c0, &in->y[0]);
-    from_r52(&out->y.c1, &in->y[1]);
+    for (unsigned e = 0; e < ne; e++)
+        from_r52(&o[e], &a[e]);
 }
 
-void msm_ifma_g1_neg(msm_g1_r52 *r, const msm_g1_r52 *a)
+static void pt_neg(msm_r52 *r, const msm_r52 *a, unsigned ne)
 {
     ifma_consts();
-    r->x = a->x;
-    r52_neg(&r->y, &a->y);
+    for (unsigned e = 0; e < ne; e++)
+        if (e < ne / 2)
+            r[e] = a[e];
+        else
+            r52_neg(&r[e], &a[e]);
 }
 
-void msm_ifma_g2_neg(msm_g2_r52 *r, const msm_g2_r52 *a)
-{
-    ifma_consts();
-    r->x[0] = a->x[0];
-    r->x[1] = a->x[1];
-    r52_neg(&r->y[0], &a->y[0]);
-    r52_neg(&r->y[1], &a->y[1]);
-}
+void msm_ifma_g1_to_affine(cuzk_g1_affine *out, const msm_g1_r52 *in) { pt_out(&out->x, &in->x, 2); }
+void msm_ifma_g2_to_affine(cuzk_g2_affine *out, const msm_g2_r52 *in) { pt_out(&out->x.c0, in->x, 4); }
+void msm_ifma_g1_neg(msm_g1_r52 *r, const msm_g1_r52 *a) { pt_neg(&r->x, &a->x, 2); }
+void msm_ifma_g2_neg(msm_g2_r52 *r, const msm_g2_r52 *a) { pt_neg(r->x, a->x, 4); }
 
 size_t msm_ifma_work_bytes(size_t cap)
 {
@@ -450,21 +428,20 @@ TGT static void to_std8(cuzk_fp *const out[8], const msm_r52 *const in[8], const
         _mm512_mask_storeu_epi64(out[l]->l, 0x3f, rows[l]);
 }
 
-/* nc parts of each of n points: part c of point i at in + i * is + c * 48, to
- * out + i * os + c * 64; returns how many points were converted (a multiple of 8) */
-TGT static size_t from_std_n(uint8_t *out, size_t os, const uint8_t *in, size_t is, unsigned nc,
-                             size_t n)
+/* n points of ne elements each (pt_in's layout); returns how many were converted (a
+ * multiple of 8, the rest left to the caller) */
+TGT static size_t from_std_n(msm_r52 *out, const cuzk_fp *in, unsigned ne, size_t n)
 {
     vconsts k;
     make_consts(&k);
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
-        for (unsigned c = 0; c < nc; c++) {
+        for (unsigned c = 0; c < ne; c++) {
             msm_r52 *o[8];
             const cuzk_fp *p[8];
             for (unsigned l = 0; l < 8; l++) {
-                o[l] = (msm_r52 *)(void *)(out + (i + l) * os) + c;
-                p[l] = (const cuzk_fp *)(const void *)(in + (i + l) * is) + c;
+                o[l] = out + (i + l) * ne + c;
+                p[l] = in + (i + l) * ne + c;
             }
             from_std8(o, p, &k);
         }
@@ -473,8 +450,8 @@ TGT static size_t from_std_n(uint8_t *out, size_t os, const uint8_t *in, size_t 
 
 /* the same the other way for the points whose flag has a bit of mask; returns the index
  * from which the rest (fewer than eight of them) is left to the caller */
-TGT static size_t to_std_sel(uint8_t *out, size_t os, const uint8_t *in, size_t is, unsigned nc,
-                             const uint8_t *flag, uint8_t mask, size_t n)
+TGT static size_t to_std_sel(cuzk_fp *out, const msm_r52 *in, unsigned ne, const uint8_t *flag,
+                             uint8_t mask, size_t n)
 {
     vconsts k;
     make_consts(&k);
@@ -485,12 +462,12 @@ TGT static size_t to_std_sel(uint8_t *out, size_t os, const uint8_t *in, size_t 
         idx[got++] = i;
         if (got < 8)
             continue;
-        for (unsigned c = 0; c < nc; c++) {
+        for (unsigned c = 0; c < ne; c++) {
             cuzk_fp *o[8];
             const msm_r52 *p[8];
             for (unsigned l = 0; l < 8; l++) {
-                o[l] = (cuzk_fp *)(void *)(out + idx[l] * os) + c;
-                p[l] = (const msm_r52 *)(const void *)(in + idx[l] * is) + c;
+                o[l] = out + idx[l] * ne + c;
+                p[l] = in + idx[l] * ne + c;
             }
             to_std8(o, p, &k);
         }
@@ -624,50 +601,49 @@ size_t msm_ifma_g2_flush(msm_g2_r52 *buckets, const msm_ifma_ent *ent, size_t m,
 
 /* ---- the conversions' entry points: eight at a time where the CPU has the vector unit ---- */
 
-void msm_ifma_g1_from_affine(msm_g1_r52 *out, const cuzk_g1_affine *in, size_t n)
+static void conv_in(msm_r52 *out, const cuzk_fp *in, unsigned ne, size_t n)
 {
     ifma_consts();
     size_t i = 0;
 #ifdef HAVE_VEC_CONV
     if (msm_ifma_available())
-        i = from_std_n((uint8_t *)out, sizeof *out, (const uint8_t *)in, sizeof *in, 2, n);
+        i = from_std_n(out, in, ne, n);
 #endif
-    g1_from_affine_scalar(out + i, in + i, n - i);
+    for (; i < n; i++)
+        pt_in(out + i * ne, in + i * ne, ne);
+}
+
+static void conv_out_sel(cuzk_fp *out, const msm_r52 *in, unsigned ne, const uint8_t *flag,
+                         uint8_t mask, size_t n)
+{
+    size_t i = 0;
+#ifdef HAVE_VEC_CONV
+    if (msm_ifma_available())
+        i = to_std_sel(out, in, ne, flag, mask, n);
+#endif
+    for (; i < n; i++)
+        if (flag[i] & mask)
+            pt_out(out + i * ne, in + i * ne, ne);
+}
+
+void msm_ifma_g1_from_affine(msm_g1_r52 *out, const cuzk_g1_affine *in, size_t n)
+{
+    conv_in(&out->x, &in->x, 2, n);
 }
 
 void msm_ifma_g2_from_affine(msm_g2_r52 *out, const cuzk_g2_affine *in, size_t n)
 {
-    ifma_consts();
-    size_t i = 0;
-#ifdef HAVE_VEC_CONV
-    if (msm_ifma_available())
-        i = from_std_n((uint8_t *)out, sizeof *out, (const uint8_t *)in, sizeof *in, 4, n);
-#endif
-    g2_from_affine_scalar(out + i, in + i, n - i);
+    conv_in(out->x, &in->x.c0, 4, n);
 }
 
 void msm_ifma_g1_to_affine_sel(cuzk_g1_affine *out, const msm_g1_r52 *in, const uint8_t *flag,
                                uint8_t mask, size_t n)
 {
-    size_t i = 0;
-#ifdef HAVE_VEC_CONV
-    if (msm_ifma_available())
-        i = to_std_sel((uint8_t *)out, sizeof *out, (const uint8_t *)in, sizeof *in, 2, flag, mask, n);
-#endif
-    for (; i < n; i++)
-        if (flag[i] & mask)
-            msm_ifma_g1_to_affine(&out[i], &in[i]);
+    conv_out_sel(&out->x, &in->x, 2, flag, mask, n);
 }
 
 void msm_ifma_g2_to_affine_sel(cuzk_g2_affine *out, const msm_g2_r52 *in, const uint8_t *flag,
                                uint8_t mask, size_t n)
 {
-    size_t i = 0;
-#ifdef HAVE_VEC_CONV
-    if (msm_ifma_available())
-        i = to_std_sel((uint8_t *)out, sizeof *out, (const uint8_t *)in, sizeof *in, 4, flag, mask, n);
-#endif
-    for (; i < n; i++)
-        if (flag[i] & mask)
-            msm_ifma_g2_to_affine(&out[i], &in[i]);
+    conv_out_sel(&out->x.c0, in->x, 4, flag, mask, n);
 }

@@ -70,6 +70,7 @@ typedef struct {
     uint32_t j;
     uint32_t neg;
     const void *p;       /* msm_g1_r52 or msm_g2_r52 */
+    const void *lib;     /* the caller's: the same point in the library's form (not read) */
 } msm_ifma_ent;
 
 /* Scratch bytes msm_ifma_g?_flush needs for up to cap entries (64-byte aligned). */

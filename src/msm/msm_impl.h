@@ -281,18 +281,12 @@ static void ba_sum(MSM_XYZZ *sum, const uint8_t *flag, MSM_XYZZ *ovf, const MSM_
 /* ---- the vector buckets (msm_ifma.h): the same flags, deferral and overflow as ba_state,
  * the buckets and pending additions in the vector form, eight additions at a time ---- */
 typedef struct {
-    msm_ifma_ent e;
-    const MSM_AFF *p;    /* the base in the library's form (overflow, special cases) */
-} vb_def;
-
-typedef struct {
     MSM_XYZZ *ovf;
     MSM_VEC_PT *bk;
     MSM_AFF *aff;        /* the buckets converted back, for the sums */
-    msm_ifma_ent *ent;
-    const MSM_AFF **ps;  /* entry t's base in the library's form */
+    msm_ifma_ent *ent;   /* .lib: the base in the library's form (overflow, special cases) */
     uint8_t *flag;
-    vb_def *def;
+    msm_ifma_ent *def;   /* bases deferred to the next batch */
     uint32_t *special;
     void *work;
     size_t m, cap, nd, dcap;
@@ -302,8 +296,8 @@ static size_t vb_worker_bytes(const msm_plan *p)
 {
     return MSM_ALIGN(p->nbuckets * sizeof(MSM_XYZZ)) + MSM_ALIGN(p->nbuckets * sizeof(MSM_VEC_PT)) +
            MSM_ALIGN(p->nbuckets * sizeof(MSM_AFF)) + MSM_ALIGN(p->batch * sizeof(msm_ifma_ent)) +
-           MSM_ALIGN(p->batch * sizeof(MSM_AFF *)) + MSM_ALIGN(p->nbuckets) +
-           MSM_ALIGN(p->batch / 2 * sizeof(vb_def)) + MSM_ALIGN(p->batch * sizeof(uint32_t)) +
+           MSM_ALIGN(p->nbuckets) + MSM_ALIGN(p->batch / 2 * sizeof(msm_ifma_ent)) +
+           MSM_ALIGN(p->batch * sizeof(uint32_t)) +
            MSM_ALIGN(msm_ifma_work_bytes(p->batch));
 }
 
@@ -314,9 +308,8 @@ static void vb_init(vb_state *s, uint8_t *blk, const msm_plan *p)
     VB_TAKE_(bk, p->nbuckets * sizeof(MSM_VEC_PT));
     VB_TAKE_(aff, p->nbuckets * sizeof(MSM_AFF));
     VB_TAKE_(ent, p->batch * sizeof(msm_ifma_ent));
-    VB_TAKE_(ps, p->batch * sizeof(MSM_AFF *));
     VB_TAKE_(flag, p->nbuckets);
-    VB_TAKE_(def, p->batch / 2 * sizeof(vb_def));
+    VB_TAKE_(def, p->batch / 2 * sizeof(msm_ifma_ent));
     VB_TAKE_(special, p->batch * sizeof(uint32_t));
     VB_TAKE_(work, msm_ifma_work_bytes(p->batch));
 #undef VB_TAKE_
@@ -334,8 +327,8 @@ static void vb_flush(vb_state *s)
     for (size_t t = 0; t < s->m; t++)
         s->flag[s->ent[t].j] &= (uint8_t)~BA_BUSY;
     for (size_t q = 0; q < nsp; q++) { /* same x as the bucket: the XYZZ overflow doubles */
-        size_t t = s->special[q];
-        ovf_add(s->ovf, s->flag, s->ent[t].j, s->ps[t], s->ent[t].neg != 0);
+        const msm_ifma_ent *e = &s->ent[s->special[q]];
+        ovf_add(s->ovf, s->flag, e->j, e->lib, e->neg != 0);
     }
     s->m = 0;
 }
@@ -348,9 +341,10 @@ static inline void vb_add_(vb_state *s, size_t j, const MSM_AFF *p, const MSM_VE
     if (MSM_VEC_FN(is_inf)(pv)) /* as the library's (0, 0) */
         return;
     uint8_t f = s->flag[j];
+    msm_ifma_ent e = {(uint32_t)j, neg, pv, p};
     if (f & BA_BUSY) {
         if (defer && s->nd < s->dcap) {
-            s->def[s->nd++] = (vb_def){{(uint32_t)j, neg, pv}, p};
+            s->def[s->nd++] = e;
             return;
         }
         ovf_add(s->ovf, s->flag, j, p, neg);
@@ -364,8 +358,7 @@ static inline void vb_add_(vb_state *s, size_t j, const MSM_AFF *p, const MSM_VE
         s->flag[j] = f | BA_PRESENT;
         return;
     }
-    s->ent[s->m] = (msm_ifma_ent){(uint32_t)j, neg, pv};
-    s->ps[s->m] = p;
+    s->ent[s->m] = e;
     s->flag[j] = f | BA_BUSY;
     if (++s->m == s->cap)
         vb_flush_retry(s);
@@ -377,45 +370,7 @@ static void vb_flush_retry(vb_state *s)
     size_t n = s->nd;
     s->nd = 0;
     for (size_t k = 0; k < n; k++)
-        vb_add_(s, s->def[k].e.j, s->def[k].p, s->def[k].e.p, s->def[k].e.neg != 0, false);
-}
-
-/* pip_task with the vector buckets. */
-static void pip_task_vec(pip_ctx *ctx, size_t t, unsigned worker)
-{
-    const msm_plan *p = &ctx->plan;
-    unsigned k = (unsigned)(t % p->nwin);
-    size_t j = t / p->nwin;
-    size_t b = j * p->chunk_len, e = b + p->chunk_len;
-    if (e > ctx->n)
-        e = ctx->n;
-    vb_state vb;
-    vb_init(&vb, ctx->scratch + (size_t)worker * ctx->stride, p);
-    int32_t d[MSM_DIGIT_BATCH];
-    const MSM_AFF *bp[MSM_DIGIT_BATCH];
-    for (size_t i = b; i < e; i += MSM_DIGIT_BATCH) {
-        size_t m = e - i < MSM_DIGIT_BATCH ? e - i : MSM_DIGIT_BATCH;
-        task_digits(ctx, i, m, k, d, bp);
-        for (size_t q = 0; q < m; q++) {
-            if (q + MSM_PREFETCH_AHEAD < m) {
-                int32_t da = d[q + MSM_PREFETCH_AHEAD];
-                if (da) {
-                    size_t ja = (size_t)(da > 0 ? da : -da) - 1;
-                    __builtin_prefetch(&vb.bk[ja], 1);
-                    __builtin_prefetch((const uint8_t *)&vb.bk[ja] + 64, 1);
-                    __builtin_prefetch(&ctx->vbases[i + q + MSM_PREFETCH_AHEAD], 0);
-                    __builtin_prefetch((const uint8_t *)&ctx->vbases[i + q + MSM_PREFETCH_AHEAD] + 64, 0);
-                }
-            }
-            int32_t dq = d[q];
-            if (dq)
-                vb_add_(&vb, (size_t)(dq > 0 ? dq : -dq) - 1, bp[q], &ctx->vbases[i + q], dq < 0, true);
-        }
-    }
-    vb_flush_retry(&vb);
-    vb_flush(&vb);
-    MSM_VEC_FN(to_affine_sel)(vb.aff, vb.bk, vb.flag, BA_PRESENT, p->nbuckets);
-    ba_sum(&ctx->partial[(size_t)k * p->chunks + j], vb.flag, vb.ovf, vb.aff, p->nbuckets);
+        vb_add_(s, s->def[k].j, s->def[k].lib, s->def[k].p, s->def[k].neg != 0, false);
 }
 
 typedef struct {
@@ -438,16 +393,11 @@ static void vconv_range(void *vctx, size_t b, size_t e, unsigned worker)
 #endif
 
 /* Task t: range j = t / nwin, window k = t % nwin. Accumulates the range's bases into the
- * window's buckets (bucket d-1 holds the bases with digit +-d, negated for -d), then sums
- * the buckets weighted by their index (ba_sum). */
+ * window's buckets (bucket d-1 holds the bases with digit +-d, negated for -d): XYZZ ones,
+ * batch-affine ones (ba_state) or, with ctx->vbases, the vector ones (vb_state); then sums
+ * the buckets weighted by their index. */
 static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
 {
-#ifdef MSM_IFMA
-    if (ctx->vbases) {
-        pip_task_vec(ctx, t, worker);
-        return;
-    }
-#endif
     const msm_plan *p = &ctx->plan;
     unsigned k = (unsigned)(t % p->nwin);
     size_t j = t / p->nwin;
@@ -457,6 +407,13 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
     uint8_t *blk = ctx->scratch + (size_t)worker * ctx->stride;
     MSM_XYZZ *bk = (MSM_XYZZ *)(void *)blk;
     ba_state ba;
+#ifdef MSM_IFMA
+    vb_state vb;
+    const MSM_VEC_PT *vbases = ctx->vbases;
+    if (vbases)
+        vb_init(&vb, blk, p);
+    else
+#endif
     if (p->batch)
         ba_init(&ba, blk, p);
     else
@@ -473,6 +430,16 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
                 int32_t da = d[q + MSM_PREFETCH_AHEAD];
                 if (da) {
                     size_t ja = (size_t)(da > 0 ? da : -da) - 1;
+#ifdef MSM_IFMA
+                    if (vbases) { /* 128 or 256 bytes each: their first two lines */
+                        const uint8_t *vb_b = (const uint8_t *)&vb.bk[ja];
+                        const uint8_t *vb_p = (const uint8_t *)&vbases[i + q + MSM_PREFETCH_AHEAD];
+                        __builtin_prefetch(vb_b, 1);
+                        __builtin_prefetch(vb_b + 64, 1);
+                        __builtin_prefetch(vb_p, 0);
+                        __builtin_prefetch(vb_p + 64, 0);
+                    } else
+#endif
                     if (p->batch)
                         __builtin_prefetch(&ba.aff[ja], 1);
                     else
@@ -481,6 +448,13 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
                 }
             }
             int32_t dq = d[q];
+#ifdef MSM_IFMA
+            if (vbases) {
+                if (dq)
+                    vb_add_(&vb, (size_t)(dq > 0 ? dq : -dq) - 1, bp[q], &vbases[i + q], dq < 0, true);
+                continue;
+            }
+#endif
             if (p->batch) {
                 if (dq)
                     ba_add(&ba, (size_t)(dq > 0 ? dq : -dq) - 1, bp[q], dq < 0);
@@ -493,6 +467,15 @@ static void pip_task(pip_ctx *ctx, size_t t, unsigned worker)
     }
 
     MSM_XYZZ *out = &ctx->partial[(size_t)k * p->chunks + j];
+#ifdef MSM_IFMA
+    if (vbases) {
+        vb_flush_retry(&vb);
+        vb_flush(&vb);
+        MSM_VEC_FN(to_affine_sel)(vb.aff, vb.bk, vb.flag, BA_PRESENT, p->nbuckets);
+        ba_sum(out, vb.flag, vb.ovf, vb.aff, p->nbuckets);
+        return;
+    }
+#endif
     if (p->batch) {
         ba_finish(&ba);
         ba_sum(out, ba.flag, ba.ovf, ba.aff, p->nbuckets);
@@ -554,6 +537,19 @@ static bool use_vec(size_t n, const cuzk_msm_opts *opts)
 #endif
 }
 
+/* The plan for n terms of bits-bit parts, with the bucket kind's own costs; *vec: whether
+ * the vector buckets may be used. */
+static void plan_for(msm_plan *p, bool *vec, size_t n, unsigned bits, unsigned T,
+                     const cuzk_msm_opts *opts)
+{
+    bool v = use_vec(n, opts);
+    double inv = opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : v ? MSM_VEC_INV_COST : MSM_INV_COST;
+    msm_plan_make(p, n, bits, T, opts ? opts->window : 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF), inv,
+                  v ? MSM_VEC_COST_BA : 0.0);
+    if (vec)
+        *vec = v;
+}
+
 static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar *scalars,
                         size_t n, const cuzk_msm_opts *opts)
 {
@@ -582,11 +578,8 @@ static cuzk_err pip_run(MSM_JAC *r, const MSM_AFF *bases, const cuzk_msm_scalar 
         }
     }
 #endif
-    bool vec = use_vec(ctx.n, opts);
-    msm_plan_make(&ctx.plan, ctx.n, 256 / ctx.parts + 1, T, opts ? opts->window : 0,
-                  sizeof(MSM_XYZZ), sizeof(MSM_AFF),
-                  opts && (opts->flags & CUZK_MSM_XYZZ_ONLY) ? 0.0 : vec ? MSM_VEC_INV_COST : MSM_INV_COST,
-                  vec ? MSM_VEC_COST_BA : 0.0);
+    bool vec;
+    plan_for(&ctx.plan, &vec, ctx.n, 256 / ctx.parts + 1, T, opts);
     const msm_plan *p = &ctx.plan;
     void *vec_mem = NULL;
 #ifdef MSM_IFMA
@@ -641,9 +634,7 @@ unsigned MSM_FN(_msm_window)(size_t n, unsigned nthreads)
 {
     msm_plan p;
     unsigned parts = endo_parts(n); /* as pip_run */
-    msm_plan_make(&p, parts * n, 256 / parts + 1, nthreads, 0, sizeof(MSM_XYZZ), sizeof(MSM_AFF),
-                  use_vec(parts * n, NULL) ? MSM_VEC_INV_COST : MSM_INV_COST,
-                  use_vec(parts * n, NULL) ? MSM_VEC_COST_BA : 0.0);
+    plan_for(&p, NULL, parts * n, 256 / parts + 1, nthreads, NULL);
     return p.c;
 }
 

@@ -825,6 +825,64 @@ static void r52_add_p(msm_r52 *a)
     }
 }
 
+/* n bases (a few points repeated, negated, infinity) and scalars (small, r - 1, repeated,
+ * random): MSMs with vector and with scalar buckets at windows 10..cmax against the naive sum,
+ * and with the automatic window when auto_window. */
+#define DEFINE_VECTOR_MSMS(G, AFF, JAC)                                                     \
+    static void G##_vector_msms(size_t n, unsigned long iters, unsigned cmax, bool auto_window) \
+    {                                                                                       \
+        AFF *b = malloc(n * sizeof(*b)), p[3];                                              \
+        cuzk_fr *s = malloc(n * sizeof(*s));                                                \
+        cuzk_msm_scalar *cs = malloc(n * sizeof(*cs));                                      \
+        test_##G##_rand_points(p, 3);                                                       \
+        test_##G##_rand_points(b, n);                                                       \
+        for (unsigned long it = 0; it < iters; it++) {                                      \
+            for (size_t i = 0; i < n; i++) {                                                \
+                unsigned x = (unsigned)(test_rand64() % 16);                                \
+                if (x == 0)                                                                 \
+                    b[i] = p[0];                                                            \
+                else if (x == 1)                                                            \
+                    cuzk_##G##_affine_neg(&b[i], &p[0]);                                    \
+                else if (x == 2)                                                            \
+                    cuzk_##G##_affine_set_inf(&b[i]);                                       \
+                else if (x == 3)                                                            \
+                    b[i] = p[1 + test_rand64() % 2];                                        \
+                unsigned y = (unsigned)(test_rand64() % 8);                                 \
+                if (y == 0)                                                                 \
+                    cuzk_fr_set_u64(&s[i], 1 + test_rand64() % 3);                          \
+                else if (y == 1)                                                            \
+                    set_scalar(&s[i], K_RMINUS1);                                           \
+                else if (y == 2)                                                            \
+                    s[i] = s[test_rand64() % (i + 1)];                                      \
+                else                                                                        \
+                    test_rand_fr(&s[i]);                                                    \
+            }                                                                               \
+            size_t m = it == 0 ? n : 1 + (size_t)(test_rand64() % n);                       \
+            cuzk_msm_scalars_from_fr(cs, s, m, 1);                                          \
+            JAC want, got_v, got_s;                                                         \
+            G##_naive(&want, b, cs, m);                                                     \
+            for (unsigned c = 10; c <= cmax; c++) {                                         \
+                cuzk_msm_opts ov = {.nthreads = 1 + (unsigned)(c % 3), .window = c};        \
+                cuzk_msm_opts os = ov;                                                      \
+                os.flags = CUZK_MSM_SCALAR_ONLY;                                            \
+                CHECK_EQ_ERR(cuzk_##G##_msm(&got_v, b, cs, m, &ov), CUZK_OK);               \
+                CHECK_EQ_ERR(cuzk_##G##_msm(&got_s, b, cs, m, &os), CUZK_OK);               \
+                CHECK(cuzk_##G##_jac_eq(&got_v, &want));                                    \
+                CHECK(cuzk_##G##_jac_eq(&got_s, &want));                                    \
+            }                                                                               \
+            if (auto_window) {                                                              \
+                cuzk_msm_opts oa = {.nthreads = 2};                                         \
+                CHECK_EQ_ERR(cuzk_##G##_msm(&got_v, b, cs, m, &oa), CUZK_OK);               \
+                CHECK(cuzk_##G##_jac_eq(&got_v, &want));                                    \
+            }                                                                               \
+        }                                                                                   \
+        free(b);                                                                            \
+        free(s);                                                                            \
+        free(cs);                                                                           \
+    }
+DEFINE_VECTOR_MSMS(g1, cuzk_g1_affine, cuzk_g1_jac)
+DEFINE_VECTOR_MSMS(g2, cuzk_g2_affine, cuzk_g2_jac)
+
 static void test_g1_vector(void)
 {
     snprintf(test_ctx, sizeof test_ctx, "g1 vector buckets");
@@ -924,7 +982,7 @@ static void test_g1_vector(void)
                 r52_add_p(&vbk[perm[i]].y);
             if (test_rand64() % 4 == 0)
                 r52_add_p(&vpt[i].x);
-            ent[i] = (msm_ifma_ent){(uint32_t)perm[i], neg, &vpt[i]};
+            ent[i] = (msm_ifma_ent){(uint32_t)perm[i], neg, &vpt[i], NULL};
         }
         size_t ns = msm_ifma_g1_flush(vbk, ent, m, work, special);
         size_t k = 0;
@@ -954,101 +1012,9 @@ static void test_g1_vector(void)
 
     /* whole MSMs, vector and scalar buckets, at windows that take batches (>= 10), with the
      * edge cases of test_g1_edge: repeated points, P and -P, infinity, small scalars */
-    size_t n = 5000;
-    cuzk_g1_affine *b = malloc(n * sizeof(*b));
-    cuzk_fr *s = malloc(n * sizeof(*s));
-    cuzk_msm_scalar *cs = malloc(n * sizeof(*cs));
-    cuzk_g1_affine p[3];
-    test_g1_rand_points(p, 3);
-    test_g1_rand_points(b, n);
-    for (unsigned long it = 0; it < test_iters(4); it++) {
-        for (size_t i = 0; i < n; i++) {
-            unsigned x = (unsigned)(test_rand64() % 16);
-            if (x == 0)
-                b[i] = p[0];
-            else if (x == 1)
-                cuzk_g1_affine_neg(&b[i], &p[0]);
-            else if (x == 2)
-                cuzk_g1_affine_set_inf(&b[i]);
-            else if (x == 3)
-                b[i] = p[1 + test_rand64() % 2];
-            unsigned y = (unsigned)(test_rand64() % 8);
-            if (y == 0)
-                cuzk_fr_set_u64(&s[i], 1 + test_rand64() % 3);
-            else if (y == 1)
-                set_scalar(&s[i], K_RMINUS1);
-            else if (y == 2)
-                s[i] = s[test_rand64() % (i + 1)];
-            else
-                test_rand_fr(&s[i]);
-        }
-        size_t m = it == 0 ? n : 1 + (size_t)(test_rand64() % n);
-        cuzk_msm_scalars_from_fr(cs, s, m, 1);
-        cuzk_g1_jac want, got_v, got_s;
-        g1_naive(&want, b, cs, m);
-        for (unsigned c = 10; c <= 14; c++) {
-            cuzk_msm_opts ov = {.nthreads = 1 + (unsigned)(c % 3), .window = c};
-            cuzk_msm_opts os = ov;
-            os.flags = CUZK_MSM_SCALAR_ONLY;
-            CHECK_EQ_ERR(cuzk_g1_msm(&got_v, b, cs, m, &ov), CUZK_OK);
-            CHECK_EQ_ERR(cuzk_g1_msm(&got_s, b, cs, m, &os), CUZK_OK);
-            CHECK(cuzk_g1_jac_eq(&got_v, &want));
-            CHECK(cuzk_g1_jac_eq(&got_s, &want));
-        }
-        cuzk_msm_opts oa = {.nthreads = 2};
-        CHECK_EQ_ERR(cuzk_g1_msm(&got_v, b, cs, m, &oa), CUZK_OK);
-        CHECK(cuzk_g1_jac_eq(&got_v, &want));
-    }
-    free(b);
-    free(s);
-    free(cs);
-
-    /* G2: the same, vector and scalar buckets against the naive sum */
+    g1_vector_msms(5000, test_iters(4), 14, true);
     snprintf(test_ctx, sizeof test_ctx, "g2 vector buckets");
-    n = 1500;
-    cuzk_g2_affine *b2 = malloc(n * sizeof(*b2)), q[2];
-    s = malloc(n * sizeof(*s));
-    cs = malloc(n * sizeof(*cs));
-    test_g2_rand_points(q, 2);
-    test_g2_rand_points(b2, n);
-    for (unsigned long it = 0; it < test_iters(2); it++) {
-        for (size_t i = 0; i < n; i++) {
-            unsigned x = (unsigned)(test_rand64() % 16);
-            if (x == 0)
-                b2[i] = q[0];
-            else if (x == 1)
-                cuzk_g2_affine_neg(&b2[i], &q[0]);
-            else if (x == 2)
-                cuzk_g2_affine_set_inf(&b2[i]);
-            else if (x == 3)
-                b2[i] = q[1];
-            unsigned y = (unsigned)(test_rand64() % 8);
-            if (y == 0)
-                cuzk_fr_set_u64(&s[i], 1 + test_rand64() % 3);
-            else if (y == 1)
-                set_scalar(&s[i], K_RMINUS1);
-            else if (y == 2)
-                s[i] = s[test_rand64() % (i + 1)];
-            else
-                test_rand_fr(&s[i]);
-        }
-        size_t m = it == 0 ? n : 1 + (size_t)(test_rand64() % n);
-        cuzk_msm_scalars_from_fr(cs, s, m, 1);
-        cuzk_g2_jac want, got_v, got_s;
-        g2_naive(&want, b2, cs, m);
-        for (unsigned c = 10; c <= 12; c++) {
-            cuzk_msm_opts ov = {.nthreads = 1 + (unsigned)(c % 3), .window = c};
-            cuzk_msm_opts os = ov;
-            os.flags = CUZK_MSM_SCALAR_ONLY;
-            CHECK_EQ_ERR(cuzk_g2_msm(&got_v, b2, cs, m, &ov), CUZK_OK);
-            CHECK_EQ_ERR(cuzk_g2_msm(&got_s, b2, cs, m, &os), CUZK_OK);
-            CHECK(cuzk_g2_jac_eq(&got_v, &want));
-            CHECK(cuzk_g2_jac_eq(&got_s, &want));
-        }
-    }
-    free(b2);
-    free(s);
-    free(cs);
+    g2_vector_msms(1500, test_iters(2), 12, false);
 }
 
 int main(void)
