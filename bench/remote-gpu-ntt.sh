@@ -15,6 +15,14 @@
 #   NTT_BENCH_KS="24 27"     test_gpu --ntt-bench sizes ("" leaves it out)
 #   NTT_POREP=1              also cuzk-bench porep -k 27 -p 1 --abc --runs 1 (the 2^27 key
 #                            takes minutes to make: off by default)
+#   NTT_OLD=NAME             a second build's cuzk-bench and test_gpu, packed as bin/NAME and
+#                            bin/NAME-test_gpu (PACK_EXTRA), timed in the same call (A/B)
+#   NTT_PROBE="NAME ARGS"    a product probe packed as bin/NAME (e.g. fr_low: its own check,
+#                            then products per second), run first; its failure stops the round
+#   NTT_NCU=K                Nsight Compute on the NTT 2^K's kernels (pipes, issue, stalls,
+#                            occupancy), in $OUT/ncu.log, after the timings
+#   NTT_SASS="FILE ..."      objects packed under bin/ (e.g. ntt-new.o): an opcode histogram of
+#                            each kernel (cuobjdump --dump-sass), in $OUT/sass-FILE.txt
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib-remote-gpu.sh" /tmp/ntt-out
@@ -26,6 +34,26 @@ finish() {
     exit "$1"
 }
 
+# the SASS of the packed objects: per kernel, its instructions by opcode (the first word)
+for f in ${NTT_SASS:-}; do
+    cuobjdump --dump-sass "$D/bin/$f" 2>&1 | awk '
+        /Function :/ { fn = $NF; next }
+        /^ +\/\*[0-9a-f]+\*\/ / { op = $2; if (op ~ /^@/) op = $3; sub(/;$/, "", op);
+                                    n[fn " " op]++; t[fn]++ }
+        END { for (k in n) { split(k, a, " "); print a[1], a[2], n[k], t[a[1]] } }' |
+        sort -k1,1 -k3,3nr > "$OUT/sass-$f.txt"
+    summary+=("sass $f: $(awk '{print $1}' "$OUT/sass-$f.txt" | sort -u | wc -l) kernels")
+    awk '$2 ~ /^IMAD|^IADD3|^LOP3|^SEL|^ISETP|^LDS|^STS|^LDG|^STG|^BAR/ {print}' "$OUT/sass-$f.txt" |
+        awk '{w[$1] = w[$1] sprintf(" %s=%s", $2, $3); t[$1] = $4}
+             END {for (f in w) print substr(f, 1, 60), "total=" t[f], w[f]}' | sort | head -40
+done
+if [ -n "${NTT_PROBE:-}" ]; then
+    # shellcheck disable=SC2086 # the probe's name and its arguments
+    device_step probe ${T_PROBE:-150} "differ|fail|error" "$D/bin/"$NTT_PROBE ||
+        { summary+=("probe $NTT_PROBE FAILED: no timings"); finish 1; }
+    grep '^|' "$OUT/probe.log"
+    while read -r l; do summary+=("  $l"); done < <(grep '^|' "$OUT/probe.log")
+fi
 device_step test_gpu_ntt ${T_NTT_TEST:-200} "fail|differ" "$D/bin/test_gpu" --ntt ||
     { summary+=("test_gpu --ntt FAILED: no timings"); finish 1; }
 device_step groth16 ${T_G16:-150} "fail|differ" "$D/bin/test_gpu_groth16" ||
@@ -38,6 +66,11 @@ for k in $KS; do kargs+=(-k "$k"); sargs+=(--ntt "$k"); done
 device_step kernels ${T_KERNELS:-150} "" "$D/bin/cuzk-bench" kernels "${kargs[@]}" --backend gpu \
     --ntt-only --runs "$RUNS"
 cat "$OUT/kernels.log"
+if [ -n "${NTT_OLD:-}" ]; then
+    device_step kernels_old ${T_KERNELS:-150} "" "$D/bin/$NTT_OLD" kernels "${kargs[@]}" --backend gpu \
+        --ntt-only --runs "$RUNS"
+    cat "$OUT/kernels_old.log"
+fi
 if [ -x "$D/bin/sppark_bench" ]; then
     device_step sppark ${T_SPPARK:-150} "" "$D/bin/sppark_bench" "${sargs[@]}" --runs "$RUNS"
     grep -E '^ntt|check' "$OUT/sppark.log"
@@ -48,6 +81,11 @@ if [ -n "${NTT_BENCH_KS-24 27}" ]; then
     # shellcheck disable=SC2086 # the sizes are words
     device_step ntt_bench ${T_NTT_BENCH:-150} "fail|differ" "$D/bin/test_gpu" --ntt-bench ${NTT_BENCH_KS-24 27}
     grep -E '^(ntt_|h_)' "$OUT/ntt_bench.log"
+    if [ -n "${NTT_OLD:-}" ]; then
+        # shellcheck disable=SC2086
+        device_step ntt_bench_old ${T_NTT_BENCH:-150} "fail|differ" "$D/bin/$NTT_OLD-test_gpu" --ntt-bench ${NTT_BENCH_KS-24 27}
+        grep -E '^(ntt_|h_)' "$OUT/ntt_bench_old.log"
+    fi
 fi
 if [ -n "${NTT_POREP:-}" ]; then
     device_step porep27 ${T_POREP:-330} "" "$D/bin/cuzk-bench" porep -k 27 -p 1 --runs 1 --backend gpu --abc
@@ -55,18 +93,31 @@ if [ -n "${NTT_POREP:-}" ]; then
     summary+=("  $(grep -h 'device time by stage' "$OUT/porep27.log" | tail -1)")
 fi
 
+if [ -n "${NTT_NCU:-}" ]; then
+    device_step ncu ${T_NCU:-200} "error" ncu --clock-control none --launch-skip 3 --launch-count 4 \
+        --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats \
+        --section WarpStateStats --section Occupancy --section LaunchStats \
+        "$D/bin/cuzk-bench" kernels -k "$NTT_NCU" --backend gpu --ntt-only --runs 1
+    grep -E '^  [a-z_]+.*\(|Issue Slots Busy|Executed Ipc Active|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|Compute \(SM\) Throughput|Memory Throughput|Block Size|Grid Size|Stall' "$OUT/ncu.log" | head -80
+fi
+
 # the table: cuzk's forward NTT (ms) beside sppark's, per size
 summary+=("Fr NTT forward, natural order, data resident (median of $RUNS, ms):")
-summary+=("$(printf '%-6s %10s %10s %8s  %s' k cuzk sppark ratio "sppark's own check")")
+summary+=("$(printf '%-6s %10s %10s %10s %8s  %s' k cuzk "${NTT_OLD:-old}" sppark ratio "sppark's own check")")
 for k in $KS; do
     c=$(awk -v k="2^$k" '$1 == k {print $3}' "$OUT/kernels.log" | tail -1)
+    o=$(awk -v k="2^$k" '$1 == k {print $3}' "$OUT/kernels_old.log" 2>/dev/null | tail -1)
     s=$(awk -v k="$k" '$1 == "ntt_fwd_nn" && $2 == "2^" k {print $4}' "$OUT/sppark.log" 2>/dev/null | tail -1)
     sc=$(awk -v k="$k" '$1 == "ntt_fwd_nn" && $2 == "2^" k {print $NF}' "$OUT/sppark.log" 2>/dev/null | tail -1)
     r=$(awk -v c="${c:-0}" -v s="${s:-0}" 'BEGIN { if (c > 0 && s > 0) printf "%.3f", c / s; else print "-" }')
-    summary+=("$(printf '%-6s %10s %10s %8s  %s' "2^$k" "${c:--}" "${s:--}" "$r" "${sc:--}")")
+    summary+=("$(printf '%-6s %10s %10s %10s %8s  %s' "2^$k" "${c:--}" "${o:--}" "${s:--}" "$r" "${sc:--}")")
 done
 if [ -f "$OUT/ntt_bench.log" ]; then
     summary+=("test_gpu --ntt-bench (median of 3, ms):")
     while read -r name ms; do summary+=("  $name $ms"); done < <(grep -E '^(ntt_|h_)' "$OUT/ntt_bench.log" | awk '{print $1, $2}')
+    if [ -f "$OUT/ntt_bench_old.log" ]; then
+        summary+=("the same, ${NTT_OLD}:")
+        while read -r name ms; do summary+=("  $name $ms"); done < <(grep -E '^(ntt_|h_)' "$OUT/ntt_bench_old.log" | awk '{print $1, $2}')
+    fi
 fi
 finish 0

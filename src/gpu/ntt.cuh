@@ -534,9 +534,9 @@ GPU_HD fr_t ntt_twiddle(const ntt_args &a, const ntt_sm &s, unsigned ci, unsigne
 template <bool DIT, bool INV> GPU_HD void ntt_bfly(fr_t &u, fr_t &v, const fr_t &w)
 {
     if (!DIT) {
-        const fr_t d = INV ? f_sub<FrP>(v, u) : f_sub<FrP>(u, v);
+        const fr_t d = INV ? f_sub_lazy<FrP>(v, u) : f_sub_lazy<FrP>(u, v); /* < 2r */
         u = f_add<FrP>(u, v);
-        v = f_mul<FrP>(d, w);
+        v = f_mul<FrP>(w, d);
     } else {
         const fr_t p = f_mul<FrP>(v, w);
         v = INV ? f_add<FrP>(u, p) : f_sub<FrP>(u, p);

@@ -176,6 +176,23 @@ template <class C> static bool check_linear(const typename C::T &a, const typena
     ok = ok && dev_eq<C>(f_sub<P>(da, db), w);
     C::neg(&w, &a);
     ok = ok && dev_eq<C>(f_neg<P>(da), w);
+    /* f_sub_lazy: a - b + p (below 2p), and as f_mul's second argument: b (a - b) */
+    {
+        typename C::T lz, want, d, p2;
+        from_dev<C>(&lz, f_sub_lazy<P>(da, db));
+        C::sub(&d, &a, &b);
+        big_add(p2.l, C::mod().l, C::mod().l, C::L);
+        const typename C::T lr = reduce<C>(lz);
+        ok = ok && big_cmp(lz.l, p2.l, C::L) < 0 && memcmp(lr.l, d.l, sizeof d.l) == 0;
+        /* a - b + p: d + p when a >= b (d = a - b), d itself otherwise */
+        if (big_cmp(a.l, b.l, C::L) >= 0)
+            big_add(want.l, d.l, C::mod().l, C::L);
+        else
+            want = d;
+        ok = ok && memcmp(lz.l, want.l, sizeof want.l) == 0;
+        C::mul(&want, &b, &d);
+        ok = ok && dev_eq<C>(f_mul<P>(db, f_sub_lazy<P>(da, db)), want);
+    }
     return ok;
 }
 
@@ -411,6 +428,46 @@ template <class C> static void run_sqr(unsigned long iters, bool lazy_2p)
     CHECK(bad == 0);
 }
 
+/* The same Fr parameters without the low-form specialisation: the reduction rows with every
+ * product (mont_row_reduce_any). */
+GPU_FIELD_PARAMS(FrAnyP, 8, fr)
+
+/* Fr's reduction rows without the products by r's words 0 and 1 (mont_low_form): the words
+ * are 1 and 2^32 - 1, and f_mul_raw equals the form with every product bit for bit (both add
+ * the one M < 2^256 with a b + M r = 0 mod 2^256), on random values, values whose word 0 is
+ * 0 (a row's t_0 = 0: hi(m r_1) = 0) and edges. */
+static void run_fr_low_form(unsigned long iters)
+{
+    CHECK(mont_low_form<FrP>::value && !mont_low_form<FrAnyP>::value);
+    CHECK(FrP::p(0) == 1 && FrP::p(1) == 0xffffffffu);
+    unsigned long bad = 0, n = 0;
+    for (unsigned long it = 0; it < iters; it++) {
+        cuzk_fr a, b;
+        test_rand_fr(&a);
+        test_rand_fr(&b);
+        if (it % 3 == 1)
+            a.l[0] &= ~0xffffffffULL;
+        if (it % 3 == 2)
+            a.l[0] = b.l[0] = 0;
+        if (it % 5 == 0)
+            b = a;
+        Fe<FrP> da, db;
+        Fe<FrAnyP> ga, gb;
+        gpu_limbs32(da.v, a.l, 4);
+        gpu_limbs32(db.v, b.l, 4);
+        memcpy(ga.v, da.v, sizeof ga.v);
+        memcpy(gb.v, db.v, sizeof gb.v);
+        const Fe<FrP> r = f_mul_raw<FrP>(da, db);
+        const Fe<FrAnyP> g = f_mul_raw<FrAnyP>(ga, gb);
+        if (memcmp(r.v, g.v, sizeof r.v) != 0 || !check_mul<FrCpu>(a, b) ||
+            !check_mul<FrCpu>(b, a))
+            bad++;
+        n++;
+    }
+    printf("fr low form: %lu products, %lu differ\n", n, bad);
+    CHECK(bad == 0);
+}
+
 int main(void)
 {
     test_init("test_gpu_arith");
@@ -418,6 +475,7 @@ int main(void)
     const unsigned long iters = test_iters(100000);
     run_field<FpCpu>(iters, true);
     run_field<FrCpu>(iters, false);
+    run_fr_low_form(iters / 4);
     {
         /* f_sqr_raw<FpP> needs 2a + p <= 2^384 for all a < 2p: 5p < 2^384 */
         const cuzk_fp &p = CUZK_FP_MODULUS;

@@ -131,6 +131,12 @@ template <> struct sqr_fits<FpP> {
     static constexpr bool value = true;
 };
 
+/* r = 1 - 2^32 mod 2^64 (its words 0 and 1 are 1 and 2^32 - 1): the reduction rows without
+ * the products by those words (mont_row_reduce_low; test_gpu_arith checks the words). */
+template <> struct mont_low_form<FrP> {
+    static constexpr bool value = true;
+};
+
 typedef Fe<FpP> fp_t;
 typedef Fe<FrP> fr_t;
 

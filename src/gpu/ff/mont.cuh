@@ -101,6 +101,28 @@ template <class P> GPU_HD Fe<P> f_sub(const Fe<P> &a, const Fe<P> &b)
     return d; /* the carry out is the borrow: dropped */
 }
 
+/* a - b + p in (0, 2p) for reduced a, b, without the conditional correction of f_sub (p <
+ * 2^(32N-1): a + p fits). Not reduced: only as f_mul's second argument, with a reduced first
+ * one x (then x (a - b + p) < 2p^2 < p 2^(32N), f_mul's bound), as in the NTT's DIF
+ * butterfly (u - v) w. */
+template <class P> GPU_HD Fe<P> f_sub_lazy(const Fe<P> &a, const Fe<P> &b)
+{
+    constexpr int N = P::N;
+    Fe<P> s;
+    gpu_cc c;
+    s.v[0] = cc_add(c, a.v[0], P::p(0));
+#pragma unroll
+    for (int j = 1; j < N; j++)
+        s.v[j] = cc_addc(c, a.v[j], P::p(j));
+    cc_none(c);
+    s.v[0] = cc_sub(c, s.v[0], b.v[0]);
+#pragma unroll
+    for (int j = 1; j < N; j++)
+        s.v[j] = cc_subc(c, s.v[j], b.v[j]);
+    cc_none(c); /* a + p > b: no borrow */
+    return s;
+}
+
 template <class P> GPU_HD Fe<P> f_neg(const Fe<P> &a)
 {
     return f_sub<P>(f_zero<P>(), a);
@@ -162,7 +184,49 @@ GPU_HD void mont_odd_chain_shift(gpu_cc &c, uint32_t *od, X x, uint32_t y)
     od[N - 1] = cc_madc_hi_end(c, x(N - 1), y, 0);
 }
 
-template <class P> GPU_HD void mont_row_reduce(uint32_t *ev, uint32_t *od)
+/* A modulus whose two low words are 1 and 2^32 - 1 (BLS12-381's r: r = 1 - 2^32 mod 2^64):
+ * then m p_0 + m p_1 2^32 needs no products. With m = t_0 n0 = -t_0 mod 2^32:
+ * t_0 + m = c_0 2^32, c_0 = (t_0 != 0) = (t_0 | m) >> 31 (one of t_0, 2^32 - t_0 has the top
+ * bit), lo(m p_1) = -m = t_0, hi(m p_1) = m - c_0. A reduction row then takes N - 2 wide
+ * products instead of N (Fr: 6 against 8). Specialised per field (ff/bls12_381.cuh), the
+ * words checked by test_gpu_arith.
+ * m is still formed by a multiplication (t_0 n0, n0 = -1 from the constant bank): with
+ * m = 0 - t_0 ptxas split the products of the whole row into separate lo and hi
+ * multiply-adds (IMAD.X + IMAD.HI.U32.X instead of IMAD.WIDE.U32.X) and the product got 5 %
+ * slower; so formed it keeps them wide, and Fr products ran 9 % faster in a dependent chain
+ * (bench/gpu-mul-probe/fr_low.cu, bench/RESULTS.md). */
+template <class P> struct mont_low_form {
+    static constexpr bool value = false;
+};
+
+/* The reduction row of such a modulus: the sum mont_row_reduce_any forms, the even chain
+ * first (its carry into od[N-1]), then the odd chain from weight 2 (no carry out: od stays
+ * below the row's total, as there). */
+template <class P> GPU_HD void mont_row_reduce_low(uint32_t *ev, uint32_t *od)
+{
+    constexpr int N = P::N;
+    gpu_cc c;
+    const uint32_t t0 = ev[0];
+    const uint32_t m = t0 * P::n0();
+    const uint32_t mh = m - ((t0 | m) >> 31); /* hi(m p_1) */
+    ev[0] = cc_add(c, ev[0], m);               /* 0, carry c_0 */
+    ev[1] = cc_addc(c, ev[1], t0);             /* lo(m p_1) */
+#pragma unroll
+    for (int j = 2; j < N; j += 2) {
+        ev[j] = cc_madc_lo(c, m, P::p(j), ev[j]);
+        ev[j + 1] = cc_madc_hi(c, m, P::p(j), ev[j + 1]);
+    }
+    od[N - 1] = cc_addc_end(c, od[N - 1], 0);
+    od[1] = cc_add(c, od[1], mh); /* weight 2 */
+#pragma unroll
+    for (int j = 2; j < N; j += 2) {
+        od[j] = cc_madc_lo(c, m, P::p(j + 1), od[j]);
+        od[j + 1] = cc_madc_hi(c, m, P::p(j + 1), od[j + 1]);
+    }
+    cc_none(c);
+}
+
+template <class P> GPU_HD void mont_row_reduce_any(uint32_t *ev, uint32_t *od)
 {
     constexpr int N = P::N;
     gpu_cc c;
@@ -176,6 +240,14 @@ template <class P> GPU_HD void mont_row_reduce(uint32_t *ev, uint32_t *od)
     }
     cc_none(c);
     mont_even_chain<P>(c, ev, od, [](int j) { return P::p(j); }, m);
+}
+
+template <class P> GPU_HD void mont_row_reduce(uint32_t *ev, uint32_t *od)
+{
+    if constexpr (mont_low_form<P>::value)
+        mont_row_reduce_low<P>(ev, od);
+    else
+        mont_row_reduce_any<P>(ev, od);
 }
 
 /* Row 0: ev, od = the products a b_0 (no sums yet), then the reduction. */
