@@ -48,7 +48,7 @@ template <int Z> __device__ __forceinline__ void chain_start(gpu_cc &c, uint32_t
 template <int Z>
 __device__ __forceinline__ uint32_t first_lo(gpu_cc &c, uint32_t a, uint32_t b, uint32_t d)
 {
-    if constexpr (Z == 0)
+    if constexpr (Z == 0 || Z == 4)
         return cc_mad_lo(c, a, b, d);
     else {
         chain_start<Z>(c, d);

@@ -164,6 +164,19 @@ GPU_HD void cc_none(const gpu_cc &c)
         gpu_cc_lost_ = 1;
 #endif
 }
+/* lo and hi of a b from one 64-bit product (mul.wide.u32: one IMAD.WIDE.U32 where mul.lo
+ * and mul.hi are two instructions). */
+GPU_HD void mul_wide(uint32_t a, uint32_t b, uint32_t &lo, uint32_t &hi)
+{
+#ifdef __CUDA_ARCH__
+    uint64_t r;
+    asm("mul.wide.u32 %0, %1, %2;" : "=l"(r) : "r"(a), "r"(b));
+#else
+    const uint64_t r = (uint64_t)a * b;
+#endif
+    lo = (uint32_t)r;
+    hi = (uint32_t)(r >> 32);
+}
 GPU_HD uint32_t mul_lo(uint32_t a, uint32_t b) { return a * b; }
 GPU_HD uint32_t mul_hi(uint32_t a, uint32_t b)
 {

@@ -256,10 +256,8 @@ template <class P> GPU_HD void mont_row0(uint32_t *ev, uint32_t *od, const uint3
     constexpr int N = P::N;
 #pragma unroll
     for (int j = 0; j < N; j += 2) {
-        ev[j] = mul_lo(a[j], bi);
-        ev[j + 1] = mul_hi(a[j], bi);
-        od[j] = mul_lo(a[j + 1], bi);
-        od[j + 1] = mul_hi(a[j + 1], bi);
+        mul_wide(a[j], bi, ev[j], ev[j + 1]);
+        mul_wide(a[j + 1], bi, od[j], od[j + 1]);
     }
     mont_row_reduce<P>(ev, od);
 }
@@ -414,10 +412,8 @@ template <class P> GPU_HD Fe<P> f_sqr_raw(const Fe<P> &a)
 #pragma unroll
     for (int k = 0; k < N; k += 2) {
         const uint32_t ce = sqr_word(a.v, a2, 0, k), co = sqr_word(a.v, a2, 0, k + 1);
-        x[k] = mul_lo(a.v[0], ce);
-        x[k + 1] = mul_hi(a.v[0], ce);
-        y[k] = mul_lo(a.v[0], co);
-        y[k + 1] = mul_hi(a.v[0], co);
+        mul_wide(a.v[0], ce, x[k], x[k + 1]);
+        mul_wide(a.v[0], co, y[k], y[k + 1]);
     }
     mont_row_reduce<P>(x, y);
     /* steps 1..N-1, the arrays' roles alternating as in f_mul_raw */
