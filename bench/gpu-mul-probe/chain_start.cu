@@ -22,14 +22,7 @@
 
 #include "gpu/ff/bls12_381.cuh"
 
-#define CK(x)                                                                           \
-    do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "common.cuh"
 
 static __constant__ uint32_t c_zero; /* 0; the compiler cannot see it */
 
@@ -136,17 +129,12 @@ template <class P, int Z> __global__ void k_chain(Fe<P> *x, const Fe<P> *y, int 
     x[i] = a;
 }
 
-static uint64_t rnd64(void)
-{
-    return ((uint64_t)rand() << 62) ^ ((uint64_t)rand() << 31) ^ (uint64_t)rand();
-}
-
 /* Random reduced values (a quarter with a zero word 0), 0, 1, p - 1. */
 template <class T> static void fill(T *x, int i, const T &mod, int L)
 {
     do {
         for (int k = 0; k < L; k++)
-            x->l[k] = rnd64();
+            x->l[k] = probe_rnd64();
         x->l[L - 1] &= (1ULL << 62) - 1;
     } while (x->l[L - 1] >= mod.l[L - 1]);
     if (i % 4 == 1)
@@ -163,64 +151,15 @@ template <class P, class T, int Z>
 static int run(const char *name, int L, const T &mod, void (*cpu_mul)(T *, const T *, const T *),
                int iters, int sms)
 {
-    const int n = 1 << 15;
-    typedef Fe<P> E;
-    E *ha = (E *)malloc(n * sizeof(E)), *hb = (E *)malloc(n * sizeof(E)), *ho = (E *)malloc(n * sizeof(E));
+    const int n = 1 << 15, total = sms * 8 * 256;
     srand(5 + Z);
-    for (int i = 0; i < n; i++) {
-        T x, y;
-        fill(&x, i, mod, L);
-        fill(&y, i + 7, mod, L);
-        memcpy(ha[i].v, x.l, 8 * L);
-        memcpy(hb[i].v, y.l, 8 * L);
-    }
-    E *da, *db, *dout;
-    CK(cudaMalloc(&da, n * sizeof(E)));
-    CK(cudaMalloc(&db, n * sizeof(E)));
-    CK(cudaMalloc(&dout, n * sizeof(E)));
-    CK(cudaMemcpy(da, ha, n * sizeof(E), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(db, hb, n * sizeof(E), cudaMemcpyHostToDevice));
-    CK(cudaMemset(dout, 0x77, n * sizeof(E)));
-    k_check<P, Z><<<n / 256, 256>>>(dout, da, db, n);
-    CK(cudaGetLastError());
-    CK(cudaMemcpy(ho, dout, n * sizeof(E), cudaMemcpyDeviceToHost));
-    int bad = 0;
-    for (int i = 0; i < n; i++) {
-        T x, y, w;
-        memcpy(x.l, ha[i].v, 8 * L);
-        memcpy(y.l, hb[i].v, 8 * L);
-        cpu_mul(&w, &x, &y);
-        if (memcmp(ho[i].v, w.l, 8 * L))
-            bad++;
-    }
-    const int total = sms * 8 * 256;
-    E *x, *y;
-    CK(cudaMalloc(&x, total * sizeof(E)));
-    CK(cudaMalloc(&y, total * sizeof(E)));
-    for (int off = 0; off < total; off += n) {
-        const int c = total - off < n ? total - off : n;
-        CK(cudaMemcpy(x + off, ha, c * sizeof(E), cudaMemcpyHostToDevice));
-        CK(cudaMemcpy(y + off, hb, c * sizeof(E), cudaMemcpyHostToDevice));
-    }
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    float best = 1e30f;
-    for (int r = 0; r < 4; r++) {
-        CK(cudaEventRecord(e0));
-        k_chain<P, Z><<<sms * 8, 256>>>(x, y, iters);
-        CK(cudaGetLastError());
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (r > 0 && ms < best)
-            best = ms;
-    }
+    int bad;
+    const float best = probe_product_round<Fe<P>, T>(
+        n, L, [&](T *x, int i) { fill(x, i, mod, L); }, cpu_mul,
+        [&](Fe<P> *o, const Fe<P> *a, const Fe<P> *b) { k_check<P, Z><<<n / 256, 256>>>(o, a, b, n); },
+        [&](Fe<P> *x, const Fe<P> *y) { k_chain<P, Z><<<sms * 8, 256>>>(x, y, iters); }, total, &bad);
     printf("| %s | Z%d | %d | %.2f | %.2f |\n", name, Z, bad, best,
            (double)total * iters / (best * 1e-3) / 1e9);
-    cudaFree(da), cudaFree(db), cudaFree(dout), cudaFree(x), cudaFree(y);
-    free(ha), free(hb), free(ho);
     return bad;
 }
 
@@ -230,8 +169,7 @@ int main(int argc, char **argv)
     CK(cudaSetDevice(0));
     if (gpu_consts_upload(0) != CUZK_OK)
         return 1;
-    int sms = 0;
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int sms = probe_sms();
     printf("| field | start | differ (32768 against the CPU) | ms | G products/s |\n"
            "| --- | --- | --- | --- | --- |\n");
     int bad = 0;

@@ -21,6 +21,8 @@
 
 #include "gpu/ff/bls12_381.cuh"
 
+#include "common.cuh"
+
 GPU_FIELD_PARAMS(FrAnyP, 8, fr)
 
 /* Formulations of the low-form reduction row, to find one that ptxas keeps as wide
@@ -153,15 +155,6 @@ template <int V> GPU_HD fr_t mul_v(const fr_t &a, const fr_t &b)
     return f_reduce_once<FrP>(mont_last_division<FrP>(x, y), 0);
 }
 
-#define CK(x)                                                                       \
-    do {                                                                            \
-        cudaError_t e_ = (x);                                                       \
-        if (e_ != cudaSuccess) {                                                    \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            exit(1);                                                                \
-        }                                                                           \
-    } while (0)
-
 template <class P> __device__ __forceinline__ Fe<P> cast(const fr_t &x)
 {
     Fe<P> r;
@@ -248,7 +241,7 @@ static void rand_fr(cuzk_fr *r)
 {
     do {
         for (int k = 0; k < 4; k++)
-            r->l[k] = ((uint64_t)rand() << 62) ^ ((uint64_t)rand() << 31) ^ (uint64_t)rand();
+            r->l[k] = probe_rnd64();
         r->l[3] &= (1ULL << 63) - 1;
     } while (r->l[3] >= CUZK_FR_MODULUS.l[3]);
 }
@@ -318,8 +311,7 @@ int main(int argc, char **argv)
     if (bad)
         return 1;
 
-    int sms = 0;
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int sms = probe_sms();
     const int threads = 256;
     printf("| kernel | form | blocks/SM | ms | G products/s |\n| --- | --- | --- | --- | --- |\n");
     for (int bps = 2; bps <= 8; bps *= 2) {
@@ -335,40 +327,23 @@ int main(int argc, char **argv)
             CK(cudaMemcpy(y + off, hb, c * sizeof(fr_t), cudaMemcpyHostToDevice));
         }
         for (int mode = 0; mode < 4; mode++) {
-            cudaEvent_t e0, e1;
-            CK(cudaEventCreate(&e0));
-            CK(cudaEventCreate(&e1));
-            float best = 1e30f;
-            for (int run = 0; run < 4; run++) {
-                CK(cudaEventRecord(e0));
+            const float best = probe_best_ms([&] {
                 switch (mode) {
                 case 0: k_chain<FrAnyP><<<sms * bps, threads>>>(x, y, iters); break;
                 case 1: k_chain<FrP><<<sms * bps, threads>>>(x, y, iters); break;
                 case 2: k_bfly<FrAnyP><<<sms * bps, threads>>>(x, z, y, iters); break;
                 default: k_bfly<FrP><<<sms * bps, threads>>>(x, z, y, iters); break;
                 }
-                CK(cudaGetLastError());
-                CK(cudaEventRecord(e1));
-                CK(cudaEventSynchronize(e1));
-                float ms;
-                CK(cudaEventElapsedTime(&ms, e0, e1));
-                if (run > 0 && ms < best)
-                    best = ms;
-            }
+            });
             const double prods = (double)total * iters;
             printf("| %s | %s | %d | %.2f | %.2f |\n", mode < 2 ? "chain" : "butterfly",
                    mode & 1 ? "low" : "every product", bps, best, prods / (best * 1e-3) / 1e9);
         }
         if (bps == 8)
             for (int mode = 0; mode < 2 * NV; mode++) {
-                cudaEvent_t e0, e1;
-                CK(cudaEventCreate(&e0));
-                CK(cudaEventCreate(&e1));
-                float best = 1e30f;
-                for (int run = 0; run < 4; run++) {
-                    CK(cudaEventRecord(e0));
-                    const int v = mode % NV;
-                    const bool bf = mode >= NV;
+                const int v = mode % NV;
+                const bool bf = mode >= NV;
+                const float best = probe_best_ms([&] {
 #define LAUNCH_V(V)                                                                   \
     if (v == V) {                                                                     \
         if (bf)                                                                       \
@@ -378,14 +353,7 @@ int main(int argc, char **argv)
     }
                     LAUNCH_V(0) LAUNCH_V(1) LAUNCH_V(2) LAUNCH_V(3) LAUNCH_V(4)
                     LAUNCH_V(5) LAUNCH_V(6) LAUNCH_V(7)
-                    CK(cudaGetLastError());
-                    CK(cudaEventRecord(e1));
-                    CK(cudaEventSynchronize(e1));
-                    float ms;
-                    CK(cudaEventElapsedTime(&ms, e0, e1));
-                    if (run > 0 && ms < best)
-                        best = ms;
-                }
+                });
                 const double prods = (double)total * iters;
                 printf("| %s | V%d | %d | %.2f | %.2f |\n", mode < NV ? "chain" : "butterfly",
                        mode % NV, bps, best, prods / (best * 1e-3) / 1e9);

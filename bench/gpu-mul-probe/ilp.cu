@@ -21,14 +21,7 @@
 #include "cuzk/ec.h"
 #include "gpu/ec/xyzz.cuh"
 
-#define CK(x)                                                                           \
-    do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "common.cuh"
 
 #define NPTS 4096 /* the table of points (a power of two) */
 
@@ -88,8 +81,7 @@ int main(int argc, char **argv)
     g1_aff_t *dp;
     CK(cudaMalloc(&dp, NPTS * sizeof(g1_aff_t)));
     CK(cudaMemcpy(dp, hp, NPTS * sizeof(g1_aff_t), cudaMemcpyHostToDevice));
-    int sms = 0;
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int sms = probe_sms();
     printf("| kernel | registers bound | ms | G additions/s |\n| --- | --- | --- | --- |\n");
     const int streams = sms * 128 * 24; /* accumulators in all: many waves for each kernel */
     g1_xyzz_t *o1, *o2;
@@ -100,26 +92,14 @@ int main(int argc, char **argv)
     int bad = 0;
     for (int K = 0; K < 3; K++) {
         CK(cudaMemset(o2, 0x11, streams * sizeof(g1_xyzz_t)));
-        cudaEvent_t e0, e1;
-        CK(cudaEventCreate(&e0));
-        CK(cudaEventCreate(&e1));
-        float best = 1e30f;
-        for (int r = 0; r < 4; r++) {
-            CK(cudaEventRecord(e0));
+        const float best = probe_best_ms([&] {
             if (K == 0)
                 k_s1<<<streams / 128, 128>>>(o1, dp, iters);
             else if (K == 1)
                 k_s2<1><<<streams / 256, 128>>>(o2, dp, iters);
             else
                 k_s2<2><<<streams / 256, 128>>>(o2, dp, iters);
-            CK(cudaGetLastError());
-            CK(cudaEventRecord(e1));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (r > 0 && ms < best)
-                best = ms;
-        }
+        });
         printf("| %s | %s | %.2f | %.3f |\n", K == 0 ? "one accumulator a thread" : "two accumulators a thread",
                K == 0 ? "3 blocks of 128" : K == 1 ? "1 block" : "2 blocks", best,
                (double)streams * iters / (best * 1e-3) / 1e9);
