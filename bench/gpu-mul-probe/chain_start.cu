@@ -156,8 +156,8 @@ static int run(const char *name, int L, const T &mod, void (*cpu_mul)(T *, const
     int bad;
     const float best = probe_product_round<Fe<P>, T>(
         n, L, [&](T *x, int i) { fill(x, i, mod, L); }, cpu_mul,
-        [&](Fe<P> *o, const Fe<P> *a, const Fe<P> *b) { k_check<P, Z><<<n / 256, 256>>>(o, a, b, n); },
-        [&](Fe<P> *x, const Fe<P> *y) { k_chain<P, Z><<<sms * 8, 256>>>(x, y, iters); }, total, &bad);
+        [&](Fe<P> *o, const Fe<P> *a, const Fe<P> *b) { k_check<P, Z><<<n / 256, 256, 0, cudaStreamLegacy>>>(o, a, b, n); },
+        [&](Fe<P> *x, const Fe<P> *y) { k_chain<P, Z><<<sms * 8, 256, 0, cudaStreamLegacy>>>(x, y, iters); }, total, &bad);
     printf("| %s | Z%d | %d | %.2f | %.2f |\n", name, Z, bad, best,
            (double)total * iters / (best * 1e-3) / 1e9);
     return bad;

@@ -285,7 +285,7 @@ int main(int argc, char **argv)
     CK(cudaMemcpy(db, hb, n * sizeof(fr_t), cudaMemcpyHostToDevice));
     CK(cudaMemset(dl, 0x5a, n * sizeof(fr_t)));
     CK(cudaMemset(dg, 0xa5, n * sizeof(fr_t)));
-    k_check<<<n / 256, 256>>>(dl, dg, dv, da, db, n);
+    k_check<<<n / 256, 256, 0, cudaStreamLegacy>>>(dl, dg, dv, da, db, n);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(hl, dl, n * sizeof(fr_t), cudaMemcpyDeviceToHost));
@@ -329,10 +329,10 @@ int main(int argc, char **argv)
         for (int mode = 0; mode < 4; mode++) {
             const float best = probe_best_ms([&] {
                 switch (mode) {
-                case 0: k_chain<FrAnyP><<<sms * bps, threads>>>(x, y, iters); break;
-                case 1: k_chain<FrP><<<sms * bps, threads>>>(x, y, iters); break;
-                case 2: k_bfly<FrAnyP><<<sms * bps, threads>>>(x, z, y, iters); break;
-                default: k_bfly<FrP><<<sms * bps, threads>>>(x, z, y, iters); break;
+                case 0: k_chain<FrAnyP><<<sms * bps, threads, 0, cudaStreamLegacy>>>(x, y, iters); break;
+                case 1: k_chain<FrP><<<sms * bps, threads, 0, cudaStreamLegacy>>>(x, y, iters); break;
+                case 2: k_bfly<FrAnyP><<<sms * bps, threads, 0, cudaStreamLegacy>>>(x, z, y, iters); break;
+                default: k_bfly<FrP><<<sms * bps, threads, 0, cudaStreamLegacy>>>(x, z, y, iters); break;
                 }
             });
             const double prods = (double)total * iters;
@@ -347,9 +347,9 @@ int main(int argc, char **argv)
 #define LAUNCH_V(V)                                                                   \
     if (v == V) {                                                                     \
         if (bf)                                                                       \
-            k_vbfly<V><<<sms * bps, threads>>>(x, z, y, iters);                       \
+            k_vbfly<V><<<sms * bps, threads, 0, cudaStreamLegacy>>>(x, z, y, iters);                       \
         else                                                                          \
-            k_vchain<V><<<sms * bps, threads>>>(x, y, iters);                         \
+            k_vchain<V><<<sms * bps, threads, 0, cudaStreamLegacy>>>(x, y, iters);                         \
     }
                     LAUNCH_V(0) LAUNCH_V(1) LAUNCH_V(2) LAUNCH_V(3) LAUNCH_V(4)
                     LAUNCH_V(5) LAUNCH_V(6) LAUNCH_V(7)

@@ -94,11 +94,11 @@ int main(int argc, char **argv)
         CK(cudaMemset(o2, 0x11, streams * sizeof(g1_xyzz_t)));
         const float best = probe_best_ms([&] {
             if (K == 0)
-                k_s1<<<streams / 128, 128>>>(o1, dp, iters);
+                k_s1<<<streams / 128, 128, 0, cudaStreamLegacy>>>(o1, dp, iters);
             else if (K == 1)
-                k_s2<1><<<streams / 256, 128>>>(o2, dp, iters);
+                k_s2<1><<<streams / 256, 128, 0, cudaStreamLegacy>>>(o2, dp, iters);
             else
-                k_s2<2><<<streams / 256, 128>>>(o2, dp, iters);
+                k_s2<2><<<streams / 256, 128, 0, cudaStreamLegacy>>>(o2, dp, iters);
         });
         printf("| %s | %s | %.2f | %.3f |\n", K == 0 ? "one accumulator a thread" : "two accumulators a thread",
                K == 0 ? "3 blocks of 128" : K == 1 ? "1 block" : "2 blocks", best,

@@ -251,8 +251,8 @@ static int dev_run(const char *name, int L, const T &mod, void (*cpu_mul)(T *, c
     int bad;
     const float best = probe_product_round<Fe<P>, T>(
         n, L, [&](T *x, int i) { fill(x, i, mod, L, false); }, cpu_mul,
-        [&](Fe<P> *o, const Fe<P> *a, const Fe<P> *b) { k_check<P, K><<<n / 256, 256>>>(o, a, b, n); },
-        [&](Fe<P> *x, const Fe<P> *y) { k_chain<P, K><<<sms * 8, 256>>>(x, y, iters); }, total, &bad);
+        [&](Fe<P> *o, const Fe<P> *a, const Fe<P> *b) { k_check<P, K><<<n / 256, 256, 0, cudaStreamLegacy>>>(o, a, b, n); },
+        [&](Fe<P> *x, const Fe<P> *y) { k_chain<P, K><<<sms * 8, 256, 0, cudaStreamLegacy>>>(x, y, iters); }, total, &bad);
     printf("| %s | %s | %d | %.2f | %.2f |\n", name, K ? "karatsuba" : "f_mul", bad, best,
            (double)total * iters / (best * 1e-3) / 1e9);
     return bad;

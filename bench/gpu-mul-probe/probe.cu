@@ -226,7 +226,7 @@ int main(int argc, char **argv) {
     CK(cudaMemcpy(db, hb, n * sizeof(fp_t), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dad, had, n * sizeof(fd), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dbd, hbd, n * sizeof(fd), cudaMemcpyHostToDevice));
-    k_check<<<n / 128, 128>>>(doi, dod, da, db, dad, dbd, n);
+    k_check<<<n / 128, 128, 0, cudaStreamLegacy>>>(doi, dod, da, db, dad, dbd, n);
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(hi_, doi, n * sizeof(fp_t), cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(hod, dod, n * sizeof(fd), cudaMemcpyDeviceToHost));
@@ -271,11 +271,11 @@ int main(int argc, char **argv) {
             for (int run = 0; run < 4; run++) {
                 cudaEventRecord(e0);
                 if (mode == 0)
-                    k_bench<0><<<sms * blocks_per_sm, threads>>>(xi, xd, bi, bdd, iters);
+                    k_bench<0><<<sms * blocks_per_sm, threads, 0, cudaStreamLegacy>>>(xi, xd, bi, bdd, iters);
                 else if (mode == 1)
-                    k_bench<1><<<sms * blocks_per_sm, threads>>>(xi, xd, bi, bdd, iters);
+                    k_bench<1><<<sms * blocks_per_sm, threads, 0, cudaStreamLegacy>>>(xi, xd, bi, bdd, iters);
                 else
-                    k_bench<2><<<sms * blocks_per_sm, threads>>>(xi, xd, bi, bdd, iters);
+                    k_bench<2><<<sms * blocks_per_sm, threads, 0, cudaStreamLegacy>>>(xi, xd, bi, bdd, iters);
                 cudaEventRecord(e1);
                 CK(cudaEventSynchronize(e1));
                 float ms;
