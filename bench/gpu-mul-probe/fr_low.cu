@@ -57,9 +57,9 @@ template <int V> GPU_HD void red_v(uint32_t *ev, uint32_t *od)
             ev[j + 1] = cc_madc_hi(c, m, P::p(j), ev[j + 1]);
         }
         od[N - 1] = cc_addc_end(c, od[N - 1], 0);
-    } else if constexpr (V == 2) {
+    } else if constexpr (V == 2 || V == 5) {
         gpu_cc c;
-        const uint32_t m = 0u - ev[0];
+        const uint32_t m = V == 5 ? ev[0] * P::n0() : 0u - ev[0];
         od[0] = cc_mad_lo(c, m, P::p(1), od[0]);
         od[1] = cc_madc_hi(c, m, P::p(1), od[1]);
 #pragma unroll
@@ -76,31 +76,14 @@ template <int V> GPU_HD void red_v(uint32_t *ev, uint32_t *od)
             ev[j + 1] = cc_madc_hi(c, m, P::p(j), ev[j + 1]);
         }
         od[N - 1] = cc_addc_end(c, od[N - 1], 0);
-    } else if constexpr (V == 5) {
-        gpu_cc c;
-        const uint32_t m = ev[0] * P::n0();
-        od[0] = cc_mad_lo(c, m, P::p(1), od[0]);
-        od[1] = cc_madc_hi(c, m, P::p(1), od[1]);
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            od[j] = cc_madc_lo(c, m, P::p(j + 1), od[j]);
-            od[j + 1] = cc_madc_hi(c, m, P::p(j + 1), od[j + 1]);
-        }
-        cc_none(c);
-        ev[0] = cc_add(c, ev[0], m);
-        ev[1] = cc_addc(c, ev[1], 0);
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            ev[j] = cc_madc_lo(c, m, P::p(j), ev[j]);
-            ev[j + 1] = cc_madc_hi(c, m, P::p(j), ev[j + 1]);
-        }
-        od[N - 1] = cc_addc_end(c, od[N - 1], 0);
-    } else {
+    } else if constexpr (V == 7) {
+        mont_row_reduce_low<P>(ev, od);
+    } else { /* V3, V4, V6 */
         gpu_cc c;
         const uint32_t t0 = ev[0];
-        const uint32_t m = V >= 6 ? t0 * P::n0() : 0u - t0;
+        const uint32_t m = V == 6 ? t0 * P::n0() : 0u - t0;
         const uint32_t mh = m - ((t0 | m) >> 31);
-        if constexpr (V == 3 || V == 6) {
+        const auto odd = [&] {
             od[1] = cc_add(c, od[1], mh);
 #pragma unroll
             for (int j = 2; j < N; j += 2) {
@@ -108,7 +91,9 @@ template <int V> GPU_HD void red_v(uint32_t *ev, uint32_t *od)
                 od[j + 1] = cc_madc_hi(c, m, P::p(j + 1), od[j + 1]);
             }
             cc_none(c);
-        }
+        };
+        if constexpr (V != 4)
+            odd();
         ev[0] = cc_add(c, ev[0], m);
         ev[1] = cc_addc(c, ev[1], t0);
 #pragma unroll
@@ -117,15 +102,8 @@ template <int V> GPU_HD void red_v(uint32_t *ev, uint32_t *od)
             ev[j + 1] = cc_madc_hi(c, m, P::p(j), ev[j + 1]);
         }
         od[N - 1] = cc_addc_end(c, od[N - 1], 0);
-        if constexpr (V == 4 || V == 7) {
-            od[1] = cc_add(c, od[1], mh);
-#pragma unroll
-            for (int j = 2; j < N; j += 2) {
-                od[j] = cc_madc_lo(c, m, P::p(j + 1), od[j]);
-                od[j + 1] = cc_madc_hi(c, m, P::p(j + 1), od[j + 1]);
-            }
-            cc_none(c);
-        }
+        if constexpr (V == 4)
+            odd();
     }
 }
 #define NV 8

@@ -193,8 +193,8 @@ GPU_HD void mont_odd_chain_shift(gpu_cc &c, uint32_t *od, X x, uint32_t y)
  * m is still formed by a multiplication (t_0 n0, n0 = -1 from the constant bank): with
  * m = 0 - t_0 ptxas split the products of the whole row into separate lo and hi
  * multiply-adds (IMAD.X + IMAD.HI.U32.X instead of IMAD.WIDE.U32.X) and the product got 5 %
- * slower; so formed it keeps them wide, and Fr products ran 9 % faster in a dependent chain
- * (bench/gpu-mul-probe/fr_low.cu, bench/RESULTS.md). */
+ * slower; so formed it keeps them wide, and Fr products ran 7.5 % faster in a dependent
+ * chain (bench/gpu-mul-probe/fr_low.cu's V7, bench/RESULTS.md). */
 template <class P> struct mont_low_form {
     static constexpr bool value = false;
 };
