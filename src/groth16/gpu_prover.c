@@ -276,6 +276,11 @@ unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk)
     return r;
 }
 
+bool cuzk_gpu_key_h_affine(const cuzk_gpu_key *gk)
+{
+    return gk && gk->h && cuzk_gpu_msm_accumulation_used(gk->h) == CUZK_GPU_MSM_ACC_AFFINE;
+}
+
 cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int device,
                                 const cuzk_gpu_opts *opts)
 {
@@ -471,6 +476,12 @@ unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk)
 {
     (void)gk;
     return 0;
+}
+
+bool cuzk_gpu_key_h_affine(const cuzk_gpu_key *gk)
+{
+    (void)gk;
+    return false;
 }
 
 bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk)

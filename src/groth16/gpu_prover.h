@@ -98,6 +98,9 @@ bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);
  * when the key is made). */
 #define CUZK_GPU_KEY_BASES_NAMES {"H", "A", "B1", "L", "B2"}
 unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk);
+/* Whether the H MSM's last run accumulated with batch-affine rounds (false before the first
+ * proof, for XYZZ, and in a build without CUDA). */
+bool cuzk_gpu_key_h_affine(const cuzk_gpu_key *gk);
 /* Visible devices (CUDA builds; 1 otherwise, where making a key reports the missing GPU). */
 unsigned cuzk_gpu_prover_devices(void);
 

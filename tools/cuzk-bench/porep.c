@@ -9,6 +9,9 @@
 
 #include "bench.h"
 #include "config.h"
+#ifdef CUZK_HAVE_CUDA
+#include "cuzk/gpu.h"
+#endif
 #include "gen/porep.h"
 #include "groth16/gpu_prover.h"
 #include "util/parallel.h"
@@ -25,6 +28,8 @@ typedef struct {
     double dev[MAX_RUNS]; /* device time (locks held), summed over the devices */
     double stage[DEV_STAGES][MAX_RUNS]; /* the device time by stage (cuzk_prove_timings) */
     unsigned streamed; /* cuzk_gpu_key_streamed of device 0's key */
+    bool h_affine;     /* cuzk_gpu_key_h_affine of device 0's key after the last run */
+    double free_gib;   /* device 0's free memory then (GiB; 0 when not known) */
     double key_ms;
     int runs;
     cuzk_proof *proofs;
@@ -95,6 +100,14 @@ static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w
         for (int j = 0; j < DEV_STAGES; j++)
             res->stage[j][i] = st[j];
         res->runs = i + 1;
+    }
+    if (be == CUZK_BACKEND_GPU) {
+        res->h_affine = cuzk_gpu_key_h_affine(gk[0]);
+#ifdef CUZK_HAVE_CUDA
+        cuzk_gpu_device_info di;
+        if (cuzk_gpu_device_query(&di, 0) == CUZK_OK)
+            res->free_gib = (double)di.free_mem / (1u << 30);
+#endif
     }
     free_keys(gk, ndev);
     return 0;
@@ -233,6 +246,8 @@ int cuzk_bench_porep(int argc, char **argv)
             for (int j = 0; j < DEV_STAGES; j++)
                 printf(" %s %.1f", stage_names[j], cuzk_median(r->stage[j], (size_t)r->runs));
             printf("\n");
+            printf("%s H MSM accumulation: %s; device free with the key resident: %.1f GiB\n",
+                   r->name, r->h_affine ? "batch-affine" : "XYZZ", r->free_gib);
             if (r->streamed) {
                 static const char *const names[] = CUZK_GPU_KEY_BASES_NAMES;
                 printf("%s bases streamed from host memory:", r->name);
@@ -259,7 +274,8 @@ int cuzk_bench_porep(int argc, char **argv)
                     for (int j = 0; j < DEV_STAGES; j++)
                         printf("%s\"%s_ms\":%.1f", j ? "," : "", stage_names[j],
                                cuzk_median(r->stage[j], (size_t)r->runs));
-                    printf("},\"%s_streamed\":%u", r->name, r->streamed);
+                    printf("},\"%s_streamed\":%u,\"%s_h_affine\":%s", r->name, r->streamed,
+                           r->name, r->h_affine ? "true" : "false");
                 }
             }
             if (same >= 0)
