@@ -6,8 +6,8 @@
  * file runs them on a domain's stream. In short: passes of at most NTT_TMAX radix-2 stages
  * done in shared memory by blocks of 2^NTT_ELOG elements (fewer below 2^18: ntt_elog_for),
  * one stage per trip through shared memory (radix-2 rounds, 4 blocks a multiprocessor),
- * twiddles read from one table (one multiplication a butterfly; the first pass of a
- * transform above 2^NTT_TLOG forms its own), DIF passes (natural in, bit-reversed out)
+ * twiddles read from tables (one multiplication a butterfly; the first pass of a
+ * transform above 2^NTT_TLOG reads W0, n/2 entries filled on the device), DIF passes (natural in, bit-reversed out)
  * paired with DIT passes (bit-reversed in, natural out) in the H step so that it needs no bit
  * reversal (bellman's needs one, at its end), the coset scalings and the a b - c fused into
  * the passes, and a tiled bit reversal for the natural-order transforms.
@@ -18,13 +18,12 @@
  *    = 4 (4 x 8 GiB). The H step: 6 passes a slot (DIF, DIT) for a, b and c, the last one
  *    also reading a and b (a b - c); bellman's adds a DIF of a (3 passes) and a bit
  *    reversal. The bit reversal runs at ~3.5 TB/s (0.30 ms at 2^24); the passes are bound by
- *    the multiprocessors, not by memory (~11-16 % of the DRAM bandwidth).
- *  - Fr products (Montgomery, 8 x 8 + 8 x 8 word products and 8 for the reduction factors):
- *    one a butterfly in every pass read from W, none in the network's last stage (tau = 1);
- *    the first pass of 2^k > 2^18 forms its twiddles: 1.27 products a butterfly at 2^24
- *    (t = 8), 1.23 at 2^27 (t = 9). In all: 1.047 products a butterfly at 2^24 (25.1 x 2^23
- *    for 24 x 2^23 butterflies), 1.040 at 2^27 (28.1 x 2^26 for 27 x 2^26); the inverse
- *    adds one an element (1/n, fused into the last pass).
+ *    the multiprocessors' integer multiply-adds, not by memory (~11-16 % of the DRAM
+ *    bandwidth; the first pass above 2^18 also reads each entry of W0 once: 16 n bytes).
+ *  - Fr products (Montgomery, 8 x 8 + 8 x 8 word products less the reduction rows' products
+ *    by r's two low words): one a butterfly, none in the network's last stage (tau = 1):
+ *    (k - 1) 2^(k-1) for k 2^(k-1) butterflies; the inverse adds one an element (1/n, fused
+ *    into the last pass).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -60,10 +59,6 @@ __global__ void __launch_bounds__(NTT_THREADS, NTT_MINB) ntt_pass_kernel(const n
     const size_t blk = blockIdx.x;
     ntt_phase_load(a, s, blk, threadIdx.x, blockDim.x);
     ntt_phase_prep(a, s, blk, threadIdx.x, blockDim.x);
-    if (a.gen) {
-        __syncthreads();
-        ntt_phase_tw<INV>(a, s, threadIdx.x, blockDim.x);
-    }
     __syncthreads();
     const unsigned nc = ntt_nchunks(a.t);
     for (unsigned i = 0; i < nc; i++) {
@@ -71,6 +66,14 @@ __global__ void __launch_bounds__(NTT_THREADS, NTT_MINB) ntt_pass_kernel(const n
         __syncthreads();
     }
     ntt_phase_store(a, s, blk, threadIdx.x, blockDim.x);
+}
+
+/* W0 (ntt.cuh): entries 0 .. n of omega_n^x from the three-level table. */
+__global__ void ntt_w0_kernel(fr_t *w0, const fr_t *tab3, size_t n)
+{
+    const size_t x = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (x < n)
+        ntt_w0_at(w0, tab3, x);
 }
 
 __global__ void __launch_bounds__(NTT_THREADS) ntt_brv_kernel(fr_t *x, unsigned k)
@@ -104,19 +107,26 @@ extern "C" void cuzk_gpu_domain_free(cuzk_gpu_domain *d)
     free(d);
 }
 
-/* The plan and its tables (W at most 4 MiB, the rest small), computed on the host and
- * copied to the device. */
+/* The plan and its tables: W (at most 4 MiB) and the small ones computed on the host and
+ * copied to the device, W0 (above 2^NTT_TLOG: 16 n bytes) filled there. */
 static cuzk_err domain_init(cuzk_gpu_domain *d)
 {
     cuzk_fr *tab = NULL;
     GPU_TRY(ntt_tables_make(&d->c, &tab, d->k, d->family, ntt_elog_for(d->k), NTT_TMAX,
-                                  NTT_TLOG));
+                            NTT_TLOG, false));
     cudaError_t ce = cudaMalloc(&d->tables, d->c.n_tab * sizeof(fr_t));
     if (ce == cudaSuccess)
-        ce = cudaMemcpy(d->tables, tab, d->c.n_tab * sizeof(fr_t), cudaMemcpyHostToDevice);
+        ce = cudaMemcpy(d->tables, tab, d->c.n_host * sizeof(fr_t), cudaMemcpyHostToDevice);
     free(tab);
     GPU_CHECK(ce);
     d->c.tab = d->tables;
+    if (d->c.plan.w0) {
+        const size_t nw0 = d->c.n_tab - d->c.off_w0;
+        ntt_w0_kernel<<<gpu_blocks(nw0, 256), 256, 0, d->stream>>>(
+            d->tables + d->c.off_w0, d->tables + d->c.off_w3, nw0);
+        GPU_CHECK_LAUNCH(ntt_w0_kernel);
+        GPU_CHECK(cudaStreamSynchronize(d->stream));
+    }
     return CUZK_OK;
 }
 

@@ -26,13 +26,13 @@
  *    read through the cache: tau_r(x) = W[x 2^(L-(k-s0)+r)]. The inverse direction uses
  *    the same table: omega_N^-x = -omega_N^(N/2 - x), i.e. -W[2^(L-1) - idx]; the minus sign
  *    is taken by the butterfly (DIF: (u + v, (v - u) W'), DIT: (u - v W', u + v W')).
- *  - the first pass of a large transform (2^k > 2^tlog) cannot have a full table: tau =
- *    A_r(lo) B_r(m') with A_r(lo) = omega_(N_r)^lo (per block, from three 1024-entry power
- *    tables) and B_r(m') = omega_(2^(t-r))^m' = W[m' 2^(L-t+r)]. In the first round (stages
- *    0..R0-1) every thread's twiddles are distinct from every other thread's, so it forms
- *    them itself (one multiplication each); the later stages' twiddles are formed once per
- *    block into shared memory. That is about one multiplication per distinct twiddle, the
- *    least possible without an n-sized table.
+ *  - the first pass of a large transform (2^k > 2^tlog) reads its own table the same way:
+ *    W0[j] = omega_n^j, j <= n/2 (L = k; 16 n bytes: 2 GiB at 2^27), filled on the device
+ *    from three 1024-entry power tables (ntt_pow3, two products an entry). Each of its
+ *    twiddles is read once from memory (32 n bytes a pass, half the pass's own traffic;
+ *    the passes are bound by their products, not by memory). Forming them instead (A_r(lo)
+ *    B_r(m'), about one product per distinct twiddle) made that pass 26 % slower than the
+ *    next at 2^24 (1.76 against 1.42 ms, bench/RESULTS.md, session 12).
  *  - the last stage of the last DIF pass (first of the first DIT pass) has tau = 1: no
  *    multiplication.
  * Fused scalings: the last DIF pass can multiply its outputs by a constant or by
@@ -93,6 +93,12 @@ GPU_HD fr_t ntt_pow3(const fr_t *tab, size_t x)
     return f_mul<FrP>(f, hd_ld(tab + 2 * NTT_TAB + (x >> 20)));
 }
 
+/* Entry x of W0 (omega_n^x) from the three-level table of omega_n (device and host fill). */
+GPU_HD void ntt_w0_at(fr_t *w0, const fr_t *tab3, size_t x)
+{
+    w0[x] = ntt_pow3(tab3, x);
+}
+
 /* ---- rounds: one stage of a pass each (chunk ci is stage r = ci). The round code
  * (ntt_phase_round) is written for chunks of R stages; one stage a round measured fastest on
  * the H200: the passes are bound by the latency of the products' carry chains, and a thread
@@ -139,12 +145,12 @@ static inline unsigned ntt_elog_for(unsigned k)
 struct ntt_plan {
     unsigned k, elog, npass;
     unsigned L;   /* W holds the powers of omega_(2^L) */
-    bool gen0;    /* pass 0 forms its twiddles (2^k > 2^tlog) */
+    bool w0;      /* pass 0 reads W0, the table of omega_n (2^k > 2^tlog) */
     unsigned s0[NTT_MAXPASS], t[NTT_MAXPASS];
 };
 
 /* The passes of 2^k: elog clamped to k, at most tmax stages a pass, the first passes one
- * stage longer when k is not a multiple; the first pass forms its twiddles when 2^k > 2^tlog.
+ * stage longer when k is not a multiple; the first pass reads W0 when 2^k > 2^tlog.
  * The device plans with ntt_elog_for(k), NTT_TMAX and NTT_TLOG; the host test also with other
  * geometries (more passes and sub-problems at small k). False when the geometry is not
  * supported (too many passes; tables out of range). */
@@ -172,12 +178,12 @@ static inline bool ntt_plan_make(ntt_plan *p, unsigned k, unsigned elog, unsigne
         if (t > tm)
             tm = t;
     }
-    p->gen0 = k > tlog;
+    p->w0 = k > tlog;
     unsigned L = tm;
-    for (unsigned i = p->gen0 ? 1 : 0; i < p->npass; i++)
+    for (unsigned i = p->w0 ? 1 : 0; i < p->npass; i++)
         if (k - p->s0[i] > L)
             L = k - p->s0[i];
-    if (p->gen0 && p->npass > 1 && k - p->s0[1] > tlog)
+    if (p->w0 && p->npass > 1 && k - p->s0[1] > tlog)
         return false; /* a second pass too large for W */
     p->L = L;
     /* the coset scaling of the last pass: bitrev_(k-t)(hi) < 2^20 */
@@ -191,9 +197,11 @@ struct ntt_ctx {
     ntt_plan plan;
     const fr_t *tab;          /* the array (device or host memory) */
     size_t n_tab;
+    size_t n_host;            /* the entries before W0 (all when there is none) */
     size_t off_w;             /* W: 2^(L-1) + 1 entries */
-    size_t off_gen[2];        /* [dir]: omega_n^(+-j), ^(+-1024 j), ^(+-2^20 j): 3 x 1024 */
+    size_t off_w3;            /* with W0: omega_n^j, ^(1024 j), ^(2^20 j), 3 x 1024 entries */
     size_t off_sc[2];         /* coset scalings: Cs (2^t_last), P0 (1024), P1 (1024) */
+    size_t off_w0;            /* W0 (plan.w0): 2^(k-1) + 1 entries, last */
     bool has_sc[2];           /* 0: to the coset (1/n) s^i; 1: bellman back (zinv/n) g^-i */
     fr_t n_inv;               /* 1/n */
 };
@@ -230,9 +238,11 @@ static inline void ntt_scale_fill(cuzk_fr *tab, unsigned k, unsigned tl, const c
 
 /* Plans the domain and fills its tables in a new host array (*host, free() it). The coset
  * scalings: snarkjs (k < two-adicity): s = omega_2n; bellman: s = g (7), and back with
- * s = g^-1, pre = (g^n - 1)^-1 / n. */
+ * s = g^-1, pre = (g^n - 1)^-1 / n. W0 (plan.w0), the last c->n_tab - c->n_host entries:
+ * with host_w0 in the host array too, filled there (the host test); else left out of it (the
+ * device fills it from the three-level table at off_w3 with ntt_pow3, as the host does). */
 static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, cuzk_roots fam,
-                                       unsigned elog, unsigned tmax, unsigned tlog)
+                                       unsigned elog, unsigned tmax, unsigned tlog, bool host_w0)
 {
     memset(c, 0, sizeof *c);
     *host = NULL;
@@ -244,10 +254,8 @@ static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, c
     size_t n = 0;
     c->off_w = n;
     n += ((size_t)1 << (p.L - 1)) + 1;
-    if (p.gen0) {
-        c->off_gen[0] = n;
-        n += 3 * NTT_TAB;
-        c->off_gen[1] = n;
+    if (p.w0) {
+        c->off_w3 = n;
         n += 3 * NTT_TAB;
     }
     c->has_sc[0] = fam == CUZK_ROOTS_BELLMAN || k < CUZK_FR_TWO_ADICITY;
@@ -257,8 +265,13 @@ static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, c
             c->off_sc[i] = n;
             n += ((size_t)1 << tl) + 2 * NTT_TAB;
         }
+    c->n_host = n;
+    if (p.w0) {
+        c->off_w0 = n;
+        n += ((size_t)1 << (k - 1)) + 1;
+    }
     c->n_tab = n;
-    cuzk_fr *tab = (cuzk_fr *)calloc(n, sizeof(cuzk_fr));
+    cuzk_fr *tab = (cuzk_fr *)calloc(host_w0 ? c->n_tab : c->n_host, sizeof(cuzk_fr));
     if (!tab)
         return cuzk_error_set(CUZK_ENOMEM, "gpu ntt: host twiddle tables");
     cuzk_fr one, w, nn, n_inv;
@@ -269,24 +282,22 @@ static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, c
         return e;
     }
     ntt_host_powers(tab + c->off_w, &one, &w, ((size_t)1 << (p.L - 1)) + 1);
-    if (p.gen0) {
-        cuzk_fr wn, wd, b;
+    if (p.w0) {
+        cuzk_fr wn, b;
         e = cuzk_fr_root_of_unity(&wn, k, fam);
         if (e != CUZK_OK) {
             free(tab);
             return e;
         }
-        for (int dir = 0; dir < 2; dir++) {
-            wd = wn;
-            if (dir)
-                cuzk_fr_inv(&wd, &wn);
-            cuzk_fr *t3 = tab + c->off_gen[dir];
-            ntt_host_powers(t3, &one, &wd, NTT_TAB);
-            ntt_host_pow2k(&b, &wd, 10);
-            ntt_host_powers(t3 + NTT_TAB, &one, &b, NTT_TAB);
-            ntt_host_pow2k(&b, &wd, 20);
-            ntt_host_powers(t3 + 2 * NTT_TAB, &one, &b, NTT_TAB);
-        }
+        cuzk_fr *t3 = tab + c->off_w3;
+        ntt_host_powers(t3, &one, &wn, NTT_TAB);
+        ntt_host_pow2k(&b, &wn, 10);
+        ntt_host_powers(t3 + NTT_TAB, &one, &b, NTT_TAB);
+        ntt_host_pow2k(&b, &wn, 20);
+        ntt_host_powers(t3 + 2 * NTT_TAB, &one, &b, NTT_TAB);
+        if (host_w0)
+            for (size_t x = 0; x <= ((size_t)1 << (k - 1)); x++)
+                ntt_w0_at((fr_t *)tab + c->off_w0, (const fr_t *)t3, x);
     }
     cuzk_fr_set_u64(&nn, (uint64_t)1 << k);
     cuzk_fr_inv(&n_inv, &nn);
@@ -322,12 +333,10 @@ struct ntt_args {
     fr_t *x;            /* the data, loaded */
     fr_t *out;          /* where the results go: x, or with hfinal slot a */
     const fr_t *hb;     /* hfinal: out[p] = out[p] hb[p] - X[p] */
-    const fr_t *w;      /* W */
-    const fr_t *gen_tab; /* generated pass: the three-level table of omega_n^(+-1) */
+    const fr_t *w;      /* the pass's table: W, or W0 for pass 0 (L = k) with plan.w0 */
     const fr_t *sc;     /* post COSET: Cs, P0, P1 */
     fr_t cst;           /* post CONST: the factor */
     unsigned k, s0, t, elog, L;
-    unsigned gen;       /* 1: twiddles formed per block (pass 0 of a large transform) */
     unsigned post;      /* NTT_POST_*: last DIF pass only (sb = 0) */
     unsigned hfinal;    /* last DIT pass only (s0 = 0) */
 };
@@ -339,40 +348,31 @@ static inline ntt_args ntt_args_make(const ntt_ctx &c, unsigned pass, fr_t *x, b
     memset(&a, 0, sizeof a);
     a.x = x;
     a.out = x;
-    a.w = c.tab + c.off_w;
+    (void)inv; /* the direction is the kernel's (the same tables serve both) */
+    const bool w0 = pass == 0 && p.w0;
+    a.w = c.tab + (w0 ? c.off_w0 : c.off_w);
     a.k = p.k;
     a.s0 = p.s0[pass];
     a.t = p.t[pass];
     a.elog = p.elog;
-    a.L = p.L;
-    a.gen = pass == 0 && p.gen0 ? 1u : 0u;
-    if (a.gen)
-        a.gen_tab = c.tab + c.off_gen[inv ? 1 : 0];
+    a.L = w0 ? p.k : p.L;
     a.post = NTT_POST_NONE;
     a.cst = c.n_inv;
     return a;
 }
 
 /* Shared memory of a block: the E elements as two arrays of 16-byte halves (a warp's 16-byte
- * accesses to consecutive elements then hit distinct banks), index swizzled; then the
- * generated pass's A_r(g) (t G) and later-round twiddles (G (2^(t-R0) - 1)); then D (G). */
+ * accesses to consecutive elements then hit distinct banks), index swizzled; then D (G). */
 struct ntt_sm {
     uint4 *d;
-    fr_t *A, *T, *D;
+    fr_t *D;
     unsigned E;
 };
-
-GPU_HD unsigned ntt_ntw(unsigned t) /* later-round twiddles a sub-problem */
-{
-    return (1u << (t - ntt_chunk_size(t, 0))) - 1;
-}
 
 static inline size_t ntt_smem_bytes(const ntt_args &a)
 {
     const size_t E = (size_t)1 << a.elog, G = E >> a.t;
     size_t n = E;
-    if (a.gen)
-        n += G * a.t + G * ntt_ntw(a.t);
     if (a.post == NTT_POST_COSET)
         n += G;
     return n * sizeof(fr_t);
@@ -380,18 +380,12 @@ static inline size_t ntt_smem_bytes(const ntt_args &a)
 
 GPU_HD ntt_sm ntt_sm_at(void *base, const ntt_args &a)
 {
-    const unsigned E = 1u << a.elog, G = E >> a.t;
+    const unsigned E = 1u << a.elog;
     ntt_sm s;
     s.E = E;
     s.d = (uint4 *)base;
-    fr_t *f = (fr_t *)base + E;
-    s.A = f;
-    if (a.gen)
-        f += G * a.t;
-    s.T = f;
-    if (a.gen)
-        f += G * ntt_ntw(a.t);
-    s.D = f;
+    (void)a;
+    s.D = (fr_t *)base + E;
     return s;
 }
 
@@ -461,20 +455,11 @@ GPU_HD void ntt_phase_load(const ntt_args &a, const ntt_sm &s, size_t blk, unsig
     }
 }
 
-/* Phase 2 (with phase 1): A_r(g) = omega_(N_r)^(+-lo) = omega_n^(+-lo 2^r) of a generated
- * pass (s0 = 0), and D(g) = pre s^bitrev_(k-t)(hi) of a coset scaling. */
+/* Phase 2 (with phase 1): D(g) = pre s^bitrev_(k-t)(hi) of a coset scaling. */
 GPU_HD void ntt_phase_prep(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned tid,
                            unsigned nth)
 {
-    const unsigned t = a.t, gl = a.elog - t, G = 1u << gl, sb = a.k - a.s0 - t;
-    if (a.gen) {
-        const size_t nmask = ((size_t)1 << (a.k - a.s0)) - 1;
-        for (unsigned i = tid; i < G * t; i += nth) {
-            const unsigned r = i >> gl, g = i & (G - 1);
-            const size_t lo = ((blk << gl) + g) & (((size_t)1 << sb) - 1);
-            s.A[i] = ntt_pow3(a.gen_tab, (lo << r) & nmask);
-        }
-    }
+    const unsigned t = a.t, gl = a.elog - t, G = 1u << gl;
     if (a.post == NTT_POST_COSET) {
         const fr_t *p0 = a.sc + ((size_t)1 << t), *p1 = p0 + NTT_TAB;
         for (unsigned g = tid; g < G; g += nth) {
@@ -484,51 +469,16 @@ GPU_HD void ntt_phase_prep(const ntt_args &a, const ntt_sm &s, size_t blk, unsig
     }
 }
 
-/* The index into W of B_r(m') = omega_(2^(t-r))^m' (forward) or of -B_r(m')^-1 (inverse). */
-template <bool INV> GPU_HD size_t ntt_widx_b(const ntt_args &a, unsigned r, unsigned mp)
-{
-    const size_t j = (size_t)mp << (a.L - a.t + r);
-    return INV ? ((size_t)1 << (a.L - 1)) - j : j;
-}
-
-/* Phase 3 (after phase 2): a generated pass's twiddles of the stages after chunk 0, at
- * T[(base_r + m') G + g], base_r = 2^(t-R0) - 2^(t-r). */
+/* The twiddle of local stage r for sub-problem lo and m', in the sign convention of the
+ * butterflies (inverse: minus the inverse twiddle), from the pass's table. */
 template <bool INV>
-GPU_HD void ntt_phase_tw(const ntt_args &a, const ntt_sm &s, unsigned tid, unsigned nth)
+GPU_HD fr_t ntt_twiddle(const ntt_args &a, unsigned r, size_t lo, unsigned mp)
 {
-    if (!a.gen)
-        return;
-    const unsigned t = a.t, gl = a.elog - t, G = 1u << gl, R0 = ntt_chunk_size(t, 0);
-    const unsigned cnt = G * ntt_ntw(t);
-    for (unsigned i = tid; i < cnt; i += nth) {
-        const unsigned g = i & (G - 1), e = i >> gl;
-        unsigned r = R0;
-        while (e >= (1u << (t - R0)) - (1u << (t - r - 1)))
-            r++;
-        const unsigned mp = e - ((1u << (t - R0)) - (1u << (t - r)));
-        s.T[i] = f_mul<FrP>(s.A[r * G + g], hd_ld(a.w + ntt_widx_b<INV>(a, r, mp)));
-    }
-}
-
-/* The twiddle of local stage r for sub-problem g (lo) and m' (chunk: the round's chunk),
- * in the sign convention of the butterflies (inverse: minus the inverse twiddle). */
-template <bool INV>
-GPU_HD fr_t ntt_twiddle(const ntt_args &a, const ntt_sm &s, unsigned ci, unsigned r,
-                        unsigned g, size_t lo, unsigned mp)
-{
-    const unsigned t = a.t, sb = a.k - a.s0 - t;
-    if (!a.gen) {
-        size_t j = (((size_t)mp << sb) + lo) << (a.L - (a.k - a.s0) + r);
-        if (INV)
-            j = ((size_t)1 << (a.L - 1)) - j;
-        return hd_ld(a.w + j);
-    }
-    const unsigned gl = a.elog - t, G = 1u << gl;
-    if (ci == 0)
-        return f_mul<FrP>(s.A[r * G + g], hd_ld(a.w + ntt_widx_b<INV>(a, r, mp)));
-    const unsigned R0 = ntt_chunk_size(t, 0);
-    const unsigned base = (1u << (t - R0)) - (1u << (t - r));
-    return s.T[((base + mp) << gl) + g];
+    const unsigned sb = a.k - a.s0 - a.t;
+    size_t j = (((size_t)mp << sb) + lo) << (a.L - (a.k - a.s0) + r);
+    if (INV)
+        j = ((size_t)1 << (a.L - 1)) - j;
+    return hd_ld(a.w + j);
 }
 
 template <bool DIT, bool INV> GPU_HD void ntt_bfly(fr_t &u, fr_t &v, const fr_t &w)
@@ -578,7 +528,7 @@ GPU_HD void ntt_phase_round(const ntt_args &a, const ntt_sm &s, size_t blk, unsi
             for (unsigned dd = 0; dd < half; dd++) {
                 fr_t w;
                 if (!one)
-                    w = ntt_twiddle<INV>(a, s, ci, r, g, lo, mlow + (dd << bl));
+                    w = ntt_twiddle<INV>(a, r, lo, mlow + (dd << bl));
 #pragma unroll
                 for (unsigned h = 0; h < (1u << R); h += 2 * half) {
                     if (one)
@@ -688,10 +638,6 @@ struct ntt_host_exec {
         for (size_t blk = 0; blk < nblk; blk++) {
             ntt_phase_load(a, s, blk, 0, 1);
             ntt_phase_prep(a, s, blk, 0, 1);
-            if (inv)
-                ntt_phase_tw<true>(a, s, 0, 1);
-            else
-                ntt_phase_tw<false>(a, s, 0, 1);
             for (unsigned i = 0; i < nc; i++) {
                 round(a, s, blk, dit ? nc - 1 - i : i, dit, inv);
             }

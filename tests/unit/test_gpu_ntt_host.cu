@@ -9,8 +9,8 @@
  * for 2^1..2^12, both root families, and several geometries: the device's (blocks of
  * 2^ntt_elog_for(k) or 2^NTT_ELOG elements, NTT_TMAX stages a pass at most, tables up to
  * 2^NTT_TLOG) and small ones that give many
- * passes and sub-problems, passes of 1 to 7 stages and a first pass that forms its twiddles
- * (tlog below k). gpu_cc_lost_ must stay 0 (no carry dropped where the bounds say none can
+ * passes and sub-problems, passes of 1 to 7 stages and a first pass that reads W0, the table
+ * of omega_n (tlog below k; filled on the host with the device's formula, ntt_w0_at). gpu_cc_lost_ must stay 0 (no carry dropped where the bounds say none can
  * occur).
  */
 #include <stdint.h>
@@ -24,7 +24,7 @@
 
 struct geom {
     unsigned elog, tmax; /* elog 0: the device's for each k (ntt_elog_for) */
-    int gen; /* 1: the first pass forms its twiddles (tlog just below k), 0: tables only */
+    int gen; /* 1: the first pass reads W0 (tlog just below k), 0: W only */
 };
 
 /* One (k, family, geometry): every transform and the H step against the CPU. */
@@ -40,11 +40,12 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
         return;
     }
     const unsigned tlog = !gm.gen ? NTT_TLOG : p0.npass > 1 ? k - p0.t[0] : k - 1;
-    cuzk_err e = ntt_tables_make(&c, &tab, k, fam, elog, gm.tmax, tlog);
+    cuzk_err e = ntt_tables_make(&c, &tab, k, fam, elog, gm.tmax, tlog, true);
     CHECK(e == CUZK_OK);
     if (e != CUZK_OK)
         return;
-    CHECK(c.plan.gen0 == (gm.gen != 0));
+    CHECK(c.plan.w0 == (gm.gen != 0));
+    CHECK(c.n_tab == c.n_host + (c.plan.w0 ? ((size_t)1 << (k - 1)) + 1 : 0));
     c.tab = (const fr_t *)tab;
     cuzk_domain *d = NULL;
     CHECK(cuzk_domain_new(&d, k, fam) == CUZK_OK);
@@ -58,7 +59,7 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
         ntt_host_exec ex;
         char what[96];
         snprintf(what, sizeof what, "k %u fam %d elog %u tmax %u (passes %u, gen %d)", k, (int)fam,
-                 elog, gm.tmax, c.plan.npass, (int)c.plan.gen0);
+                 elog, gm.tmax, c.plan.npass, (int)c.plan.w0);
         for (int inv = 0; inv < 2; inv++) {
             const cuzk_ntt_dir dir = inv ? CUZK_NTT_INVERSE : CUZK_NTT_FORWARD;
             /* DIF */
@@ -158,7 +159,7 @@ static void check_plans(void)
         CHECK(p.npass == (k <= NTT_TMAX ? 1u : k <= 2 * NTT_TMAX ? 2u : 3u));
         CHECK(k < 19 || p.elog == NTT_ELOG);
         CHECK(p.L <= NTT_TLOG);
-        CHECK(p.gen0 == (k > NTT_TLOG));
+        CHECK(p.w0 == (k > NTT_TLOG));
         unsigned s = 0;
         for (unsigned i = 0; i < p.npass; i++) {
             CHECK(p.s0[i] == s && p.t[i] >= 1 && p.t[i] <= NTT_TMAX);
@@ -177,7 +178,7 @@ int main(void)
     printf("plans, bit reversal: ok so far (%lu failed)\n", test_failed_);
     const geom gms[] = {
         {0, NTT_TMAX, 0},        /* the device's (ntt_elog_for: 2^6-element blocks at 2^11, 2^12) */
-        {0, NTT_TMAX, 1},        /* the same with the first pass generated (as from 2^19) */
+        {0, NTT_TMAX, 1},        /* the same with the first pass on W0 (as from 2^19) */
         {NTT_ELOG, NTT_TMAX, 0}, /* the device's blocks from 2^18 */
         {NTT_ELOG, NTT_TMAX, 1},
         {4, 3, 0},               /* many passes of 3 stages, 2 sub-problems a block */
