@@ -68,8 +68,10 @@ static cuzk_err msm_init(cuzk_gpu_msm *m, const void *bases)
     cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, m->device));
     m->sm_count = prop.multiProcessorCount;
-    /* resident: all n_max bases and scalars; streamed: two stages of a chunk each, and the
-     * scalars of one chunk (every call on the device then covers at most a chunk) */
+    /* resident: all n_max bases; streamed: two stages of a chunk each (every call on the
+     * device then covers at most a chunk). The scalars' array is grown by the calls that
+     * upload scalars, to the most they upload (msm_upload): none for a context whose
+     * scalars are always on the device (the H MSM's, left by the H step) */
     const size_t span = m->streamed ? std::min(m->chunk, m->n_max) : m->n_max;
     const size_t nb = span ? span : 1;
     if (m->streamed) {
@@ -79,7 +81,6 @@ static cuzk_err msm_init(cuzk_gpu_msm *m, const void *bases)
         if (m->n_max)
             GPU_CHECK(cudaMemcpy(m->bases, bases, m->n_max * aff_bytes, cudaMemcpyHostToDevice));
     }
-    GPU_CHECK(cudaMalloc(&m->scal, nb * sizeof(fr_t)));
     GPU_CHECK(cudaMalloc(&m->winres, 256 * sizeof(g2_xyzz_t)));
     GPU_CHECK(cudaMalloc(&m->red, MSM_RED1_BLOCKS * sizeof(g2_xyzz_t)));
     GPU_CHECK(cudaMalloc(&m->flag, sizeof(int)));

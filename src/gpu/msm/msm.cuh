@@ -63,7 +63,8 @@ struct cuzk_gpu_msm {
     int sm_count;
     cudaStream_t stream;
     void *bases;
-    uint32_t *scal; /* n_max scalars, 8 limbs each */
+    uint32_t *scal; /* uploaded scalars, 8 limbs each (scal_cap of them: msm_upload) */
+    size_t scal_cap;
     uint32_t *keys[2], *vals[2];
     size_t pairs_cap;
     void *sort_tmp;

@@ -108,9 +108,11 @@ cuzk_err msm_upload(cuzk_gpu_msm *m, const void *scalars, size_t ns, bool on_dev
         GPU_CHECK(cudaEventCreate(ev0));
         GPU_CHECK(cudaEventRecord(*ev0, m->stream));
     }
-    if (ns && !on_device)
+    if (ns && !on_device) {
+        GPU_TRY(msm_grow(&m->scal, &m->scal_cap, ns, sizeof(fr_t)));
         GPU_CHECK(cudaMemcpyAsync(m->scal, scalars, ns * sizeof(fr_t), cudaMemcpyHostToDevice,
                                   m->stream));
+    }
     return CUZK_OK;
 }
 
