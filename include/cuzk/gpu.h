@@ -127,6 +127,13 @@ cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d) CUZK_WUR;
  * page-locked. */
 cuzk_err cuzk_gpu_domain_h_host(cuzk_gpu_domain *d, const cuzk_fr *a, const cuzk_fr *b,
                                 const cuzk_fr *c) CUZK_WUR;
+/* The same for arrays still being filled: before slot i's copy starts (i = 0, 1, 2: a, b,
+ * c), ready(ctx, i) is called and must return once array i is complete (the transforms of
+ * the slots before it run meanwhile); an error it returns ends the call with that error
+ * (the copies already started are waited for). ready NULL: as cuzk_gpu_domain_h_host. */
+cuzk_err cuzk_gpu_domain_h_host_ready(cuzk_gpu_domain *d, const cuzk_fr *a, const cuzk_fr *b,
+                                      const cuzk_fr *c, cuzk_err (*ready)(void *ctx, int i),
+                                      void *ctx) CUZK_WUR;
 /* The device address of a slot (n values, allocated on first use) and the domain size, for
  * the library's other kernels; the domain's pending work on it is finished first. */
 cuzk_err cuzk_gpu_domain_slot_dev(cuzk_gpu_domain *d, unsigned slot, void **ptr,

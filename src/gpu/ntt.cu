@@ -201,11 +201,22 @@ static cuzk_err ntt_smem_allow(int device, int id, const void *fn, size_t smem)
 /* The passes and the bit reversal on the domain's stream (ntt.cuh's sequences). */
 struct ntt_dev_exec {
     cuzk_gpu_domain *d;
-    const cudaEvent_t *wait; /* slot i's work waits for wait[i] (NULL: nothing to wait for) */
+    /* H from host arrays (cuzk_gpu_domain_h_host_ready): slot i's copy from src[i] is
+     * started on the copy stream once ready(ctx, i) returns (ready NULL: at once), and slot
+     * i's work waits for it. src NULL: the slots are loaded already. */
+    const cuzk_fr *const *src;
+    cuzk_err (*ready)(void *ctx, int i);
+    void *ctx;
     cuzk_err slot_ready(int i)
     {
-        if (wait)
-            GPU_CHECK(cudaStreamWaitEvent(d->stream, wait[i], 0));
+        if (!src)
+            return CUZK_OK;
+        if (ready)
+            GPU_TRY(ready(ctx, i));
+        GPU_CHECK(cudaMemcpyAsync(d->slot[i], src[i], d->n * sizeof(fr_t),
+                                  cudaMemcpyHostToDevice, d->cstream));
+        GPU_CHECK(cudaEventRecord(d->loaded[i], d->cstream));
+        GPU_CHECK(cudaStreamWaitEvent(d->stream, d->loaded[i], 0));
         return CUZK_OK;
     }
     cuzk_err pass(const ntt_args &a, bool dit, bool inv)
@@ -277,7 +288,7 @@ extern "C" cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool 
     GPU_TRY(domain_check(d, d, "cuzk_gpu_domain_ntt"));
     GPU_TRY(gpu_use_device(d->device));
     GPU_TRY(domain_slot(d, slot));
-    ntt_dev_exec ex = {d, NULL};
+    ntt_dev_exec ex = {d, NULL, NULL, NULL};
     GPU_TRY(ntt_run_ntt(ex, d->c, d->slot[slot], inverse));
     GPU_CHECK(cudaStreamSynchronize(d->stream));
     return CUZK_OK;
@@ -291,7 +302,7 @@ extern "C" cuzk_err cuzk_gpu_domain_h_snarkjs(cuzk_gpu_domain *d)
     GPU_TRY(gpu_use_device(d->device));
     for (unsigned s = 0; s < 3; s++)
         GPU_TRY(domain_slot(d, s));
-    ntt_dev_exec ex = {d, NULL};
+    ntt_dev_exec ex = {d, NULL, NULL, NULL};
     GPU_TRY(ntt_run_h(ex, d->c, d->slot[0], d->slot[1], d->slot[2], false));
     GPU_CHECK(cudaStreamSynchronize(d->stream));
     return CUZK_OK;
@@ -305,7 +316,7 @@ extern "C" cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d)
     GPU_TRY(gpu_use_device(d->device));
     for (unsigned s = 0; s < 3; s++)
         GPU_TRY(domain_slot(d, s));
-    ntt_dev_exec ex = {d, NULL};
+    ntt_dev_exec ex = {d, NULL, NULL, NULL};
     GPU_TRY(ntt_run_h(ex, d->c, d->slot[0], d->slot[1], d->slot[2], true));
     GPU_CHECK(cudaStreamSynchronize(d->stream));
     return CUZK_OK;
@@ -313,9 +324,10 @@ extern "C" cuzk_err cuzk_gpu_domain_h_bellman(cuzk_gpu_domain *d)
 
 /* The H step of the domain's family from host arrays: the three copies go on a copy stream
  * and the transforms of slot i wait for slot i's copy alone, so b and c arrive while a is
- * transformed. */
-extern "C" cuzk_err cuzk_gpu_domain_h_host(cuzk_gpu_domain *d, const cuzk_fr *a,
-                                           const cuzk_fr *b, const cuzk_fr *c)
+ * transformed; slot i's copy is started when ready says array i is complete. */
+extern "C" cuzk_err cuzk_gpu_domain_h_host_ready(cuzk_gpu_domain *d, const cuzk_fr *a,
+                                                 const cuzk_fr *b, const cuzk_fr *c,
+                                                 cuzk_err (*ready)(void *ctx, int i), void *ctx)
 {
     if (!d || !a || !b || !c)
         return cuzk_error_set(CUZK_EINVAL, "cuzk_gpu_domain_h_host: NULL argument");
@@ -335,12 +347,7 @@ extern "C" cuzk_err cuzk_gpu_domain_h_host(cuzk_gpu_domain *d, const cuzk_fr *a,
     GPU_CHECK(cudaEventRecord(d->loaded[0], d->stream));
     GPU_CHECK(cudaStreamWaitEvent(d->cstream, d->loaded[0], 0));
     const cuzk_fr *src[3] = {a, b, c};
-    for (int s = 0; s < 3; s++) {
-        GPU_CHECK(cudaMemcpyAsync(d->slot[s], src[s], d->n * sizeof(fr_t), cudaMemcpyHostToDevice,
-                                  d->cstream));
-        GPU_CHECK(cudaEventRecord(d->loaded[s], d->cstream));
-    }
-    ntt_dev_exec ex = {d, d->loaded};
+    ntt_dev_exec ex = {d, src, ready, ctx};
     cuzk_err e = ntt_run_h(ex, d->c, d->slot[0], d->slot[1], d->slot[2], bellman);
     cudaError_t ce = cudaStreamSynchronize(d->stream);
     cudaError_t ce2 = cudaStreamSynchronize(d->cstream); /* after an error too: a, b, c are read */
@@ -350,6 +357,12 @@ extern "C" cuzk_err cuzk_gpu_domain_h_host(cuzk_gpu_domain *d, const cuzk_fr *a,
     if (ce != cudaSuccess)
         return gpu_fail(ce, "cudaStreamSynchronize", __FILE__, __LINE__);
     return CUZK_OK;
+}
+
+extern "C" cuzk_err cuzk_gpu_domain_h_host(cuzk_gpu_domain *d, const cuzk_fr *a,
+                                           const cuzk_fr *b, const cuzk_fr *c)
+{
+    return cuzk_gpu_domain_h_host_ready(d, a, b, c, NULL, NULL);
 }
 
 extern "C" cuzk_err cuzk_gpu_h_bellman(cuzk_gpu_domain *d, cuzk_fr *a, const cuzk_fr *b,

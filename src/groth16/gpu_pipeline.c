@@ -4,9 +4,11 @@
  * device, a worker whose helper thread prepares the next partition (synthesis or the given
  * a, b, c, or the witness for the device's synthesis; the split MSMs' bit vectors and
  * gathered scalars) while the device works on the present one: two buffer sets from the
- * resident key, handed over through `ready`. With several devices each worker claims the
- * batch's partitions from a shared counter as it frees up, so a faster or less loaded device
- * takes more.
+ * resident key. A slot is handed over input by input: with a, b, c given, the device starts
+ * on a partition once its a is in the slot (the copies of b and c and the splits' preparation
+ * go on meanwhile, cuzk_gpu_inputs), so a batch's first partition does not wait for its whole
+ * CPU side. With several devices each worker claims the batch's partitions from a shared
+ * counter as it frees up, so a faster or less loaded device takes more.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -72,7 +74,8 @@ typedef struct {
     bool dev_synth;            /* a, b, c synthesised on the device */
     cuzk_gpu_bufs *slot[2];
     size_t job[2];             /* the partition in each slot; n_wit: none left */
-    bool ready[2];
+    bool busy[2];              /* the slot holds a claimed partition the device has not done */
+    int stage[2];              /* its inputs ready so far: 1 a, 2 b, 3 c, 4 all (and err) */
     bool abort;
     cuzk_err err[2];           /* the CPU side's result for the partition in each slot */
     char why[2][256];          /* and its detail (error details are per thread) */
@@ -84,11 +87,23 @@ typedef struct {
     char result_why[256];
 } gpu_pipe;
 
-/* The CPU side of partition j into slot: a, b, c (synthesised here, or copied when given),
- * or for synthesis on the device the witness, into the slot's page-locked buffer; and the
- * prepared splits of the MSMs. */
+/* Input `stage` of the partition in slot s is ready (1, 2, 3: a, b, c; see gpu_pipe). */
+static void gpu_stage(gpu_pipe *g, unsigned s, int stage)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->stage[s] = stage;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* The CPU side of partition j into slot s: a, b, c (synthesised here, or copied when
+ * given), or for synthesis on the device the witness, into the slot's page-locked buffer;
+ * and the prepared splits of the MSMs. Given a, b, c are announced one by one (g NULL:
+ * not). */
 static cuzk_err gpu_cpu_side(const cuzk_gpu_batch_io *io, size_t j, cuzk_gpu_bufs *slot,
-                             bool dev_synth)
+                             bool dev_synth, gpu_pipe *g, unsigned s)
 {
     size_t n = (size_t)1 << io->pk->log2_domain;
     const cuzk_fr *wj = io->wit_inp ? NULL : io->w[j];
@@ -96,7 +111,11 @@ static cuzk_err gpu_cpu_side(const cuzk_gpu_batch_io *io, size_t j, cuzk_gpu_buf
         cuzk_err e = cuzk_gpu_bufs_reserve(slot, 3 * n);
         if (e != CUZK_OK)
             return e;
-        cuzk_parallel_memcpy(slot->abc, io->abc[j], sizeof(cuzk_fr) * 3 * n, io->nthreads);
+        for (int v = 0; v < 3; v++) {
+            cuzk_parallel_memcpy(slot->abc + v * n, io->abc[j] + v * n, sizeof(cuzk_fr) * n,
+                                 io->nthreads);
+            gpu_stage(g, s, v + 1);
+        }
     } else if (io->abc_split) {
         cuzk_err e = cuzk_gpu_bufs_reserve(slot, 3 * n);
         if (e != CUZK_OK)
@@ -128,25 +147,51 @@ static void *gpu_prep_main(void *arg)
     const size_t n_wit = g->io->n_wit;
     for (unsigned s = 0;; s ^= 1) {
         pthread_mutex_lock(&g->mu);
-        while (g->ready[s] && !g->abort)
+        while (g->busy[s] && !g->abort)
             pthread_cond_wait(&g->cv, &g->mu);
         bool stop = g->abort;
         pthread_mutex_unlock(&g->mu);
         size_t j = stop ? n_wit : gpu_claim(g);
+        pthread_mutex_lock(&g->mu);
+        g->job[s] = j;
+        g->stage[s] = 0;
+        g->err[s] = CUZK_OK;
+        g->busy[s] = true;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
         double t0 = cuzk_now_ms();
-        cuzk_err e = j < n_wit ? gpu_cpu_side(g->io, j, g->slot[s], g->dev_synth) : CUZK_OK;
+        cuzk_err e = j < n_wit ? gpu_cpu_side(g->io, j, g->slot[s], g->dev_synth, g, s) : CUZK_OK;
         pthread_mutex_lock(&g->mu);
         g->synth_ms += cuzk_now_ms() - t0;
-        g->job[s] = j;
         g->err[s] = e;
         if (e != CUZK_OK)
             snprintf(g->why[s], sizeof g->why[s], "%s", cuzk_error_detail());
-        g->ready[s] = true;
+        g->stage[s] = 4;
         pthread_cond_broadcast(&g->cv);
         pthread_mutex_unlock(&g->mu);
         if (j >= n_wit)
             return NULL;
     }
+}
+
+/* cuzk_gpu_inputs of the partition in one slot: waits for its input i (stage i + 1). */
+typedef struct {
+    gpu_pipe *g;
+    unsigned s;
+} gpu_slot_ref;
+
+static cuzk_err gpu_input_ready(void *ctx, int i)
+{
+    gpu_slot_ref *r = ctx;
+    gpu_pipe *g = r->g;
+    pthread_mutex_lock(&g->mu);
+    while (g->stage[r->s] <= i && g->stage[r->s] < 4)
+        pthread_cond_wait(&g->cv, &g->mu);
+    cuzk_err e = CUZK_OK;
+    if (g->stage[r->s] == 4 && g->err[r->s] != CUZK_OK)
+        e = cuzk_error_set(g->err[r->s], "%s", g->why[r->s]);
+    pthread_mutex_unlock(&g->mu);
+    return e;
 }
 
 /* One device's share of the batch; the result and its detail land in g. */
@@ -172,23 +217,28 @@ static void *gpu_device_main(void *arg)
     bool threaded = pthread_create(&th, NULL, gpu_prep_main, g) == 0;
     for (unsigned s = 0; e == CUZK_OK; s ^= 1) {
         size_t j;
+        gpu_slot_ref ref = {g, s};
+        const cuzk_gpu_inputs inputs = {gpu_input_ready, &ref};
+        const cuzk_gpu_inputs *in = NULL;
         if (!threaded) { /* no thread to be had: prepare here */
             if ((j = gpu_claim(g)) >= io->n_wit)
                 break;
             double t0 = cuzk_now_ms();
-            e = gpu_cpu_side(io, j, g->slot[s], g->dev_synth);
+            e = gpu_cpu_side(io, j, g->slot[s], g->dev_synth, NULL, s);
             g->synth_ms += cuzk_now_ms() - t0;
         } else {
+            /* the partition's first input (all of them but for given a, b, c) */
             pthread_mutex_lock(&g->mu);
-            while (!g->ready[s])
+            while (!(g->busy[s] && (g->job[s] >= io->n_wit || g->stage[s] >= 1)))
                 pthread_cond_wait(&g->cv, &g->mu);
             j = g->job[s];
-            e = g->err[s];
+            e = g->stage[s] == 4 ? g->err[s] : CUZK_OK;
             if (e != CUZK_OK)
                 cuzk_error_set(e, "%s", g->why[s]);
             pthread_mutex_unlock(&g->mu);
             if (j >= io->n_wit)
                 break;
+            in = &inputs;
         }
         /* a, b, c: given, synthesised here into the slot, or (NULL) on the device from the
          * witness the slot points at */
@@ -196,13 +246,13 @@ static void *gpu_device_main(void *arg)
         const cuzk_fr *buf = g->dev_synth ? g->slot[s]->wsrc : g->slot[s]->abc;
         if (e == CUZK_OK)
             e = cuzk_gpu_prove_one(g->gk, g->lock, io->pk, a, a ? a + n : NULL, a ? a + 2 * n : NULL,
-                                   buf, g->slot[s], &io->h[j], &io->a[j], &io->b1[j], &io->l[j],
-                                   io->b2 ? &io->b2[j] : NULL, &g->t);
+                                   buf, g->slot[s], in, &io->h[j], &io->a[j], &io->b1[j],
+                                   &io->l[j], io->b2 ? &io->b2[j] : NULL, &g->t);
         if (e == CUZK_OK && g->dev_synth && g->slot[s]->wreg)
             g->t.witness_in_place++;
         cuzk_gpu_bufs_witness_done(g->slot[s]);
         pthread_mutex_lock(&g->mu);
-        g->ready[s] = false;
+        g->busy[s] = false;
         if (e != CUZK_OK)
             g->abort = true;
         pthread_cond_broadcast(&g->cv);

@@ -370,11 +370,12 @@ static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const cuzk_gpu_spli
 
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk) { return gk && gk->b2; }
 
+
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
                             const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, const cuzk_fr *buf,
-                            const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
-                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
-                            cuzk_prove_timings *t)
+                            const cuzk_gpu_bufs *bufs, const cuzk_gpu_inputs *in,
+                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
+                            cuzk_g2_jac *rb2, cuzk_prove_timings *t)
 {
     cuzk_err e = CUZK_OK;
     if (!lock)
@@ -382,9 +383,11 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
     pthread_mutex_lock(lock);
     double t0 = cuzk_now_ms(); /* the device is ours from here */
     double t_abc;
-    if (a) { /* the copies overlap the transforms: their time counts with the NTTs */
+    if (a) { /* the copies (and the waits for b and c) overlap the transforms: their time
+              * counts with the NTTs */
         t_abc = cuzk_now_ms();
-        e = cuzk_gpu_domain_h_host(gk->dom, a, b, c);
+        e = cuzk_gpu_domain_h_host_ready(gk->dom, a, b, c, in ? in->ready : NULL,
+                                         in ? in->ctx : NULL);
     } else {
         if (gk->synth)
             e = cuzk_gpu_synthesize(gk->synth, gk->dom, buf); /* buf: the witness */
@@ -402,6 +405,8 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
         e = cuzk_gpu_domain_slot_dev(gk->dom, 0, &hd, NULL);
     if (e == CUZK_OK)
         e = cuzk_gpu_g1_msm_fr_dev(gk->h, h, hd, gk->n_h, 0);
+    if (e == CUZK_OK && in) /* the splits' preparation ran beside the H step */
+        e = in->ready(in->ctx, 3);
     double t1 = cuzk_now_ms();
     double ones = 0, tail = 0, b2_ones = 0, b2_tail = 0;
     if (e == CUZK_OK)
@@ -492,11 +497,11 @@ bool cuzk_gpu_key_synth(const cuzk_gpu_key *gk)
 
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
                             const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, const cuzk_fr *buf,
-                            const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
-                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
-                            cuzk_prove_timings *t)
+                            const cuzk_gpu_bufs *bufs, const cuzk_gpu_inputs *in,
+                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
+                            cuzk_g2_jac *rb2, cuzk_prove_timings *t)
 {
-    (void)gk, (void)lock, (void)pk, (void)a, (void)b, (void)c, (void)buf, (void)bufs;
+    (void)gk, (void)lock, (void)pk, (void)a, (void)b, (void)c, (void)buf, (void)bufs, (void)in;
     (void)h, (void)ra, (void)rb1, (void)rl, (void)rb2, (void)t;
     return cuzk_error_set(CUZK_EUNSUPPORTED, "this build of cuzk has no GPU backend");
 }

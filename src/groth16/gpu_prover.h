@@ -80,12 +80,20 @@ cuzk_err cuzk_gpu_prep_splits_parts(const cuzk_pk_view *pk, const cuzk_fr *inp,
  * and the H MSM over its coefficients where they lie on the device, then the G1 MSMs A,
  * B1, L from the splits cuzk_gpu_prep_splits prepared in bufs; B2 too when rb2 is not NULL
  * and the key holds its G2 bases on the device. Adds to t's h_ms, msm_ms and device_*
- * figures. */
+ * figures (the device held: with in, the waits below count, within the NTTs' and the H
+ * MSM's times).
+ * in (NULL: every input is ready): inputs the CPU side is still preparing; in->ready(ctx,
+ * i) returns once input i is (0, 1, 2: a, b, c, waited for before each one's copy; 3: the
+ * prepared splits in bufs, before the MSMs A, B1, L) or with the CPU side's error. */
+typedef struct {
+    cuzk_err (*ready)(void *ctx, int i);
+    void *ctx;
+} cuzk_gpu_inputs;
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
                             const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, const cuzk_fr *buf,
-                            const cuzk_gpu_bufs *bufs, cuzk_g1_jac *h, cuzk_g1_jac *ra,
-                            cuzk_g1_jac *rb1, cuzk_g1_jac *rl, cuzk_g2_jac *rb2,
-                            cuzk_prove_timings *t) CUZK_WUR;
+                            const cuzk_gpu_bufs *bufs, const cuzk_gpu_inputs *in,
+                            cuzk_g1_jac *h, cuzk_g1_jac *ra, cuzk_g1_jac *rb1, cuzk_g1_jac *rl,
+                            cuzk_g2_jac *rb2, cuzk_prove_timings *t) CUZK_WUR;
 /* True when the key synthesises a, b, c on the device: the default when its matrices fit
  * there, whole (36 bytes a term) or else with their coefficients deduplicated (8 bytes a
  * term); cuzk_gpu_opts.synth forces one. */

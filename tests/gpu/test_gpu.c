@@ -946,6 +946,88 @@ static void test_h_bellman(void)
     free(a); free(b); free(c); free(ga); free(b0); free(c0);
 }
 
+/* cuzk_gpu_domain_h_host_ready: the arrays are filled only when ready(i) is called (array
+ * i from its source), so a copy started before its array is complete reads zeros and the
+ * result differs; ready must be called for 0, 1, 2 in that order; an error it returns is the
+ * call's, and the domain proves correctly after it. */
+typedef struct {
+    cuzk_fr *dst[3];
+    const cuzk_fr *src[3];
+    size_t n;
+    int calls, order_bad, fail_at;
+} ready_ctx;
+
+static cuzk_err ready_fill(void *ctx, int i)
+{
+    ready_ctx *r = ctx;
+    if (i != r->calls)
+        r->order_bad++;
+    r->calls++;
+    if (i == r->fail_at)
+        return cuzk_error_set(CUZK_EIO, "ready: input %d failed", i);
+    memcpy(r->dst[i], r->src[i], r->n * sizeof(cuzk_fr));
+    return CUZK_OK;
+}
+
+static void test_h_host_ready(void)
+{
+    static const unsigned ks[] = {3, 12, 20};
+    const size_t nmax = (size_t)1 << 20;
+    cuzk_fr *in = xmalloc(3 * nmax * sizeof *in), *ref = xmalloc(3 * nmax * sizeof *ref);
+    cuzk_fr *buf = xmalloc(3 * nmax * sizeof *buf), *out = xmalloc(nmax * sizeof *out);
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+        const unsigned k = ks[ki];
+        const size_t n = (size_t)1 << k;
+        for (int fam = 0; fam < 2; fam++) {
+            const cuzk_roots rf = fam ? CUZK_ROOTS_BELLMAN : CUZK_ROOTS_SNARKJS;
+            cuzk_gpu_domain *gd = NULL;
+            cuzk_domain *cd = NULL;
+            CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, rf));
+            CHECK_OK(cuzk_domain_new(&cd, k, rf));
+            if (!gd || !cd) {
+                cuzk_gpu_domain_free(gd);
+                cuzk_domain_free(cd);
+                continue;
+            }
+            test_rand_frs(in, 3 * n);
+            memcpy(ref, in, 3 * n * sizeof *in);
+            if (fam)
+                CHECK_OK(cuzk_h_bellman(cd, ref, ref + n, ref + 2 * n, 0));
+            else
+                CHECK_OK(cuzk_h_snarkjs(cd, ref, ref + n, ref + 2 * n, 0));
+            for (int fail_at = -1; fail_at < 3; fail_at++) {
+                memset(buf, 0, 3 * n * sizeof *buf);
+                ready_ctx r = {{buf, buf + n, buf + 2 * n}, {in, in + n, in + 2 * n}, n, 0, 0,
+                               fail_at};
+                const cuzk_err e = cuzk_gpu_domain_h_host_ready(gd, buf, buf + n, buf + 2 * n,
+                                                                ready_fill, &r);
+                CHECK(r.order_bad == 0);
+                if (fail_at >= 0) {
+                    CHECK(e == CUZK_EIO && r.calls == fail_at + 1);
+                    cuzk_error_clear();
+                    continue;
+                }
+                CHECK_OK(e);
+                CHECK(r.calls == 3);
+                CHECK_OK(cuzk_gpu_domain_store(gd, 0, out));
+                const size_t bad = test_fr_count_diff(out, ref, n);
+                if (bad)
+                    fprintf(stderr, "h_host_ready 2^%u fam %d: %zu of %zu differ\n", k, fam, bad,
+                            n);
+                CHECK(bad == 0);
+            }
+            /* after the failed calls, the plain call from complete arrays */
+            CHECK_OK(cuzk_gpu_domain_h_host(gd, in, in + n, in + 2 * n));
+            CHECK_OK(cuzk_gpu_domain_store(gd, 0, out));
+            CHECK(test_fr_count_diff(out, ref, n) == 0);
+            cuzk_gpu_domain_free(gd);
+            cuzk_domain_free(cd);
+        }
+    }
+    printf("h from arrays filled on demand: ok so far (%lu failed)\n", test_failed_);
+    free(in); free(ref); free(buf); free(out);
+}
+
 /* ---- benchmarks ---- */
 #define REPS 3
 typedef struct {
@@ -1626,6 +1708,7 @@ int main(int argc, char **argv)
         test_ntt();
         test_h();
         test_h_bellman();
+        test_h_host_ready();
         return test_finish();
     }
     if (argc > 1 && strcmp(argv[1], "--ntt-bench") == 0)
@@ -1652,6 +1735,7 @@ int main(int argc, char **argv)
     }
     printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     test_h_bellman();
+    test_h_host_ready();
     printf("[%.0f ms]\n", cuzk_now_ms() - t0);
     if (m) {
         split_target tg = {1, m, bases};
