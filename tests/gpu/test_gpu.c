@@ -197,6 +197,21 @@ static void test_ntt(void)
 
 /* The snarkjs H step against the CPU, 2^1..2^20 (b and c left as they were); a bellman
  * domain is refused. */
+/* A GPU domain and the CPU's of 2^k in family rf; false (both freed, the failure counted)
+ * when either cannot be made. */
+static bool domain_pair(unsigned k, cuzk_roots rf, cuzk_gpu_domain **gd, cuzk_domain **cd)
+{
+    *gd = NULL;
+    *cd = NULL;
+    CHECK_OK(cuzk_gpu_domain_new(gd, 0, k, rf));
+    CHECK_OK(cuzk_domain_new(cd, k, rf));
+    if (*gd && *cd)
+        return true;
+    cuzk_gpu_domain_free(*gd);
+    cuzk_domain_free(*cd);
+    return false;
+}
+
 static void test_h(void)
 {
     const unsigned maxk = 20;
@@ -208,13 +223,8 @@ static void test_h(void)
         const size_t n = (size_t)1 << k;
         cuzk_gpu_domain *gd = NULL;
         cuzk_domain *cd = NULL;
-        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, CUZK_ROOTS_SNARKJS));
-        CHECK_OK(cuzk_domain_new(&cd, k, CUZK_ROOTS_SNARKJS));
-        if (!gd || !cd) {
-            cuzk_gpu_domain_free(gd);
-            cuzk_domain_free(cd);
+        if (!domain_pair(k, CUZK_ROOTS_SNARKJS, &gd, &cd))
             continue;
-        }
         test_rand_frs(a, n);
         test_rand_frs(b, n);
         test_rand_frs(c, n);
@@ -905,13 +915,8 @@ static void test_h_bellman(void)
         const size_t n = (size_t)1 << k;
         cuzk_gpu_domain *gd = NULL;
         cuzk_domain *cd = NULL;
-        CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, CUZK_ROOTS_BELLMAN));
-        CHECK_OK(cuzk_domain_new(&cd, k, CUZK_ROOTS_BELLMAN));
-        if (!gd || !cd) {
-            cuzk_gpu_domain_free(gd);
-            cuzk_domain_free(cd);
+        if (!domain_pair(k, CUZK_ROOTS_BELLMAN, &gd, &cd))
             continue;
-        }
         for (int sat = 0; sat < 2; sat++) {
             /* sat = 1: c = a b on the domain, so Z divides A B - C and a[n-1] = 0 */
             test_rand_frs(a, n);
@@ -982,13 +987,8 @@ static void test_h_host_ready(void)
             const cuzk_roots rf = fam ? CUZK_ROOTS_BELLMAN : CUZK_ROOTS_SNARKJS;
             cuzk_gpu_domain *gd = NULL;
             cuzk_domain *cd = NULL;
-            CHECK_OK(cuzk_gpu_domain_new(&gd, 0, k, rf));
-            CHECK_OK(cuzk_domain_new(&cd, k, rf));
-            if (!gd || !cd) {
-                cuzk_gpu_domain_free(gd);
-                cuzk_domain_free(cd);
+            if (!domain_pair(k, rf, &gd, &cd))
                 continue;
-            }
             test_rand_frs(in, 3 * n);
             memcpy(ref, in, 3 * n * sizeof *in);
             if (fam)

@@ -250,14 +250,25 @@ template <class P> GPU_HD void mont_row_reduce(uint32_t *ev, uint32_t *od)
         mont_row_reduce_any<P>(ev, od);
 }
 
-/* Row 0: ev, od = the products a b_0 (no sums yet), then the reduction. */
+/* Row 0: ev, od = the products a b_0 (no sums yet), then the reduction. Fr (8 words) takes
+ * each product from one mul.wide.u32 (NTT 1.5-2 % faster than mul.lo and mul.hi); Fp (12)
+ * keeps mul.lo and mul.hi, which ptxas issues as IMAD and IMAD.HI: with mul.wide the G1
+ * MSM's XYZZ accumulation was 0.6-0.8 % faster but the batch add 15-17 % and porep-27's
+ * tails 9 % slower (bench/RESULTS.md, session 12). */
 template <class P> GPU_HD void mont_row0(uint32_t *ev, uint32_t *od, const uint32_t *a, uint32_t bi)
 {
     constexpr int N = P::N;
 #pragma unroll
     for (int j = 0; j < N; j += 2) {
-        mul_wide(a[j], bi, ev[j], ev[j + 1]);
-        mul_wide(a[j + 1], bi, od[j], od[j + 1]);
+        if constexpr (N == 8) {
+            mul_wide(a[j], bi, ev[j], ev[j + 1]);
+            mul_wide(a[j + 1], bi, od[j], od[j + 1]);
+        } else {
+            ev[j] = mul_lo(a[j], bi);
+            ev[j + 1] = mul_hi(a[j], bi);
+            od[j] = mul_lo(a[j + 1], bi);
+            od[j + 1] = mul_hi(a[j + 1], bi);
+        }
     }
     mont_row_reduce<P>(ev, od);
 }
@@ -412,8 +423,10 @@ template <class P> GPU_HD Fe<P> f_sqr_raw(const Fe<P> &a)
 #pragma unroll
     for (int k = 0; k < N; k += 2) {
         const uint32_t ce = sqr_word(a.v, a2, 0, k), co = sqr_word(a.v, a2, 0, k + 1);
-        mul_wide(a.v[0], ce, x[k], x[k + 1]);
-        mul_wide(a.v[0], co, y[k], y[k + 1]);
+        x[k] = mul_lo(a.v[0], ce); /* as Fp's mont_row0 */
+        x[k + 1] = mul_hi(a.v[0], ce);
+        y[k] = mul_lo(a.v[0], co);
+        y[k + 1] = mul_hi(a.v[0], co);
     }
     mont_row_reduce<P>(x, y);
     /* steps 1..N-1, the arrays' roles alternating as in f_mul_raw */
