@@ -83,10 +83,11 @@ cuzk_err cuzk_gpu_fp_op(int device, cuzk_gpu_field_op op, cuzk_fp *r, const cuzk
 /* ---- Fr NTT ----
  * A domain of size n = 2^log2_n (1 <= log2_n <= CUZK_GPU_NTT_LOG2_MAX) and one root family,
  * with the same conventions as cuzk/poly.h: forward X_j = sum_i x_i omega^(ij), inverse
- * with the factor 1/n, natural order in and out. It holds its twiddle tables and three
- * device buffers of n elements ("slots" 0, 1, 2), allocated at first use.
- * Transforms: passes of up to 10 radix-2 stages in shared memory (two stages a trip, in
- * registers), twiddles from tables (one multiplication a butterfly); the H steps pair
+ * with the factor 1/n, natural order in and out. It holds its twiddle tables (at most 4 MiB,
+ * and above 2^18 one more of n/2 entries: 16 n bytes, 2 GiB at 2^27) and three device
+ * buffers of n elements ("slots" 0, 1, 2), allocated at first use.
+ * Transforms: passes of up to 10 radix-2 stages in shared memory (one stage a trip),
+ * twiddles from tables (one multiplication a butterfly); the H steps pair
  * decimation-in-frequency with decimation-in-time passes (no bit reversal in snarkjs's, one
  * in bellman's) with the coset scalings and the a b - c fused into the passes. */
 #define CUZK_GPU_NTT_LOG2_MAX 28
@@ -272,7 +273,9 @@ cuzk_err cuzk_gpu_g2_batch_add(cuzk_gpu_msm *m, cuzk_g2_jac *r, const uint64_t *
 cuzk_err cuzk_gpu_msm_new_streamed(cuzk_gpu_msm **out, int device, int group, const void *bases,
                                    size_t n_max, size_t chunk) CUZK_WUR;
 bool cuzk_gpu_msm_streamed(const cuzk_gpu_msm *m); /* false for NULL */
-/* Device bytes of a resident context's bases and scalars: n (base + 32) bytes. */
+/* Device bytes of a resident context of n bases and as many uploaded scalars, at most: n
+ * (base + 32) bytes (the scalars' array grows with the uploads; none when they stay on the
+ * device). */
 size_t cuzk_gpu_msm_bytes(int group, size_t n);
 
 /* ---- the Groth16 split on resident bases (cuzk/msm.h's classification) ----
