@@ -19,7 +19,7 @@
  * memory at j = m G + g (16-byte halves in two arrays, swizzled against bank conflicts).
  * A round does R stages in registers (2^R elements an item) with one trip through shared
  * memory and one barrier; R = 1 (ntt_chunk_size: one stage a round, radix 2, which keeps a
- * thread at 80 registers and 3 blocks on a multiprocessor).
+ * thread at 64 registers and 4 blocks of 256 threads on a multiprocessor).
  *
  * Twiddles, one multiplication per butterfly:
  *  - table passes (2^(k-s0) <= 2^tlog): one table W[j] = omega_(2^L)^j, j <= 2^(L-1),
