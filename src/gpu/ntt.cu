@@ -6,11 +6,12 @@
  * file runs them on a domain's stream. In short: passes of at most NTT_TMAX radix-2 stages
  * done in shared memory by blocks of 2^NTT_ELOG elements (fewer below 2^18: ntt_elog_for),
  * one stage per trip through shared memory (radix-2 rounds, 4 blocks a multiprocessor),
- * twiddles read from tables (one multiplication a butterfly; the first pass of a
- * transform above 2^NTT_TLOG reads W0, n/2 entries filled on the device), DIF passes (natural in, bit-reversed out)
- * paired with DIT passes (bit-reversed in, natural out) in the H step so that it needs no bit
- * reversal (bellman's needs one, at its end), the coset scalings and the a b - c fused into
- * the passes, and a tiled bit reversal for the natural-order transforms.
+ * twiddles read from tables (one multiplication a butterfly; the first pass of a transform
+ * above 2^NTT_TLOG reads W0, n/2 entries filled on the device), DIF passes (natural in,
+ * bit-reversed out) paired with DIT passes (bit-reversed in, natural out) in the H step so
+ * that it needs no bit reversal (bellman's needs one, at its end), the coset scalings and
+ * the a b - c fused into the passes, and a tiled bit reversal for the natural-order
+ * transforms.
  *
  * Counts (NTT_ELOG 10, NTT_TMAX 10, NTT_TLOG 18), a forward transform in natural order:
  *  - passes over global memory (each reads and writes the 2^k elements once): 2^24: 3 passes
@@ -73,7 +74,7 @@ __global__ void ntt_w0_kernel(fr_t *w0, const fr_t *tab3, size_t n)
 {
     const size_t x = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (x < n)
-        ntt_w0_at(w0, tab3, x);
+        w0[x] = ntt_pow3(tab3, x);
 }
 
 __global__ void __launch_bounds__(NTT_THREADS) ntt_brv_kernel(fr_t *x, unsigned k)

@@ -93,11 +93,6 @@ GPU_HD fr_t ntt_pow3(const fr_t *tab, size_t x)
     return f_mul<FrP>(f, hd_ld(tab + 2 * NTT_TAB + (x >> 20)));
 }
 
-/* Entry x of W0 (omega_n^x) from the three-level table of omega_n (device and host fill). */
-GPU_HD void ntt_w0_at(fr_t *w0, const fr_t *tab3, size_t x)
-{
-    w0[x] = ntt_pow3(tab3, x);
-}
 
 /* ---- rounds: one stage of a pass each (chunk ci is stage r = ci). The round code
  * (ntt_phase_round) is written for chunks of R stages; one stage a round measured fastest on
@@ -297,7 +292,7 @@ static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, c
         ntt_host_powers(t3 + 2 * NTT_TAB, &one, &b, NTT_TAB);
         if (host_w0)
             for (size_t x = 0; x <= ((size_t)1 << (k - 1)); x++)
-                ntt_w0_at((fr_t *)tab + c->off_w0, (const fr_t *)t3, x);
+                ((fr_t *)tab)[c->off_w0 + x] = ntt_pow3((const fr_t *)t3, x);
     }
     cuzk_fr_set_u64(&nn, (uint64_t)1 << k);
     cuzk_fr_inv(&n_inv, &nn);
@@ -341,14 +336,13 @@ struct ntt_args {
     unsigned hfinal;    /* last DIT pass only (s0 = 0) */
 };
 
-static inline ntt_args ntt_args_make(const ntt_ctx &c, unsigned pass, fr_t *x, bool inv)
+static inline ntt_args ntt_args_make(const ntt_ctx &c, unsigned pass, fr_t *x)
 {
     const ntt_plan &p = c.plan;
     ntt_args a;
     memset(&a, 0, sizeof a);
     a.x = x;
     a.out = x;
-    (void)inv; /* the direction is the kernel's (the same tables serve both) */
     const bool w0 = pass == 0 && p.w0;
     a.w = c.tab + (w0 ? c.off_w0 : c.off_w);
     a.k = p.k;
@@ -384,7 +378,6 @@ GPU_HD ntt_sm ntt_sm_at(void *base, const ntt_args &a)
     ntt_sm s;
     s.E = E;
     s.d = (uint4 *)base;
-    (void)a;
     s.D = (fr_t *)base + E;
     return s;
 }
@@ -669,7 +662,7 @@ static cuzk_err ntt_run_dif(X &ex, const ntt_ctx &c, fr_t *x, bool inv, unsigned
                             const fr_t *sc)
 {
     for (unsigned p = 0; p < c.plan.npass; p++) {
-        ntt_args a = ntt_args_make(c, p, x, inv);
+        ntt_args a = ntt_args_make(c, p, x);
         if (p + 1 == c.plan.npass) {
             a.post = post;
             a.sc = sc;
@@ -686,7 +679,7 @@ static cuzk_err ntt_run_dit(X &ex, const ntt_ctx &c, fr_t *x, bool inv, fr_t *hf
                             const fr_t *hf_b)
 {
     for (unsigned p = c.plan.npass; p-- > 0;) {
-        ntt_args a = ntt_args_make(c, p, x, inv);
+        ntt_args a = ntt_args_make(c, p, x);
         if (p == 0 && hf_out) {
             a.out = hf_out;
             a.hb = hf_b;

@@ -370,7 +370,6 @@ static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const cuzk_gpu_spli
 
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk) { return gk && gk->b2; }
 
-
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
                             const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, const cuzk_fr *buf,
                             const cuzk_gpu_bufs *bufs, const cuzk_gpu_inputs *in,

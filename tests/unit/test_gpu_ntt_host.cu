@@ -10,8 +10,8 @@
  * 2^ntt_elog_for(k) or 2^NTT_ELOG elements, NTT_TMAX stages a pass at most, tables up to
  * 2^NTT_TLOG) and small ones that give many
  * passes and sub-problems, passes of 1 to 7 stages and a first pass that reads W0, the table
- * of omega_n (tlog below k; filled on the host with the device's formula, ntt_w0_at). gpu_cc_lost_ must stay 0 (no carry dropped where the bounds say none can
- * occur).
+ * of omega_n (tlog below k; filled on the host with the device's formula, ntt_pow3).
+ * gpu_cc_lost_ must stay 0 (no carry dropped where the bounds say none can occur).
  */
 #include <stdint.h>
 #include <stdio.h>
