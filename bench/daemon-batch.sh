@@ -90,4 +90,16 @@ awk '/event=prove_end/ && /device_ms=/ {
         busy += d; last = t; n++
      }
      END { if (n > 0) printf "batch %d: %d partitions, device busy %.1f %% of %.0f ms from first to last\n", ++b, n, 100 * busy / (last - first), last - first }' "$T/daemon.log"
+# the device time of a partition by stage (median over the runs' partitions, the warm-up's too)
+awk '/event=prove_end/ && /b2_ms=/ {
+        for (i = 1; i <= NF; i++) if ($i ~ /_ms=/) { split($i, kv, "="); v[kv[1]] = v[kv[1]] " " kv[2] }
+     }
+     END { n = split("device_ms abc_ms ntt_ms h_msm_ms batch_add_ms tail_ms b2_ms prep_ms", ks, " ");
+           line = "device time a partition, median ms:";
+           for (k = 1; k <= n; k++) {
+               m = split(v[ks[k]], a, " "); if (!m) continue;
+               for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (a[y] + 0 < a[x] + 0) { t = a[x]; a[x] = a[y]; a[y] = t }
+               line = line sprintf(" %s %.2f", ks[k], a[int((m + 1) / 2)])
+           }
+           print line }' "$T/daemon.log"
 exit $rc

@@ -6,6 +6,8 @@
 #   ROUND_K="24 26"   porep sizes;   ROUND_CPU_K=24  sizes also run on the CPU backend
 #   ROUND_P=2         partitions per batch;   ROUND_B_G2="cpu device"  where B_G2 runs
 #   ROUND_PORE_ARGS=--abc  extra cuzk-bench porep flags (--abc: a, b, c given, no synthesis)
+#   ROUND_PORE_BINS="cuzk-bench NAME"  each porep run with each of these packed builds (A/B;
+#                     PACK_EXTRA=".../cuzk-bench=NAME"); ROUND_PORE_RUNS=3
 #   ROUND_DAEMON=1    also a cuzk-daemon batch on the GPU (the chain fixture, every proof checked)
 #   ROUND_KERNELS="20 24 26"  also cuzk-bench kernels (NTT and MSM, CPU and GPU) at those sizes
 #                     (ROUND_WINDOWS="18 20": once per GPU MSM window)
@@ -23,6 +25,9 @@
 #   ROUND_SUBGROUP=1  test_gpu_subgroup, and test_params (its decode benchmark)
 #   ROUND_PREP="22"   cuzk-bench prep (a GPU partition's host side) at those sizes
 #   ROUND_SETUP=1     test_gpu_setup;  ROUND_SCALE_K="24"  bench/scale.sh (MEM=1: in memory)
+#   ROUND_NSYS="22:3" Nsight Systems over cuzk-bench porep -k 22 -p 3 --runs 1 (B2 on the
+#                     device): the kernels by total time, and the device's idle time between
+#                     its operations (gaps of 0.1 ms and more, by size), in $OUT/nsys-*.txt
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib-remote-gpu.sh" /tmp/round-out
@@ -111,12 +116,15 @@ for spec in ${ROUND_K-24 26}; do
         [ "$g2" = gpu ] && g2=device # cuzk-bench porep --gpu b_g2=device|cpu
         be=gpu
         for c in ${ROUND_CPU_K:-}; do [ "$c" = "$k" ] && [ "$g2" = cpu ] && be=both; done
-        t0=$(date +%s)
-        timeout ${PORE_TIMEOUT:-300} "$D/bin/cuzk-bench" porep -k "$k" -p "$kp" --runs 3 \
-            --backend $be --gpu "b_g2=$g2" $kargs_ --json >"$OUT/porep-$k-$g2.log" 2>"$OUT/porep-$k-$g2.err"; rc=$?
-        summary+=("porep-$k x$kp $kargs_ ($be, b_g2 on $g2) rc=$rc ($(( $(date +%s) - t0 )) s)")
-        grep -v '^{' "$OUT/porep-$k-$g2.log"
-        tail -2 "$OUT/porep-$k-$g2.err"
+        for bin in ${ROUND_PORE_BINS:-cuzk-bench}; do
+        t0=$(date +%s); tag=porep-$k-$g2; [ "$bin" != cuzk-bench ] && tag=$tag-$bin
+        timeout ${PORE_TIMEOUT:-300} "$D/bin/$bin" porep -k "$k" -p "$kp" --runs ${ROUND_PORE_RUNS:-3} \
+            --backend $be --gpu "b_g2=$g2" $kargs_ --json >"$OUT/$tag.log" 2>"$OUT/$tag.err"; rc=$?
+        summary+=("porep-$k x$kp $kargs_ ($be, b_g2 on $g2, $bin) rc=$rc ($(( $(date +%s) - t0 )) s)")
+        while read -r l; do summary+=("  $l"); done < <(grep -E "^gpu|device" "$OUT/$tag.log" | head -${ROUND_PORE_LINES:-4})
+        grep -v '^{' "$OUT/$tag.log"
+        tail -2 "$OUT/$tag.err"
+        done
     done
 done
 
@@ -134,6 +142,33 @@ if [ -n "${ROUND_MGPU_K:-}" ]; then
         summary+=("porep-$ROUND_MGPU_K x${ROUND_MGPU_P:-8} on $nd GPU(s): rc=$rc, batch ${tot:-?} ms ($(( $(date +%s) - t0 )) s)")
         grep -v '^{' "$OUT/mgpu-$nd.log"
     done
+fi
+
+if [ -n "${ROUND_NSYS:-}" ]; then
+    NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys 2>/dev/null | head -1)
+    IFS=: read -r k kp <<<"$ROUND_NSYS"
+    if [ -n "$NSYS" ]; then
+        t0=$(date +%s)
+        timeout ${NSYS_TIMEOUT:-240} "$NSYS" profile -o /tmp/nsys-$k -f true --trace cuda \
+            "$D/bin/cuzk-bench" porep -k "$k" -p "${kp:-3}" --runs 1 --backend gpu --gpu b_g2=device \
+            >"$OUT/nsys-run.log" 2>&1; rc=$?
+        "$NSYS" stats -q --report cuda_gpu_kern_sum --format csv /tmp/nsys-$k.nsys-rep >"$OUT/nsys-kern.txt" 2>&1
+        "$NSYS" stats -q --report cuda_gpu_trace --format csv /tmp/nsys-$k.nsys-rep >/tmp/nsys-trace.csv 2>&1
+        # the device's idle gaps: operations sorted by start, a gap where the next starts after
+        # every earlier one ended (the CSV's first two columns: start ns, duration ns)
+        awk -F, 'NR > 1 && $1 ~ /^[0-9]/ { print $1, $2 }' /tmp/nsys-trace.csv | sort -n |
+            awk '{ s = $1; e = $1 + $2; if (n++ && s > end) { g = (s - end) / 1e6; tot += g;
+                       if (g >= 0.1) { c[g >= 10 ? "10+" : g >= 1 ? "1-10" : "0.1-1"]++; sz[g >= 10 ? "10+" : g >= 1 ? "1-10" : "0.1-1"] += g } }
+                   if (n == 1) first = s; if (e > end) end = e }
+                   if (n > 1 && g >= 0.5) last[++nl] = sprintf("at %.1f ms: %.2f ms idle", (s - first) / 1e6, g); g = 0 }
+                 END { printf "device span %.1f ms, idle %.1f ms; gaps >= 0.1 ms:", (end - first) / 1e6, tot;
+                       for (k in c) printf " %s ms: %d (%.1f ms)", k, c[k], sz[k]; print "";
+                       for (i = (nl > 80 ? nl - 79 : 1); i <= nl; i++) print last[i] }' >"$OUT/nsys-gaps.txt"
+        summary+=("nsys porep-$k x${kp:-3}: rc=$rc ($(( $(date +%s) - t0 )) s); $(head -1 "$OUT/nsys-gaps.txt")")
+        head -25 "$OUT/nsys-kern.txt"; head -1 "$OUT/nsys-gaps.txt"
+    else
+        summary+=("nsys: not on this machine")
+    fi
 fi
 
 # ROUND_WINDOWS="18 20": the kernels once per GPU MSM window (--window; 0: chosen from n)

@@ -73,7 +73,7 @@ typedef struct {
 typedef struct {
     double prep_ms;       /* witness checks, synthesis a, b, c, bit vectors */
     double h_ms;          /* NTTs of the H step and the H MSM */
-    double msm_ms;        /* A, B1, L MSMs */
+    double msm_ms;        /* A, B1, L MSMs (GPU: what is left of them after the H MSM) */
     double b_g2_ms;       /* B2 MSM (own thread, overlapping the above) */
     double epilogue_ms;   /* randomisation and affine conversion */
     double total_ms;
@@ -88,7 +88,9 @@ typedef struct {
      * a, b, c synthesised on the device (given or synthesised on the CPU, their upload
      * overlaps the NTTs and counts there); the H step's NTTs; the H MSM; the batch adds of the
      * ones of A, B1, L; their tail MSMs (the significant scalars); B2's batch add and tail
-     * when B_G2 runs on the device */
+     * when B_G2 runs on the device. The split MSMs (A, B1, L, B2) run beside the H step and
+     * each other, each on its own host thread: these are each one's own time, and their sum
+     * exceeds device_ms. */
     double dev_abc_ms, dev_ntt_ms, dev_h_msm_ms, dev_batch_add_ms, dev_tail_ms, dev_b2_ms;
 } cuzk_prove_timings;
 

@@ -2,6 +2,7 @@
 /* The prover's GPU stages: H (NTT step) and the G1 MSMs on a resident key. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,6 +371,33 @@ static cuzk_err msm_split(cuzk_gpu_msm *m, bool g2, void *r, const cuzk_gpu_spli
 
 bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk) { return gk && gk->b2; }
 
+/* One split MSM of a partition (A, B1, L or B2) on its own host thread: each context has
+ * its own stream and buffers, so the four and the H step share the device, the kernels of
+ * one filling what the others leave idle (their synchronisations, the window sums on the
+ * host, the small kernels of the smaller MSMs). The detail of an error is per thread: it
+ * is copied into why. */
+typedef struct {
+    cuzk_gpu_msm *m;
+    bool g2;
+    void *r;
+    const cuzk_gpu_split_in *sp;
+    const cuzk_gpu_inputs *in; /* wait for the splits' preparation first (input 3) */
+    double ones, tail;
+    cuzk_err err;
+    char why[256];
+} split_task;
+
+static void *split_main(void *arg)
+{
+    split_task *t = arg;
+    t->err = t->in ? t->in->ready(t->in->ctx, 3) : CUZK_OK;
+    if (t->err == CUZK_OK)
+        t->err = msm_split(t->m, t->g2, t->r, t->sp, &t->ones, &t->tail);
+    if (t->err != CUZK_OK)
+        snprintf(t->why, sizeof t->why, "%s", cuzk_error_detail());
+    return NULL;
+}
+
 cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_pk_view *pk,
                             const cuzk_fr *a, const cuzk_fr *b, const cuzk_fr *c, const cuzk_fr *buf,
                             const cuzk_gpu_bufs *bufs, const cuzk_gpu_inputs *in,
@@ -381,6 +409,19 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
         lock = &gk->lock;
     pthread_mutex_lock(lock);
     double t0 = cuzk_now_ms(); /* the device is ours from here */
+    /* the split MSMs start at once, beside the H step, each on its own thread (one that
+     * cannot be started runs here after the H MSM) */
+    split_task st[4] = {
+        {.m = gk->a, .r = ra, .sp = &bufs->sp[0], .in = in},
+        {.m = gk->b1, .r = rb1, .sp = &bufs->sp[1], .in = in},
+        {.m = gk->l, .r = rl, .sp = &bufs->sp[2], .in = in},
+        {.m = gk->b2, .g2 = true, .r = rb2, .sp = &bufs->sp[1], .in = in},
+    };
+    const unsigned nst = rb2 && gk->b2 ? 4 : 3;
+    pthread_t th[4];
+    bool started[4] = {false, false, false, false};
+    for (unsigned i = 0; i < nst; i++)
+        started[i] = pthread_create(&th[i], NULL, split_main, &st[i]) == 0;
     double t_abc;
     if (a) { /* the copies (and the waits for b and c) overlap the transforms: their time
               * counts with the NTTs */
@@ -404,34 +445,42 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
         e = cuzk_gpu_domain_slot_dev(gk->dom, 0, &hd, NULL);
     if (e == CUZK_OK)
         e = cuzk_gpu_g1_msm_fr_dev(gk->h, h, hd, gk->n_h, 0);
-    if (e == CUZK_OK && in) /* the splits' preparation ran beside the H step */
-        e = in->ready(in->ctx, 3);
     double t1 = cuzk_now_ms();
-    double ones = 0, tail = 0, b2_ones = 0, b2_tail = 0;
-    if (e == CUZK_OK)
-        e = msm_split(gk->a, false, ra, &bufs->sp[0], &ones, &tail);
-    if (e == CUZK_OK)
-        e = msm_split(gk->b1, false, rb1, &bufs->sp[1], &ones, &tail);
-    if (e == CUZK_OK)
-        e = msm_split(gk->l, false, rl, &bufs->sp[2], &ones, &tail);
-    if (e == CUZK_OK && rb2 && gk->b2)
-        e = msm_split(gk->b2, true, rb2, &bufs->sp[1], &b2_ones, &b2_tail);
+    char why[256] = "";
+    if (e != CUZK_OK)
+        snprintf(why, sizeof why, "%s", cuzk_error_detail());
+    for (unsigned i = 0; i < nst; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            split_main(&st[i]);
+    }
     double t2 = cuzk_now_ms();
     pthread_mutex_unlock(lock);
+    for (unsigned i = 0; e == CUZK_OK && i < nst; i++)
+        if (st[i].err != CUZK_OK) {
+            e = st[i].err;
+            snprintf(why, sizeof why, "%s", st[i].why);
+        }
+    if (e != CUZK_OK)
+        return cuzk_error_set(e, "%s", why);
     t->h_ms += t1 - t0;
     t->msm_ms += t2 - t1;
     t->device_ms += t2 - t0;
     t->dev_abc_ms += t_abc - t0;
     t->dev_ntt_ms += t_ntt - t_abc;
     t->dev_h_msm_ms += t1 - t_ntt;
-    t->dev_batch_add_ms += ones;
-    t->dev_tail_ms += tail;
-    t->dev_b2_ms += b2_ones + b2_tail;
+    for (unsigned i = 0; i < 3; i++) {
+        t->dev_batch_add_ms += st[i].ones;
+        t->dev_tail_ms += st[i].tail;
+    }
+    if (nst == 4)
+        t->dev_b2_ms += st[3].ones + st[3].tail;
     if (t->device_first_ms == 0 || t0 < t->device_first_ms)
         t->device_first_ms = t0;
     if (t2 > t->device_last_ms)
         t->device_last_ms = t2;
-    return e;
+    return CUZK_OK;
 }
 
 unsigned cuzk_gpu_prover_devices(void)
