@@ -83,6 +83,11 @@ cuzk_err cuzk_wtns_load(cuzk_wtns **out, const char *path) CUZK_WUR;
  * zeroing a fresh one costs (a 2^22 witness: 128 MiB, tens of ms). buf may be NULL. */
 cuzk_err cuzk_wtns_load_into(cuzk_wtns **out, const char *path, cuzk_fr *buf,
                              size_t cap) CUZK_WUR;
+/* The checks of cuzk_wtns_load (the file's structure, every value below r) without the
+ * values converted or kept: (*out)->n is their count and (*out)->w holds the first alone
+ * (cap 1; none when n = 0). Reads the values in place, so it costs a scan of the file, not
+ * a load (a 2^22 witness: a few ms against tens). */
+cuzk_err cuzk_wtns_check(cuzk_wtns **out, const char *path) CUZK_WUR;
 /* A .wtns image in memory: the len bytes at data are what the file would hold, checked as
  * cuzk_wtns_load checks the file; name stands for the path in cuzk_error_detail() ("uploaded
  * .wtns: section 2 (witness values): ..."; NULL: ".wtns image"). data is not referenced

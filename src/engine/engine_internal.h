@@ -268,6 +268,9 @@ cuzk_err witness_open(const cuzk_engine *e, const char *path, int *fd) CUZK_WUR;
 /* Loads the witness open at fd (called name in errors) into buf (room for cap values). */
 cuzk_err witness_load_fd(cuzk_wtns **w, int fd, const char *name, cuzk_fr *buf,
                          size_t cap) CUZK_WUR;
+/* The submission's check of the witness open at fd: cuzk_wtns_check (every value below r,
+ * none kept; (*w)->w holds the first alone). */
+cuzk_err witness_check_fd(cuzk_wtns **w, int fd, const char *name) CUZK_WUR;
 
 /* ---- jobs.c (lock held) ---- */
 job *job_find(cuzk_engine *e, const char *id);

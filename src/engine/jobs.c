@@ -220,7 +220,7 @@ static cuzk_err witnesses_check(cuzk_engine *e, const char *key_id, const cuzk_w
         if (w[i].path) {
             r = witness_open(e, w[i].path, &fds[i]);
             if (r == CUZK_OK)
-                r = witness_load_fd(&wt, fds[i], w[i].path, NULL, 0);
+                r = witness_check_fd(&wt, fds[i], w[i].path);
         } else {
             r = cuzk_wtns_load_mem(&wt, wname, w[i].data, w[i].len);
         }

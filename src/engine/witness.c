@@ -184,13 +184,15 @@ cuzk_err witness_open(const cuzk_engine *e, const char *path, int *out)
 
 /* Loads the witness file open at fd (named name in errors) into buf: through
  * /proc/self/fd (the same file, no path resolved again; the reader's guard against a
- * truncation applies), else read into memory. */
-cuzk_err witness_load_fd(cuzk_wtns **w, int fd, const char *name, cuzk_fr *buf, size_t cap)
+ * truncation applies), else read into memory. check: cuzk_wtns_check's checks alone (where
+ * /proc is not there, a whole load). */
+static cuzk_err load_fd(cuzk_wtns **w, int fd, const char *name, cuzk_fr *buf, size_t cap,
+                        bool check)
 {
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
     if (access(proc, F_OK) == 0) {
-        cuzk_err r = cuzk_wtns_load_into(w, proc, buf, cap);
+        cuzk_err r = check ? cuzk_wtns_check(w, proc) : cuzk_wtns_load_into(w, proc, buf, cap);
         if (r != CUZK_OK) {   /* the detail names the witness, not the descriptor */
             char d[600];
             const char *det = cuzk_error_detail();
@@ -222,4 +224,14 @@ cuzk_err witness_load_fd(cuzk_wtns **w, int fd, const char *name, cuzk_fr *buf, 
                             : cuzk_error_set(CUZK_EIO, "%s: short read", name);
     free(b);
     return r;
+}
+
+cuzk_err witness_load_fd(cuzk_wtns **w, int fd, const char *name, cuzk_fr *buf, size_t cap)
+{
+    return load_fd(w, fd, name, buf, cap, false);
+}
+
+cuzk_err witness_check_fd(cuzk_wtns **w, int fd, const char *name)
+{
+    return load_fd(w, fd, name, NULL, 0, true);
 }

@@ -2,6 +2,7 @@
 /* snarkjs .wtns v2 reader. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuzk/io.h"
 #include "io/binfile.h"
@@ -28,7 +29,22 @@ static bool conv_value(void *vctx, size_t i)
     return cuzk_fr_from_bytes_le(&c->out[i], c->in + i * CUZK_FR_BYTES) == CUZK_OK;
 }
 
-static cuzk_err load(io_file *f, cuzk_wtns *w, cuzk_fr *buf, size_t cap)
+/* Value i's 32 little-endian bytes are below r (canonical), read in place. */
+static bool below_r(void *vctx, size_t i)
+{
+    const uint8_t *p = (const uint8_t *)vctx + i * CUZK_FR_BYTES;
+    for (int k = CUZK_FR_LIMBS - 1; k >= 0; k--) {
+        uint64_t x;
+        memcpy(&x, p + 8 * k, 8); /* little-endian host (io/binfile.h) */
+        if (x != CUZK_FR_MODULUS.l[k])
+            return x < CUZK_FR_MODULUS.l[k];
+    }
+    return false;
+}
+
+/* check: the checks of a load (the structure, every value below r) without the values
+ * kept: w->n their count, w->w one value, the first (n > 0), in new memory. */
+static cuzk_err load(io_file *f, cuzk_wtns *w, cuzk_fr *buf, size_t cap, bool check)
 {
     const io_section *s;
     io_cur c;
@@ -55,6 +71,22 @@ static cuzk_err load(io_file *f, cuzk_wtns *w, cuzk_fr *buf, size_t cap)
                               "%d bytes = %llu",
                               f->path, (unsigned long long)s->size, w->n, CUZK_FR_BYTES,
                               (unsigned long long)w->n * CUZK_FR_BYTES);
+    if (check) {
+        size_t bad = io_par_first_fail(w->n, 1u << 14, below_r, (void *)s->p);
+        if (bad < w->n)
+            return cuzk_error_set(CUZK_ENONCANONICAL,
+                                  "%s: section 2 (witness values): value %zu is not below r",
+                                  f->path, bad);
+        w->w = calloc(1, sizeof(cuzk_fr));
+        w->cap = 1;
+        if (!w->w)
+            return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", f->path);
+        if (w->n && cuzk_fr_from_bytes_le(&w->w[0], s->p) != CUZK_OK)
+            return cuzk_error_set(CUZK_ENONCANONICAL,
+                                  "%s: section 2 (witness values): value 0 is not below r",
+                                  f->path);
+        return CUZK_OK;
+    }
     if (buf && w->n <= cap) {
         w->w = buf;
         w->cap = cap;
@@ -75,10 +107,11 @@ static cuzk_err load(io_file *f, cuzk_wtns *w, cuzk_fr *buf, size_t cap)
 }
 
 /* The witness of the opened f (file or image), closed here. */
-static cuzk_err load_opened(cuzk_wtns **out, io_file *f, cuzk_fr *buf, size_t cap)
+static cuzk_err load_opened(cuzk_wtns **out, io_file *f, cuzk_fr *buf, size_t cap,
+                            bool check)
 {
     cuzk_wtns *w = calloc(1, sizeof *w);
-    cuzk_err e = w ? load(f, w, buf, cap)
+    cuzk_err e = w ? load(f, w, buf, cap, check)
                    : cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", f->path);
     cuzk_err fe = io_finish(f); /* truncated or replaced meanwhile: what was read is not it */
     if (fe)
@@ -101,7 +134,15 @@ cuzk_err cuzk_wtns_load_into(cuzk_wtns **out, const char *path, cuzk_fr *buf, si
     *out = NULL;
     io_file f;
     cuzk_err e = io_open(&f, path, "wtns", 2, wtns_names, sizeof wtns_names / sizeof *wtns_names);
-    return e ? e : load_opened(out, &f, buf, cap);
+    return e ? e : load_opened(out, &f, buf, cap, false);
+}
+
+cuzk_err cuzk_wtns_check(cuzk_wtns **out, const char *path)
+{
+    *out = NULL;
+    io_file f;
+    cuzk_err e = io_open(&f, path, "wtns", 2, wtns_names, sizeof wtns_names / sizeof *wtns_names);
+    return e ? e : load_opened(out, &f, NULL, 0, true);
 }
 
 cuzk_err cuzk_wtns_load_mem(cuzk_wtns **out, const char *name, const void *data, size_t len)
@@ -118,5 +159,5 @@ cuzk_err cuzk_wtns_load_mem_into(cuzk_wtns **out, const char *name, const void *
     io_file f;
     cuzk_err e = io_open_mem(&f, name, data, len, "wtns", 2, wtns_names,
                              sizeof wtns_names / sizeof *wtns_names);
-    return e ? e : load_opened(out, &f, buf, cap);
+    return e ? e : load_opened(out, &f, buf, cap, false);
 }

@@ -933,6 +933,14 @@ static cuzk_err ld_wtns(const seed *s, const char *path, const uint8_t *b, size_
     CHECK(em == e);
     CHECK(!wm || (w && wm->n == w->n && !memcmp(wm->w, w->w, sizeof *w->w * w->n)));
     cuzk_wtns_free(wm);
+    /* the submission's check (no values kept): the same answer, the same count and first
+     * value */
+    cuzk_wtns *wc = (cuzk_wtns *)1;
+    cuzk_err ec = cuzk_wtns_check(&wc, path);
+    CHECK(ec == e);
+    CHECK(ec ? wc == NULL : (wc && w && wc->n == w->n && wc->cap == 1 &&
+                             (!w->n || !memcmp(wc->w, w->w, sizeof *w->w))));
+    cuzk_wtns_free(wc);
     if (e) {
         CHECK(w == NULL);
         return e;

@@ -120,8 +120,9 @@ static void tf_resize(tsec *s, uint64_t size)
 }
 
 /* ---- loaders by kind, for the generic corruption tests ---- */
-/* K_WTNS_MEM: the file's bytes through cuzk_wtns_load_mem, named by the path */
-typedef enum { K_R1CS, K_WTNS, K_ZKEY, K_WTNS_MEM } kind;
+/* K_WTNS_MEM: the file's bytes through cuzk_wtns_load_mem, named by the path;
+ * K_WTNS_CHECK: cuzk_wtns_check (the submission's check, no values kept) */
+typedef enum { K_R1CS, K_WTNS, K_ZKEY, K_WTNS_MEM, K_WTNS_CHECK } kind;
 
 static cuzk_err load_kind(kind k, const char *path)
 {
@@ -143,6 +144,11 @@ static cuzk_err load_kind(kind k, const char *path)
         cuzk_wtns *w = (cuzk_wtns *)1;
         e = cuzk_wtns_load(&w, path);
         CHECK(e ? w == NULL : w != NULL);
+        cuzk_wtns_free(w);
+    } else if (k == K_WTNS_CHECK) {
+        cuzk_wtns *w = (cuzk_wtns *)1;
+        e = cuzk_wtns_check(&w, path);
+        CHECK(e ? w == NULL : (w != NULL && w->cap == 1));
         cuzk_wtns_free(w);
     } else {
         cuzk_zkey *z = (cuzk_zkey *)1;
@@ -206,6 +212,11 @@ static void test_fixture(const circuit_facts *f)
     CHECK(r->m[0].n_rows == f->constraints);
     CHECK(r->wire_labels != NULL);
     CHECK(w->n == f->wires);
+    cuzk_wtns *wc = NULL;
+    CHECK_EQ_ERR(cuzk_wtns_check(&wc, p_wtns), CUZK_OK);
+    CHECK(wc && wc->n == w->n && wc->cap == 1 && cuzk_fr_is_one(&wc->w[0]) &&
+          !memcmp(&wc->w[0], &w->w[0], sizeof(cuzk_fr)));
+    cuzk_wtns_free(wc);
     CHECK(z->n_vars == f->wires);
     CHECK(z->n_public == f->n_public);
     CHECK(z->domain_size == f->domain);
@@ -423,7 +434,8 @@ static void test_truncation(kind k, const char *circuit, const char *file, size_
     free(b);
 }
 
-static const char *kind_file[] = {"circuit.r1cs", "witness.wtns", "circuit.zkey", "witness.wtns"};
+static const char *kind_file[] = {"circuit.r1cs", "witness.wtns", "circuit.zkey", "witness.wtns",
+                                  "witness.wtns"};
 
 static void test_container_errors(kind k)
 {
@@ -646,6 +658,7 @@ static void test_wtns_errors(void)
         tf_write(&t, dst);
         EXPECT_ERR(load_kind(K_WTNS, dst), CUZK_ENONCANONICAL, dst);
         EXPECT_ERR(load_kind(K_WTNS_MEM, dst), CUZK_ENONCANONICAL, dst);
+        EXPECT_ERR(load_kind(K_WTNS_CHECK, dst), CUZK_ENONCANONICAL, dst);
         tf_free(&t);
     }
     /* count in the header disagrees with section 2 */
@@ -655,6 +668,7 @@ static void test_wtns_errors(void)
     tf_write(&t, dst);
     EXPECT_ERR(load_kind(K_WTNS, dst), CUZK_ESIZE, dst);
     EXPECT_ERR(load_kind(K_WTNS_MEM, dst), CUZK_ESIZE, dst);
+    EXPECT_ERR(load_kind(K_WTNS_CHECK, dst), CUZK_ESIZE, dst);
     tf_free(&t);
     tf_free(&t0);
 }
@@ -804,6 +818,7 @@ static void test_other_curves(void)
     CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
     EXPECT_ERR(load_kind(K_WTNS_MEM, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
+    EXPECT_ERR(load_kind(K_WTNS_CHECK, p), CUZK_ECURVE, p);
     test_fixture_path(p, sizeof p, "bn128", "circuit.zkey");
     EXPECT_ERR(load_kind(K_ZKEY, p), CUZK_ECURVE, p);
     CHECK(strstr(cuzk_error_detail(), "bn128") != NULL);
@@ -1283,6 +1298,7 @@ static void test_wtns_strict(void)
         EXPECT_ERR(load_kind(K_WTNS, dst), CUZK_EFORMAT, dst);
         CHECK(strstr(cuzk_error_detail(), "not a section of a .wtns file") != NULL);
         EXPECT_ERR(load_kind(K_WTNS_MEM, dst), CUZK_EFORMAT, dst);
+        EXPECT_ERR(load_kind(K_WTNS_CHECK, dst), CUZK_EFORMAT, dst);
         tf_free(&t);
     }
     /* section 2 twice */
@@ -1343,7 +1359,7 @@ static void test_no_bytes_in_errors(void)
     const char *shadow = "root:$6$SECREThunter2SECRET:19000:0:99999:7:::\n"
                          "daemon:*:19000:0:99999:7:::\n";
     write_text_file(p, shadow);
-    for (int k = K_R1CS; k <= K_WTNS_MEM; k++) {
+    for (int k = K_R1CS; k <= K_WTNS_CHECK; k++) {
         EXPECT_ERR(load_kind((kind)k, p), CUZK_EFORMAT, p);
         CHECK(strstr(cuzk_error_detail(), "bad magic") != NULL);
         CHECK(!has_secret(cuzk_error_detail()));
@@ -1438,11 +1454,13 @@ int main(void)
     test_truncation(K_WTNS, "chain", "witness.wtns", test_iters(300));
     test_truncation(K_WTNS_MEM, "multiplier", "witness.wtns", 1u << 20);
     test_truncation(K_WTNS_MEM, "chain", "witness.wtns", test_iters(300));
+    test_truncation(K_WTNS_CHECK, "chain", "witness.wtns", test_iters(300));
     test_truncation(K_ZKEY, "chain", "circuit.zkey", test_iters(300));
     test_container_errors(K_R1CS);
     test_container_errors(K_WTNS);
     test_container_errors(K_ZKEY);
     test_container_errors(K_WTNS_MEM);
+    test_container_errors(K_WTNS_CHECK);
     test_r1cs_errors();
     test_wtns_errors();
     test_zkey_errors();
