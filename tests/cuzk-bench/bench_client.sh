@@ -79,6 +79,17 @@ check_batch() {
     rc=$?
     [ $rc -eq 1 ] && ok || bad "$label: tampered vk: exit $rc, wanted 1"
     expect_json "$T/$label.tamper.json" 'r.verify_failures === 2'
+    # jobs of 5 partitions (their proofs checked in parallel): every check counted, good and bad
+    "$BENCH" batch -c 2 -j 2 --witness "$C/witness.wtns" --witness "$C/witness.wtns" --witness "$C/witness.wtns" \
+        --witness "$C/witness.wtns" --witness "$C/witness.wtns" --verify-with "$T/tampered_vk.json" --json "$@" \
+        >"$T/$label.tamper5.json" 2>"$T/$label.tamper5.err"
+    rc=$?
+    [ $rc -eq 1 ] && ok || bad "$label: tampered vk, 5 partitions: exit $rc, wanted 1"
+    expect_json "$T/$label.tamper5.json" 'r.proofs === 10 && r.verify_failures === 10 && r.verified === 0'
+    "$BENCH" batch -c 2 -j 2 --witness "$C/witness.wtns" --witness "$C/witness.wtns" --witness "$C/witness.wtns" \
+        --witness "$C/witness.wtns" --witness "$C/witness.wtns" --verify-with "$VK" --json "$@" \
+        >"$T/$label.good5.json" 2>"$T/$label.good5.err" && ok || bad "$label: 5 partitions: $(head -c 400 "$T/$label.good5.err")"
+    expect_json "$T/$label.good5.json" 'r.proofs === 10 && r.verify_failures === 0 && r.verified === 10'
 
     # a missing witness: the job fails with a reason naming the file; exit 1
     "$BENCH" single --witness "$T/nonexistent.wtns" --json "$@" >"$T/$label.miss.json" 2>"$T/$label.miss.err"
