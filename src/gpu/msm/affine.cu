@@ -419,9 +419,7 @@ cuzk_err msm_aff_run(cuzk_gpu_msm *m, size_t nslices, g1_xyzz_t *buckets, g1_xyz
         msm_accumulate_kernel<fp_t><<<gpu_blocks(nseg, MSM_ACC_THREADS), MSM_ACC_THREADS, 0, st>>>(
             buckets, partials, m->pkeys, fk, fv, fb, cnt, L, nseg, sentinel);
         GPU_CHECK_LAUNCH(msm_accumulate_kernel);
-        msm_partials_kernel<fp_t><<<gpu_blocks(2 * nseg, 128), 128, 0, st>>>(
-            buckets, partials, m->pkeys, 2 * nseg, sentinel);
-        GPU_CHECK_LAUNCH(msm_partials_kernel);
+        GPU_TRY(msm_partials_run<fp_t>(m, buckets, partials, m->pkeys, 2 * nseg, sentinel, st));
         if (prof) {
             float a = 0, b = 0;
             GPU_CHECK(cudaEventRecord(ev[2], st));

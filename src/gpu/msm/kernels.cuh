@@ -92,8 +92,58 @@ msm_accumulate_kernel(xyzz_t<F> *buckets, xyzz_t<F> *partials, uint32_t *pkeys,
     pkeys[2 * t + 1] = cur;
 }
 
+/* One level of the partials' reduction (msm_partials_run): thread t of nch sums in[t L, t L
+ * + L) (keys non-decreasing, sentinels last) run by run as msm_accumulate_kernel does the
+ * pairs: whole runs into their buckets, its first and last into out[2t], out[2t + 1] (keys
+ * in outk, the sentinel when it has none). A bucket whose run spans many chunks (a hot
+ * bucket: many equal digits, e.g. equal scalars) leaves two entries a chunk, so each level
+ * divides its run by L / 2 instead of one thread adding it all. */
+template <class F>
+__global__ void msm_partials_level_kernel(xyzz_t<F> *buckets, xyzz_t<F> *out, uint32_t *outk,
+                                          const xyzz_t<F> *in, const uint32_t *ink, size_t n,
+                                          size_t L, size_t nch, uint32_t sentinel)
+{
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nch)
+        return;
+    const size_t start = t * L;
+    const size_t end = start + L < n ? start + L : n;
+    uint32_t cur = ink[start];
+    if (cur == sentinel) {
+        outk[2 * t] = outk[2 * t + 1] = sentinel;
+        return;
+    }
+    xyzz_t<F> acc;
+    xyzz_set_inf(acc);
+    bool first = true;
+    for (size_t e = start; e < end; e++) {
+        const uint32_t key = ink[e];
+        if (key == sentinel)
+            break;
+        if (key != cur) {
+            if (first) {
+                st_vec(out + 2 * t, acc);
+                outk[2 * t] = cur;
+                first = false;
+            } else {
+                st_vec(buckets + cur, acc);
+            }
+            xyzz_set_inf(acc);
+            cur = key;
+        }
+        xyzz_add(acc, ld_vec_rw(in + e));
+    }
+    if (first) {
+        st_vec(out + 2 * t, acc);
+        outk[2 * t] = cur;
+        xyzz_set_inf(acc);
+    }
+    st_vec(out + 2 * t + 1, acc);
+    outk[2 * t + 1] = cur;
+}
+
 /* The partials of msm_accumulate_kernel: the first entry of each run of equal keys adds the
- * run into its bucket. */
+ * run into its bucket (msm_partials_run calls it once the levels have made the runs short). */
 template <class F>
 __global__ void msm_partials_kernel(xyzz_t<F> *buckets, const xyzz_t<F> *partials,
                                     const uint32_t *pkeys, size_t np, uint32_t sentinel)
@@ -109,6 +159,44 @@ __global__ void msm_partials_kernel(xyzz_t<F> *buckets, const xyzz_t<F> *partial
     for (size_t jj = j; jj < np && pkeys[jj] == key; jj++)
         xyzz_add(acc, ld_vec_rw(partials + jj));
     st_vec(buckets + key, acc);
+}
+
+#define MSM_PART_L 16          /* partials a thread at each level of msm_partials_run */
+#define MSM_PART_SERIAL 4096   /* at most this many left: msm_partials_kernel */
+
+/* Adds the np partials (keys pkeys, non-decreasing, sentinels last) into their buckets:
+ * levels of msm_partials_level_kernel while more than MSM_PART_SERIAL are left (each divides
+ * the count by MSM_PART_L / 2, ping-ponging between partials and m->partials2), then
+ * msm_partials_kernel. */
+template <class F>
+static cuzk_err msm_partials_run(cuzk_gpu_msm *m, xyzz_t<F> *buckets, xyzz_t<F> *partials,
+                                 uint32_t *pkeys, size_t np, uint32_t sentinel, cudaStream_t st)
+{
+    xyzz_t<F> *in = partials;
+    uint32_t *ink = pkeys;
+    bool in_main = true;
+    while (np > MSM_PART_SERIAL) {
+        const size_t nch = (np + MSM_PART_L - 1) / MSM_PART_L;
+        xyzz_t<F> *out = partials;
+        uint32_t *outk = pkeys;
+        if (in_main) { /* the first level's output is the largest the second buffer holds */
+            GPU_TRY(msm_grow((unsigned char **)&m->partials2, &m->partials2_cap,
+                             2 * nch * sizeof(xyzz_t<F>), 1));
+            GPU_TRY(msm_grow(&m->pkeys2, &m->pkeys2_cap, 2 * nch, sizeof(uint32_t)));
+            out = reinterpret_cast<xyzz_t<F> *>(m->partials2);
+            outk = m->pkeys2;
+        }
+        msm_partials_level_kernel<F><<<gpu_blocks(nch, 128), 128, 0, st>>>(
+            buckets, out, outk, in, ink, np, MSM_PART_L, nch, sentinel);
+        GPU_CHECK_LAUNCH(msm_partials_level_kernel);
+        in = out;
+        ink = outk;
+        np = 2 * nch;
+        in_main = !in_main;
+    }
+    msm_partials_kernel<F><<<gpu_blocks(np, 128), 128, 0, st>>>(buckets, in, ink, np, sentinel);
+    GPU_CHECK_LAUNCH(msm_partials_kernel);
+    return CUZK_OK;
 }
 
 /* out[g] = sum of in[g cnt .. min(g cnt + cnt, total)), one block per group. */

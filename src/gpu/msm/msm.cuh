@@ -74,6 +74,10 @@ struct cuzk_gpu_msm {
     void *partials;
     uint32_t *pkeys;
     size_t partials_cap; /* points */
+    void *partials2;     /* msm_partials_run's second buffer (bytes) and its keys */
+    size_t partials2_cap;
+    uint32_t *pkeys2;
+    size_t pkeys2_cap;
     void *segs;
     size_t segs_cap; /* bytes */
     void *red;       /* MSM_RED1_BLOCKS points: first level of a two-level reduction */

@@ -221,9 +221,7 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
             buckets, partials, m->pkeys, skeys, svals, bases, npairs, L, nseg, sentinel);
         GPU_CHECK_LAUNCH(msm_accumulate_kernel);
         MSM_MARK();
-        msm_partials_kernel<F><<<gpu_blocks(2 * nseg, 128), 128, 0, st>>>(
-            buckets, partials, m->pkeys, 2 * nseg, sentinel);
-        GPU_CHECK_LAUNCH(msm_partials_kernel);
+        GPU_TRY(msm_partials_run<F>(m, buckets, partials, m->pkeys, 2 * nseg, sentinel, st));
     }
 
     MSM_MARK();
