@@ -81,10 +81,8 @@ static cuzk_err load(io_file *f, cuzk_wtns *w, cuzk_fr *buf, size_t cap, bool ch
         w->cap = 1;
         if (!w->w)
             return cuzk_error_set(CUZK_ENOMEM, "%s: out of memory", f->path);
-        if (w->n && cuzk_fr_from_bytes_le(&w->w[0], s->p) != CUZK_OK)
-            return cuzk_error_set(CUZK_ENONCANONICAL,
-                                  "%s: section 2 (witness values): value 0 is not below r",
-                                  f->path);
+        if (w->n) /* below r: the scan said so */
+            cuzk_fr_from_bytes_le_reduce(&w->w[0], s->p);
         return CUZK_OK;
     }
     if (buf && w->n <= cap) {
@@ -129,20 +127,23 @@ cuzk_err cuzk_wtns_load(cuzk_wtns **out, const char *path)
     return cuzk_wtns_load_into(out, path, NULL, 0);
 }
 
-cuzk_err cuzk_wtns_load_into(cuzk_wtns **out, const char *path, cuzk_fr *buf, size_t cap)
+static cuzk_err load_path(cuzk_wtns **out, const char *path, cuzk_fr *buf, size_t cap,
+                          bool check)
 {
     *out = NULL;
     io_file f;
     cuzk_err e = io_open(&f, path, "wtns", 2, wtns_names, sizeof wtns_names / sizeof *wtns_names);
-    return e ? e : load_opened(out, &f, buf, cap, false);
+    return e ? e : load_opened(out, &f, buf, cap, check);
+}
+
+cuzk_err cuzk_wtns_load_into(cuzk_wtns **out, const char *path, cuzk_fr *buf, size_t cap)
+{
+    return load_path(out, path, buf, cap, false);
 }
 
 cuzk_err cuzk_wtns_check(cuzk_wtns **out, const char *path)
 {
-    *out = NULL;
-    io_file f;
-    cuzk_err e = io_open(&f, path, "wtns", 2, wtns_names, sizeof wtns_names / sizeof *wtns_names);
-    return e ? e : load_opened(out, &f, NULL, 0, true);
+    return load_path(out, path, NULL, 0, true);
 }
 
 cuzk_err cuzk_wtns_load_mem(cuzk_wtns **out, const char *name, const void *data, size_t len)

@@ -42,9 +42,9 @@ extern "C" void cuzk_gpu_msm_free(cuzk_gpu_msm *m)
         return;
     (void)cudaSetDevice(m->device);
     void *ptrs[] = {m->bases,   m->scal,     m->keys[0], m->keys[1], m->vals[0], m->vals[1],
-                    m->sort_tmp, m->buckets, m->partials, m->pkeys, m->partials2, m->pkeys2, m->segs,    m->red,
-                    m->winres,  m->bits,     m->sbits,   m->wcnt,    m->woff,    m->idx,
-                    m->scan_tmp, m->flag,
+                    m->sort_tmp, m->buckets, m->partials, m->pkeys,  m->partials2, m->pkeys2,
+                    m->segs,    m->red,      m->winres,  m->bits,     m->sbits,   m->wcnt,
+                    m->woff,    m->idx,      m->scan_tmp, m->flag,
                     m->aff_off0, m->aff_info, m->aff_pts[0], m->aff_pts[1], m->aff_keys[0],
                     m->aff_keys[1], m->aff_pre, m->aff_meta, m->aff_off[0], m->aff_off[1],
                     m->aff_lens, m->aff_iota, m->aff_scan_tmp};
