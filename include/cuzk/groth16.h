@@ -142,6 +142,13 @@ typedef enum {
                                  bases do not fit there) */
     CUZK_GPU_B_G2_CPU         /* always on its own CPU thread, beside the device work */
 } cuzk_gpu_b_g2;
+typedef enum {
+    CUZK_GPU_PRECOMPUTE_AUTO = 0, /* resident G1 base sets of 2^16 points or more get
+                                     precomputed multiples (cuzk_gpu_msm_precompute, window
+                                     chosen: about 12 copies) while they leave a quarter of
+                                     the device's memory free beside the proving work */
+    CUZK_GPU_PRECOMPUTE_OFF       /* none */
+} cuzk_gpu_precompute;
 typedef struct cuzk_gpu_opts {
     cuzk_gpu_synth synth;
     cuzk_gpu_bases bases;
@@ -151,6 +158,7 @@ typedef struct cuzk_gpu_opts {
     /* .params loading: vectors of at least this many points have their subgroup checks on
      * the device when one answers (0: 65536; SIZE_MAX: never) */
     size_t params_check_min;
+    cuzk_gpu_precompute precompute;
 } cuzk_gpu_opts;
 
 /* All defaults. */

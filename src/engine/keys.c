@@ -164,9 +164,10 @@ cuzk_err key_gpu(cuzk_engine *e, key_entry *k, device *d, cuzk_gpu_key **out)
     if (made) {
         cuzk_gpu_key_info gi;
         cuzk_gpu_key_get_info(gk, &gi);
-        LOG(e, CUZK_LOG_INFO, "event=gpu_key key=%s dev=%s synth=%s b_g2=%s streamed=0x%x",
+        LOG(e, CUZK_LOG_INFO,
+            "event=gpu_key key=%s dev=%s synth=%s b_g2=%s streamed=0x%x precomputed=0x%x",
             k->id, d->name, gi.synth_device ? "device" : "cpu",
-            gi.b_g2_device ? "device" : "cpu", gi.streamed);
+            gi.b_g2_device ? "device" : "cpu", gi.streamed, gi.precomputed);
         /* a, b, c on the host: later partitions reserve the host figure */
         pthread_mutex_lock(&e->mu);
         if (!gi.synth_device) {

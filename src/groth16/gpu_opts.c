@@ -38,6 +38,7 @@ cuzk_err cuzk_gpu_opts_set(cuzk_gpu_opts *o, const char *name, const char *value
     static const char *const bases[] = {"auto", "resident", "stream", NULL};
     static const char *const witness[] = {"auto", "copy", "register", NULL};
     static const char *const b_g2[] = {"device", "cpu", NULL};
+    static const char *const precompute[] = {"auto", "off", NULL};
     static const struct {
         const char *name, *const *names, *takes;
     } enums[] = {
@@ -45,6 +46,7 @@ cuzk_err cuzk_gpu_opts_set(cuzk_gpu_opts *o, const char *name, const char *value
         {"bases", bases, "auto, resident or stream"},
         {"witness", witness, "auto, copy or register"},
         {"b_g2", b_g2, "device or cpu"},
+        {"precompute", precompute, "auto or off"},
     };
     for (size_t i = 0; i < sizeof enums / sizeof enums[0]; i++) {
         if (strcmp(name, enums[i].name))
@@ -57,7 +59,8 @@ cuzk_err cuzk_gpu_opts_set(cuzk_gpu_opts *o, const char *name, const char *value
         case 0: o->synth = (cuzk_gpu_synth)v; break;
         case 1: o->bases = (cuzk_gpu_bases)v; break;
         case 2: o->witness = (cuzk_gpu_witness)v; break;
-        default: o->b_g2 = (cuzk_gpu_b_g2)v; break;
+        case 3: o->b_g2 = (cuzk_gpu_b_g2)v; break;
+        default: o->precompute = (cuzk_gpu_precompute)v; break;
         }
         return CUZK_OK;
     }
@@ -66,7 +69,7 @@ cuzk_err cuzk_gpu_opts_set(cuzk_gpu_opts *o, const char *name, const char *value
                                                         : NULL;
     if (!count)
         return cuzk_error_set(CUZK_EINVAL, "gpu option '%s' is unknown (synth, bases, msm_chunk, "
-                                           "witness, b_g2, params_check_min)", name);
+                                           "witness, b_g2, precompute, params_check_min)", name);
     if (!parse_count(count, value))
         return cuzk_error_set(CUZK_EINVAL, "gpu option %s: '%s' is not a positive count", name,
                               value);

@@ -277,6 +277,45 @@ unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk)
     return r;
 }
 
+unsigned cuzk_gpu_key_precomputed(const cuzk_gpu_key *gk)
+{
+    if (!gk)
+        return 0;
+    const cuzk_gpu_msm *m[4] = {gk->h, gk->a, gk->b1, gk->l};
+    unsigned r = 0;
+    for (int i = 0; i < 4; i++)
+        if (cuzk_gpu_msm_precomputed(m[i]))
+            r |= 1u << i;
+    return r;
+}
+
+/* CUZK_GPU_PRECOMPUTE_AUTO: the resident G1 base sets of 2^16 points or more, H first, get
+ * precomputed multiples while the device keeps `reserve` bytes and a quarter of its memory
+ * free beside them (their buffers: W n 96 bytes at the window chosen for n). A failure
+ * leaves the set as it was. */
+static void key_precompute(cuzk_gpu_key *k, size_t reserve)
+{
+    if (k->opts.precompute != CUZK_GPU_PRECOMPUTE_AUTO)
+        return;
+    cuzk_gpu_msm *m[4] = {k->h, k->a, k->b1, k->l};
+    const size_t n[4] = {k->n_h, k->n_a, k->n_b, k->n_l};
+    for (int i = 0; i < 4; i++) {
+        if (!m[i] || cuzk_gpu_msm_streamed(m[i]) || n[i] < ((size_t)1 << 16))
+            continue;
+        cuzk_gpu_device_info info;
+        if (cuzk_gpu_device_query(&info, k->device) != CUZK_OK) {
+            cuzk_error_clear();
+            return;
+        }
+        const unsigned c = cuzk_gpu_msm_window_precomputed(n[i]);
+        const size_t bytes = (size_t)((256 + c - 1) / c) * n[i] * sizeof(cuzk_g1_affine);
+        if (bytes + reserve + info.total_mem / 4 > info.free_mem)
+            continue;
+        if (cuzk_gpu_msm_precompute(m[i], c) != CUZK_OK)
+            cuzk_error_clear();
+    }
+}
+
 bool cuzk_gpu_key_h_affine(const cuzk_gpu_key *gk)
 {
     return gk && gk->h && cuzk_gpu_msm_accumulation_used(gk->h) == CUZK_GPU_MSM_ACC_AFFINE;
@@ -325,6 +364,8 @@ cuzk_err cuzk_gpu_key_from_view(cuzk_gpu_key **out, const cuzk_pk_view *pk, int 
     }
     if (e == CUZK_OK)
         synth_resident(k, pk);
+    if (e == CUZK_OK)
+        key_precompute(k, reserve);
     if (e != CUZK_OK) {
         cuzk_groth16_gpu_key_free(k);
         return e;
@@ -526,6 +567,12 @@ bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk)
 }
 
 unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk)
+{
+    (void)gk;
+    return 0;
+}
+
+unsigned cuzk_gpu_key_precomputed(const cuzk_gpu_key *gk)
 {
     (void)gk;
     return 0;

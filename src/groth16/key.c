@@ -231,4 +231,5 @@ void cuzk_gpu_key_get_info(const cuzk_gpu_key *gk, cuzk_gpu_key_info *info)
     info->synth_device = cuzk_gpu_key_synth(gk);
     info->b_g2_device = cuzk_gpu_key_b_g2(gk);
     info->streamed = cuzk_gpu_key_streamed(gk);
+    info->precomputed = cuzk_gpu_key_precomputed(gk);
 }

@@ -259,6 +259,10 @@ static void test_h(void)
 #define AUTO_AFFINE_ABOVE ((size_t)1 << 25)
 static bool g_affine;
 static unsigned long g_aff_calls, g_aff_used;
+/* The precomputed passes (g_pre): the context holds precomputed multiples; counted are the
+ * G1 MSMs that used them. */
+static bool g_pre;
+static unsigned long g_pre_calls, g_pre_used;
 
 static void acc_next(cuzk_gpu_msm *m)
 {
@@ -270,6 +274,12 @@ static void acc_next(cuzk_gpu_msm *m)
 /* After a G1 MSM of nt terms (a split: its significant ones). */
 static void acc_count(const cuzk_gpu_msm *m, size_t nt)
 {
+    if (g_pre) {
+        g_pre_calls++;
+        g_pre_used += cuzk_gpu_msm_precomputed_used(m);
+    } else {
+        CHECK(!cuzk_gpu_msm_precomputed_used(m));
+    }
     const bool aff = cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE;
     if (g_affine)
         g_aff_used += aff;
@@ -1756,6 +1766,33 @@ int main(int argc, char **argv)
         CHECK(g_aff_used > g_aff_calls / 3);
         CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AUTO));
     }
+    /* and on precomputed multiples: the window chosen for nmax (the MSM and split checks,
+     * default accumulation), then window 8 (the MSM checks with the batch-affine
+     * accumulation: the model takes the multiples down to small sizes) */
+    if (m) {
+        CHECK_EQ_ERR(cuzk_gpu_msm_precompute(NULL, 0), CUZK_EINVAL);
+        CHECK_EQ_ERR(cuzk_gpu_msm_precompute(m, CUZK_GPU_MSM_WINDOW_MAX + 1), CUZK_EINVAL);
+        CHECK(!cuzk_gpu_msm_precomputed_used(NULL));
+        g_pre = true;
+        CHECK_OK(cuzk_gpu_msm_precompute(m, 0));
+        test_msm(m, bases, nmax);
+        split_target tg = {1, m, bases};
+        test_split(&tg, nmax, MAX_LOG);
+        printf("precomputed pass (window %u): %lu of %lu MSMs used the multiples [%.0f ms]\n",
+               cuzk_gpu_msm_window_precomputed(nmax), g_pre_used, g_pre_calls,
+               cuzk_now_ms() - t0);
+        CHECK(g_pre_used > 0);
+        const unsigned long used1 = g_pre_used, calls1 = g_pre_calls;
+        CHECK_OK(cuzk_gpu_msm_precompute(m, 8));
+        g_affine = true;
+        test_msm(m, bases, nmax);
+        g_affine = false;
+        printf("precomputed pass (window 8, affine): %lu of %lu MSMs used the multiples "
+               "[%.0f ms]\n", g_pre_used - used1, g_pre_calls - calls1, cuzk_now_ms() - t0);
+        CHECK(g_pre_used > used1);
+        g_pre = false;
+        CHECK_OK(cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AUTO));
+    }
     cuzk_gpu_msm_free(m);
 
     /* G2 last: MSM, batch add, split on 2^18 + 1 resident G2 bases */
@@ -1765,6 +1802,7 @@ int main(int argc, char **argv)
     cuzk_gpu_msm *m2 = NULL;
     CHECK_OK(cuzk_gpu_msm_new_g2(&m2, 0, b2, n2));
     if (m2) {
+        CHECK_EQ_ERR(cuzk_gpu_msm_precompute(m2, 0), CUZK_EINVAL); /* G1 only */
         test_msm_g2(m2, b2, n2);
         printf("[%.0f ms]\n", cuzk_now_ms() - t0);
         split_target tg = {2, m2, b2};

@@ -287,11 +287,14 @@ static void test_gpu_opts(void)
         {"bases", "stream", 1, CUZK_GPU_BASES_STREAM},   {"bases", "resident", 1, CUZK_GPU_BASES_RESIDENT},
         {"witness", "copy", 2, CUZK_GPU_WITNESS_COPY},   {"witness", "register", 2, CUZK_GPU_WITNESS_REGISTER},
         {"b_g2", "cpu", 3, CUZK_GPU_B_G2_CPU},           {"b_g2", "device", 3, CUZK_GPU_B_G2_DEVICE},
+        {"precompute", "off", 4, CUZK_GPU_PRECOMPUTE_OFF},
+        {"precompute", "auto", 4, CUZK_GPU_PRECOMPUTE_AUTO},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         CHECK_EQ_ERR(cuzk_gpu_opts_set(&o, ok[i].name, ok[i].value), CUZK_OK);
         int got = ok[i].field == 0 ? (int)o.synth : ok[i].field == 1 ? (int)o.bases
-                : ok[i].field == 2 ? (int)o.witness : (int)o.b_g2;
+                : ok[i].field == 2 ? (int)o.witness : ok[i].field == 3 ? (int)o.b_g2
+                                                        : (int)o.precompute;
         CHECK(got == ok[i].want);
     }
     CHECK_EQ_ERR(cuzk_gpu_opts_set(&o, "msm_chunk", "65536"), CUZK_OK);

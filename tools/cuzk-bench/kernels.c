@@ -31,7 +31,7 @@ typedef struct {
 
 typedef struct {
     unsigned k;
-    double ntt_cpu, ntt_gpu, msm_cpu, msm_gpu, msm_dev, msm_aff, badd_gpu;
+    double ntt_cpu, ntt_gpu, msm_cpu, msm_gpu, msm_dev, msm_aff, badd_gpu, msm_pre, msm_pre_aff;
     int ntt_same, msm_same; /* -1: not compared */
 } row;
 
@@ -54,6 +54,7 @@ typedef struct {
 static unsigned g_window; /* --window: the GPU MSMs' window (0: chosen from n) */
 static bool g_profile;    /* --profile */
 static bool g_ntt_only;   /* --ntt-only: no MSM, no batch add */
+static int g_pre = -1;    /* --pre C: the MSMs again with precomputed multiples (0: window chosen) */
 
 #ifdef CUZK_HAVE_CUDA
 /* --profile: the stage times of m's last MSM, one line on stderr. */
@@ -64,7 +65,7 @@ static void print_profile(cuzk_gpu_msm *m, const char *what)
         return;
     fprintf(stderr, "gpu msm g1 n=%zu c=%u W=%u (%s%s): upload %.3f digits %.3f sort %.3f "
             "accumulate %.3f partials %.3f bucket_sums %.3f window_reduce %.3f ms", p.terms,
-            p.window, p.windows, what, p.affine ? ", affine" : "", p.upload_ms, p.digits_ms,
+            p.window, p.windows, what, p.affine ? ", affine" : p.precomputed ? ", precomputed" : "", p.upload_ms, p.digits_ms,
             p.sort_ms, p.accumulate_ms, p.partials_ms, p.bucket_sums_ms, p.window_reduce_ms);
     if (p.affine)
         fprintf(stderr, " (plan %.3f, %u slices, up to %u rounds: rounds %.3f, xyzz_finish %.3f)",
@@ -79,6 +80,7 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
     size_t n = (size_t)1 << k;
     rw->k = k;
     rw->ntt_cpu = rw->ntt_gpu = rw->msm_cpu = rw->msm_gpu = rw->msm_dev = rw->msm_aff = rw->badd_gpu = -1;
+    rw->msm_pre = rw->msm_pre_aff = -1;
     rw->ntt_same = rw->msm_same = -1;
     cuzk_fr *x = malloc(sizeof(cuzk_fr) * n), *y = malloc(sizeof(cuzk_fr) * n);
     cuzk_fr *ref = malloc(sizeof(cuzk_fr) * n);
@@ -177,6 +179,30 @@ static int bench_k(row *rw, unsigned k, int runs, bool cpu, bool gpu)
             TIMED(rw->badd_gpu, cuzk_gpu_g1_batch_add(m, &rb, bits, n));
             free(bits);
         }
+        /* --pre: the precomputed multiples, then the MSM with XYZZ and batch-affine */
+        if (g_pre >= 0 && xd) {
+            double t0 = cuzk_now_ms();
+            if (cuzk_gpu_msm_precompute(m, (unsigned)g_pre) != CUZK_OK) {
+                fprintf(stderr, "cuzk-bench kernels: 2^%u: precompute: %s\n", k, cuzk_error_detail());
+            } else {
+                fprintf(stderr, "cuzk-bench kernels: 2^%u: precomputed multiples (window %u) in %.1f ms\n", k,
+                        g_pre ? (unsigned)g_pre : cuzk_gpu_msm_window_precomputed(n), cuzk_now_ms() - t0);
+                if (cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_XYZZ) != CUZK_OK)
+                    return 1;
+                TIMED(rw->msm_pre, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, g_window));
+                print_profile(m, "msm_pre");
+                if (!cuzk_gpu_msm_precomputed_used(m))
+                    fprintf(stderr, "cuzk-bench kernels: 2^%u: the precomputed multiples were not used\n", k);
+                if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
+                    rw->msm_same = 0;
+                if (cuzk_gpu_msm_set_accumulation(m, CUZK_GPU_MSM_ACC_AFFINE) != CUZK_OK)
+                    return 1;
+                TIMED(rw->msm_pre_aff, cuzk_gpu_g1_msm_fr_dev(m, &r_dev, xd, n, g_window));
+                print_profile(m, "msm_pre_aff");
+                if (!cuzk_g1_jac_eq(&r_dev, &r_gpu))
+                    rw->msm_same = 0;
+            }
+        }
         cuzk_gpu_domain_free(gd);
         cuzk_gpu_msm_free(m);
         if (cpu && rw->msm_same != 0)
@@ -216,9 +242,12 @@ int cuzk_bench_kernels(int argc, char **argv)
             g_profile = true;
         else if (!strcmp(argv[i], "--ntt-only"))
             g_ntt_only = true;
+        else if (!strcmp(argv[i], "--pre") && i + 1 < argc)
+            g_pre = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: cuzk-bench kernels [-k K]... [--runs N] [--backend cpu|gpu|both] [--json]"
-                             " [--window C (GPU MSMs, 1..22; default chosen from n)] [--profile] [--ntt-only]\n");
+                             " [--window C (GPU MSMs, 1..22; default chosen from n)] [--profile] [--ntt-only]"
+                             " [--pre C (the GPU MSMs again on precomputed multiples, window C; 0: chosen)]\n");
             return 2;
         }
     }
@@ -252,13 +281,16 @@ int cuzk_bench_kernels(int argc, char **argv)
            gpu ? "; GPU: NTT data and MSM bases resident, msm_gpu with the scalars uploaded from "
                  "page-locked memory (default accumulation), msm_dev with them on the device "
                  "(XYZZ), msm_aff the same with the batch-affine accumulation, batch add of half "
-                 "the bases" : "");
-    printf("%-6s %12s %12s %12s %12s %12s %12s %12s %8s %8s\n", "k", "ntt_cpu_ms", "ntt_gpu_ms", "msm_cpu_ms",
-           "msm_gpu_ms", "msm_dev_ms", "msm_aff_ms", "badd_gpu_ms", "ntt_eq", "msm_eq");
+                 "the bases; with --pre, msm_pre and msm_pre_aff: msm_dev and msm_aff on the "
+                 "precomputed multiples" : "");
+    printf("%-6s %12s %12s %12s %12s %12s %12s %12s %12s %12s %8s %8s\n", "k", "ntt_cpu_ms", "ntt_gpu_ms",
+           "msm_cpu_ms", "msm_gpu_ms", "msm_dev_ms", "msm_aff_ms", "badd_gpu_ms", "msm_pre_ms", "msm_pre_aff",
+           "ntt_eq", "msm_eq");
     for (int i = 0; i < nk; i++) {
         row *r = &rows[i];
-        printf("2^%-4u %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %8s %8s\n", r->k, r->ntt_cpu, r->ntt_gpu,
-               r->msm_cpu, r->msm_gpu, r->msm_dev, r->msm_aff, r->badd_gpu,
+        printf("2^%-4u %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %8s %8s\n", r->k,
+               r->ntt_cpu, r->ntt_gpu, r->msm_cpu, r->msm_gpu, r->msm_dev, r->msm_aff, r->badd_gpu, r->msm_pre,
+               r->msm_pre_aff,
                r->ntt_same < 0 ? "-" : r->ntt_same ? "yes" : "NO",
                r->msm_same < 0 ? "-" : r->msm_same ? "yes" : "NO");
         if (r->ntt_same == 0 || r->msm_same == 0)
@@ -268,9 +300,10 @@ int cuzk_bench_kernels(int argc, char **argv)
         printf("[");
         for (int i = 0; i < nk; i++)
             printf("%s{\"k\":%u,\"ntt_cpu_ms\":%.3f,\"ntt_gpu_ms\":%.3f,\"msm_cpu_ms\":%.3f,\"msm_gpu_ms\":%.3f,"
-                   "\"msm_dev_ms\":%.3f,\"msm_affine_ms\":%.3f,\"batch_add_gpu_ms\":%.3f}",
+                   "\"msm_dev_ms\":%.3f,\"msm_affine_ms\":%.3f,\"batch_add_gpu_ms\":%.3f,\"msm_pre_ms\":%.3f,"
+                   "\"msm_pre_affine_ms\":%.3f}",
                    i ? "," : "", rows[i].k, rows[i].ntt_cpu, rows[i].ntt_gpu, rows[i].msm_cpu, rows[i].msm_gpu,
-                   rows[i].msm_dev, rows[i].msm_aff, rows[i].badd_gpu);
+                   rows[i].msm_dev, rows[i].msm_aff, rows[i].badd_gpu, rows[i].msm_pre, rows[i].msm_pre_aff);
         printf("]\n");
     }
     return rc;

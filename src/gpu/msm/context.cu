@@ -13,27 +13,51 @@
 #include "gpu/msm/msm.cuh"
 #include "gpu/msm/stream.cuh"
 
-extern "C" unsigned cuzk_gpu_msm_window(size_t n)
+double msm_cost(size_t n, unsigned c, double nb)
+{
+    const unsigned W = (256 + c - 1) / c;
+    unsigned keybits = 1;
+    while ((double)(1ULL << keybits) <= nb)
+        keybits++;
+    return (double)n * W * (1.0 + 0.15 * ((keybits + 7) / 8)) + 2.5 * nb;
+}
+
+/* The window of least msm_cost, with W windows of buckets or (pre) one set. */
+static unsigned msm_window_for(size_t n, bool pre)
 {
     if (n == 0)
         return 0;
-    /* cost in mixed additions: n W (accumulate; plus 15% per 8-bit sort pass) and about
-     * 2.5 per bucket for the running sums */
     double best = 0;
     unsigned bc = 1;
     for (unsigned c = 1; c <= CUZK_GPU_MSM_WINDOW_MAX; c++) {
-        unsigned W = (256 + c - 1) / c;
-        double nb = (double)W * (double)(1u << (c - 1));
-        unsigned keybits = 1;
-        while ((double)(1ULL << keybits) <= nb)
-            keybits++;
-        double cost = (double)n * W * (1.0 + 0.15 * ((keybits + 7) / 8)) + 2.5 * nb;
+        const double B = (double)(1u << (c - 1));
+        const double cost = msm_cost(n, c, pre ? B : (double)((256 + c - 1) / c) * B);
         if (c == 1 || cost < best) {
             best = cost;
             bc = c;
         }
     }
     return bc;
+}
+
+extern "C" unsigned cuzk_gpu_msm_window(size_t n)
+{
+    return msm_window_for(n, false);
+}
+
+extern "C" unsigned cuzk_gpu_msm_window_precomputed(size_t n)
+{
+    return msm_window_for(n, true);
+}
+
+extern "C" bool cuzk_gpu_msm_precomputed_used(const cuzk_gpu_msm *m)
+{
+    return m && m->pre_used;
+}
+
+extern "C" bool cuzk_gpu_msm_precomputed(const cuzk_gpu_msm *m)
+{
+    return m && m->pre_c;
 }
 
 extern "C" void cuzk_gpu_msm_free(cuzk_gpu_msm *m)

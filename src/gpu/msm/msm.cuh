@@ -93,6 +93,8 @@ struct cuzk_gpu_msm {
     void *scan_tmp;
     size_t scan_tmp_cap;
     int *flag;
+    unsigned pre_c;   /* cuzk_gpu_msm_precompute's window (0: none); bases holds W copies */
+    bool pre_used;    /* the last Pippenger run used them */
     int acc_mode; /* cuzk_gpu_msm_acc: the G1 accumulation */
     int acc_used; /* the one the last MSM used */
     bool profile;               /* stage timings on (cuzk_gpu_msm_set_profile) */
@@ -172,6 +174,10 @@ template <class T> static cuzk_err msm_grow(T **p, size_t *cap, size_t need, siz
 }
 
 /* ---- context.cu ---- */
+/* The window model: the cost, in mixed additions, of n terms in W windows of c bits and nb
+ * buckets in all (the terms' additions, 15 % more per 8-bit sort pass of the keys, about 2.5
+ * additions a bucket for the running sums). */
+double msm_cost(size_t n, unsigned c, double nb);
 /* A new context (chunk 0: resident bases; else streamed, chunk bases a stage). */
 cuzk_err msm_new(cuzk_gpu_msm **out, int device, const void *bases, size_t n_max, int group,
                  size_t aff_bytes, size_t chunk, const char *fn);

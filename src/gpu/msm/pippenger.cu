@@ -22,10 +22,13 @@
 
 /* ---- kernels ---- */
 /* Term i (i < n) uses scalar i and base i, or with idx: base idx[i] and scalar idx[i]
- * (gathered = 0) or scalar i (gathered = 1, the scalars of the set positions in order). */
+ * (gathered = 0) or scalar i (gathered = 1, the scalars of the set positions in order).
+ * pstride 0: window w's digit d names bucket w B + d - 1 and the base; else (precomputed
+ * multiples, n_max = pstride apart) bucket d - 1 of the one set and the base's copy w. */
 __global__ void msm_digits_kernel(uint32_t *keys, uint32_t *vals, const uint32_t *scal,
                                   const uint32_t *__restrict__ idx, size_t n, unsigned c,
-                                  unsigned W, int mont, int gathered, int *flag)
+                                  unsigned W, int mont, int gathered, int *flag,
+                                  uint32_t pstride)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -38,7 +41,7 @@ __global__ void msm_digits_kernel(uint32_t *keys, uint32_t *vals, const uint32_t
     else if (s.v[7] >> 31)
         atomicOr(flag, 1);
     const uint32_t B = 1u << (c - 1);
-    const uint32_t sentinel = W * B;
+    const uint32_t sentinel = pstride ? B : W * B;
     const uint32_t mask = (c == 32) ? 0xffffffffu : ((1u << c) - 1);
     uint32_t carry = 0;
     for (unsigned w = 0; w < W; w++) {
@@ -59,8 +62,8 @@ __global__ void msm_digits_kernel(uint32_t *keys, uint32_t *vals, const uint32_t
             carry = 1;
         }
         const size_t o = (size_t)w * n + i;
-        keys[o] = d ? w * B + d - 1 : sentinel;
-        vals[o] = base | neg;
+        keys[o] = d ? (pstride ? 0 : w * B) + d - 1 : sentinel;
+        vals[o] = (pstride ? w * pstride + base : base) | neg;
     }
 }
 
@@ -128,10 +131,19 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
     if (nt == 0)
         return CUZK_OK;
     GPU_TRY(gpu_use_device(m->device));
-    const unsigned c = window ? window : cuzk_gpu_msm_window(nt);
+    /* the precomputed multiples where the model prefers their window and one bucket set */
+    bool pre = false;
+    if (H::group == 1 && m->pre_c && !m->streamed && (!window || window == m->pre_c)) {
+        const unsigned c0 = window ? window : cuzk_gpu_msm_window(nt);
+        const double B0 = (double)(1u << (c0 - 1)), Bp = (double)(1u << (m->pre_c - 1));
+        pre = msm_cost(nt, m->pre_c, Bp) < msm_cost(nt, c0, (double)((256 + c0 - 1) / c0) * B0);
+    }
+    m->pre_used = pre;
+    const unsigned c = pre ? m->pre_c : window ? window : cuzk_gpu_msm_window(nt);
     const unsigned W = (256 + c - 1) / c;
+    const unsigned WB = pre ? 1 : W; /* windows of buckets */
     const uint32_t B = 1u << (c - 1);
-    const uint32_t sentinel = W * B;
+    const uint32_t sentinel = WB * B;
     int keybits = 1;
     while ((1ULL << keybits) <= (unsigned long long)sentinel)
         keybits++;
@@ -165,7 +177,8 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
     MSM_MARK();
     const uint32_t *scal = dscal ? (const uint32_t *)dscal : m->scal;
     msm_digits_kernel<<<gpu_blocks(nt, 256), 256, 0, st>>>(m->keys[0], m->vals[0], scal, idx,
-                                                            nt, c, W, mont, gathered, m->flag);
+                                                            nt, c, W, mont, gathered, m->flag,
+                                                            pre ? (uint32_t)m->n_max : 0);
     GPU_CHECK_LAUNCH(msm_digits_kernel);
 
     MSM_MARK();
@@ -179,7 +192,7 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
     const uint32_t *skeys = dk.Current(), *svals = dv.Current();
 
     MSM_MARK();
-    const size_t nbuckets = (size_t)W * B;
+    const size_t nbuckets = (size_t)WB * B;
     GPU_TRY(msm_grow((unsigned char **)&m->buckets, &m->buckets_cap, nbuckets * sizeof(xyzz_t<F>),
                      1));
     xyzz_t<F> *buckets = reinterpret_cast<xyzz_t<F> *>(m->buckets);
@@ -209,7 +222,7 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
         const int mode = m->acc_mode;
         if (mode == CUZK_GPU_MSM_ACC_AFFINE || mode == CUZK_GPU_MSM_ACC_AFFINE_FULL ||
             (mode == CUZK_GPU_MSM_ACC_AUTO && nt > MSM_AFF_AUTO_MIN))
-            GPU_TRY(msm_aff_plan(m, &nslices, &aff, skeys, npairs, W, B, mode));
+            GPU_TRY(msm_aff_plan(m, &nslices, &aff, skeys, npairs, WB, B, mode));
     }
     if (aff) {
         MSM_MARK();
@@ -227,25 +240,29 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
     MSM_MARK();
     /* segments per window: about 2^15 threads in all, at most B */
     uint32_t S = 1;
-    while ((size_t)W * S * 2 <= 32768 && S * 2 <= B)
+    while ((size_t)WB * S * 2 <= 32768 && S * 2 <= B)
         S *= 2;
     const uint32_t M = B / S;
-    GPU_TRY(msm_grow((unsigned char **)&m->segs, &m->segs_cap, (size_t)W * S * sizeof(xyzz_t<F>),
+    GPU_TRY(msm_grow((unsigned char **)&m->segs, &m->segs_cap, (size_t)WB * S * sizeof(xyzz_t<F>),
                      1));
     xyzz_t<F> *segs = reinterpret_cast<xyzz_t<F> *>(m->segs);
-    msm_bucket_sum_kernel<F><<<gpu_blocks((size_t)W * S, 64), 64, 0, st>>>(segs, buckets, W, B, S,
-                                                                           M);
+    msm_bucket_sum_kernel<F><<<gpu_blocks((size_t)WB * S, 64), 64, 0, st>>>(segs, buckets, WB, B,
+                                                                            S, M);
     GPU_CHECK_LAUNCH(msm_bucket_sum_kernel);
     MSM_MARK();
     xyzz_t<F> *winres = reinterpret_cast<xyzz_t<F> *>(m->winres);
-    msm_reduce_kernel<F><<<W, red_threads<F>::T, 0, st>>>(winres, segs, S, (size_t)W * S);
-    GPU_CHECK_LAUNCH(msm_reduce_kernel);
+    if (WB == 1) { /* one block would add the 2^15 segments: two levels */
+        GPU_TRY(msm_reduce_all<F>(m, winres, segs, S));
+    } else {
+        msm_reduce_kernel<F><<<WB, red_threads<F>::T, 0, st>>>(winres, segs, S, (size_t)WB * S);
+        GPU_CHECK_LAUNCH(msm_reduce_kernel);
+    }
     MSM_MARK();
 #undef MSM_MARK
 
     typename H::X win[256];
     int flag = 0;
-    GPU_CHECK(cudaMemcpyAsync(win, winres, W * sizeof(xyzz_t<F>), cudaMemcpyDeviceToHost, st));
+    GPU_CHECK(cudaMemcpyAsync(win, winres, WB * sizeof(xyzz_t<F>), cudaMemcpyDeviceToHost, st));
     GPU_CHECK(cudaMemcpyAsync(&flag, m->flag, sizeof flag, cudaMemcpyDeviceToHost, st));
     GPU_CHECK(cudaStreamSynchronize(st));
     if (prof) {
@@ -261,6 +278,7 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
         p->terms = nt;
         p->window = c;
         p->windows = W;
+        p->precomputed = pre;
         p->affine = aff;
         p->upload_ms += ms[0];
         p->digits_ms += ms[1];
@@ -275,9 +293,9 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
     }
     if (flag)
         return cuzk_error_set(CUZK_EINVAL, "gpu msm: a canonical scalar is >= 2^255");
-    /* R = sum_w 2^(c w) R_w (Horner) */
-    typename H::X acc = win[W - 1];
-    for (int w = (int)W - 2; w >= 0; w--) {
+    /* R = sum_w 2^(c w) R_w (Horner; precomputed: the one set's sum) */
+    typename H::X acc = win[WB - 1];
+    for (int w = (int)WB - 2; w >= 0; w--) {
         for (unsigned i = 0; i < c; i++)
             H::dbl(&acc, &acc);
         H::add(&acc, &acc, &win[w]);
