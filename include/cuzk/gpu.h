@@ -193,17 +193,17 @@ cuzk_err cuzk_gpu_g1_batch_add(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t *
 unsigned cuzk_gpu_msm_window(size_t n);
 #define CUZK_GPU_MSM_WINDOW_MAX 22
 
-/* Precomputed multiples of a G1 context's resident bases, for the MSMs on bases that stay
- * (an SRS): the context keeps, besides each base P_i, the W - 1 multiples 2^(c j) P_i, j = 1
- * .. W - 1 (W = ceil(256 / c)), computed on the device (W n_max 96 bytes of device memory in
- * all: 12 n_max 96 at c = 22). An MSM with window 0 or c then adds base i's digit of window
+/* Precomputed multiples of a context's resident bases (G1 or G2), for the MSMs on bases
+ * that stay (an SRS): the context keeps, besides each base P_i, the W - 1 multiples
+ * 2^(c j) P_i, j = 1 .. W - 1 (W = ceil(256 / c)), computed on the device (W n_max points of
+ * device memory in all, 96 bytes each in G1, 192 in G2: 12 n_max at c = 22). An MSM with window 0 or c then adds base i's digit of window
  * j into one set of 2^(c - 1) buckets as the multiple 2^(c j) P_i: one running sum over the
  * buckets instead of W, so the window is wider than without (fewer windows: fewer additions)
  * and no window combination is left. It is used where the window model prefers it (the
  * cost of the terms' additions and sort passes against that of the bucket sums), else the
  * MSM runs as before; results are the same. window: c, 1 .. CUZK_GPU_MSM_WINDOW_MAX, 0 for
  * the model's choice for n_max. Calling it again replaces the multiples. CUZK_EINVAL for a
- * NULL context, a G2 or streamed one, or a window out of range; CUZK_ESIZE when W n_max >=
+ * NULL context, a streamed one, or a window out of range; CUZK_ESIZE when W n_max >=
  * 2^31; CUZK_ENOMEM (the context unchanged) when the device memory is short.
  * cuzk_gpu_msm_precomputed_used: whether the context's last Pippenger run used them. */
 cuzk_err cuzk_gpu_msm_precompute(cuzk_gpu_msm *m, unsigned window) CUZK_WUR;

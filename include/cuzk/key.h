@@ -92,7 +92,7 @@ typedef struct {
     bool b_g2_device;   /* the B_G2 MSM on the device; false: on its own CPU thread */
     unsigned streamed;  /* base sets streamed from host memory instead of resident:
                            bit 0 H, 1 A, 2 B1, 3 L, 4 B2 */
-    unsigned precomputed; /* G1 base sets with precomputed multiples (the same bits) */
+    unsigned precomputed; /* base sets with precomputed multiples (the same bits) */
 } cuzk_gpu_key_info;
 /* Fills *info (all false and 0 for NULL). */
 void cuzk_gpu_key_get_info(const cuzk_gpu_key *gk, cuzk_gpu_key_info *info);

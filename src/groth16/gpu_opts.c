@@ -38,7 +38,7 @@ cuzk_err cuzk_gpu_opts_set(cuzk_gpu_opts *o, const char *name, const char *value
     static const char *const bases[] = {"auto", "resident", "stream", NULL};
     static const char *const witness[] = {"auto", "copy", "register", NULL};
     static const char *const b_g2[] = {"device", "cpu", NULL};
-    static const char *const precompute[] = {"auto", "off", NULL};
+    static const char *const precompute[] = {"auto", "off", "on", NULL};
     static const struct {
         const char *name, *const *names, *takes;
     } enums[] = {
@@ -46,7 +46,7 @@ cuzk_err cuzk_gpu_opts_set(cuzk_gpu_opts *o, const char *name, const char *value
         {"bases", bases, "auto, resident or stream"},
         {"witness", witness, "auto, copy or register"},
         {"b_g2", b_g2, "device or cpu"},
-        {"precompute", precompute, "auto or off"},
+        {"precompute", precompute, "auto, off or on"},
     };
     for (size_t i = 0; i < sizeof enums / sizeof enums[0]; i++) {
         if (strcmp(name, enums[i].name))

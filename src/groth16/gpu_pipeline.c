@@ -37,8 +37,16 @@ cuzk_err cuzk_gpu_batch_open(cuzk_gpu_batch *b, const cuzk_pk_view *pk, size_t n
         if (nk > CUZK_MAX_GPUS)
             nk = CUZK_MAX_GPUS;
         nk = nk ? nk : 1;
+        /* keys of this batch alone: no precomputed multiples unless asked for */
+        cuzk_gpu_opts go;
+        if (opts && opts->gpu)
+            go = *opts->gpu;
+        else
+            cuzk_gpu_opts_default(&go);
+        if (go.precompute == CUZK_GPU_PRECOMPUTE_AUTO)
+            go.precompute = CUZK_GPU_PRECOMPUTE_OFF;
         for (unsigned d = 0; d < nk; d++) {
-            cuzk_err e = cuzk_gpu_key_from_view(&b->owned[d], pk, (int)d, opts ? opts->gpu : NULL);
+            cuzk_err e = cuzk_gpu_key_from_view(&b->owned[d], pk, (int)d, &go);
             if (e == CUZK_OK)
                 continue;
             if (d == 0)

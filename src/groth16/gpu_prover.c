@@ -281,26 +281,27 @@ unsigned cuzk_gpu_key_precomputed(const cuzk_gpu_key *gk)
 {
     if (!gk)
         return 0;
-    const cuzk_gpu_msm *m[4] = {gk->h, gk->a, gk->b1, gk->l};
+    const cuzk_gpu_msm *m[5] = {gk->h, gk->a, gk->b1, gk->l, gk->b2};
     unsigned r = 0;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (cuzk_gpu_msm_precomputed(m[i]))
             r |= 1u << i;
     return r;
 }
 
-/* CUZK_GPU_PRECOMPUTE_AUTO: the resident G1 base sets of 2^16 points or more, H first, get
- * precomputed multiples while the device keeps `reserve` bytes and a quarter of its memory
- * free beside them (their buffers: W n 96 bytes at the window chosen for n). A failure
- * leaves the set as it was. */
+/* CUZK_GPU_PRECOMPUTE_AUTO: the resident base sets of 2^16 points or more (ON: of any
+ * size), H first, B2 last, get precomputed multiples while the device keeps `reserve` bytes
+ * and a quarter of its memory free beside them (their buffers: W n points at the window
+ * chosen for n). A failure leaves the set as it was. */
 static void key_precompute(cuzk_gpu_key *k, size_t reserve)
 {
-    if (k->opts.precompute != CUZK_GPU_PRECOMPUTE_AUTO)
+    if (k->opts.precompute == CUZK_GPU_PRECOMPUTE_OFF)
         return;
-    cuzk_gpu_msm *m[4] = {k->h, k->a, k->b1, k->l};
-    const size_t n[4] = {k->n_h, k->n_a, k->n_b, k->n_l};
-    for (int i = 0; i < 4; i++) {
-        if (!m[i] || cuzk_gpu_msm_streamed(m[i]) || n[i] < ((size_t)1 << 16))
+    cuzk_gpu_msm *m[5] = {k->h, k->a, k->b1, k->l, k->b2};
+    const size_t n[5] = {k->n_h, k->n_a, k->n_b, k->n_l, k->n_b};
+    for (int i = 0; i < 5; i++) {
+        const size_t min_n = k->opts.precompute == CUZK_GPU_PRECOMPUTE_ON ? 1 : (size_t)1 << 16;
+        if (!m[i] || cuzk_gpu_msm_streamed(m[i]) || n[i] < min_n)
             continue;
         cuzk_gpu_device_info info;
         if (cuzk_gpu_device_query(&info, k->device) != CUZK_OK) {
@@ -308,7 +309,8 @@ static void key_precompute(cuzk_gpu_key *k, size_t reserve)
             return;
         }
         const unsigned c = cuzk_gpu_msm_window_precomputed(n[i]);
-        const size_t bytes = (size_t)((256 + c - 1) / c) * n[i] * sizeof(cuzk_g1_affine);
+        const size_t bytes = (size_t)((256 + c - 1) / c) * n[i] *
+                             (i == 4 ? sizeof(cuzk_g2_affine) : sizeof(cuzk_g1_affine));
         if (bytes + reserve + info.total_mem / 4 > info.free_mem)
             continue;
         if (cuzk_gpu_msm_precompute(m[i], c) != CUZK_OK)

@@ -106,7 +106,7 @@ bool cuzk_gpu_key_b_g2(const cuzk_gpu_key *gk);
  * when the key is made). */
 #define CUZK_GPU_KEY_BASES_NAMES {"H", "A", "B1", "L", "B2"}
 unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk);
-/* Which of the key's G1 bases have precomputed multiples (the same bits; see key_precompute
+/* Which of the key's bases have precomputed multiples (the same bits; see key_precompute
  * in gpu_prover.c: cuzk_gpu_opts.precompute). */
 unsigned cuzk_gpu_key_precomputed(const cuzk_gpu_key *gk);
 /* Whether the H MSM's last run accumulated with batch-affine rounds (false before the first

@@ -611,6 +611,10 @@ static bool msm_matches_g2(cuzk_gpu_msm *m, const cuzk_g2_affine *bases, const c
 {
     cuzk_g2_jac rg, rc;
     cuzk_err eg = cuzk_gpu_g2_msm_fr(m, &rg, s, n, window);
+    if (g_pre) {
+        g_pre_calls++;
+        g_pre_used += cuzk_gpu_msm_precomputed_used(m);
+    }
     if (eg != CUZK_OK)
         fprintf(stderr, "gpu g2 msm (%s, n=%zu): %s: %s\n", what, n, cuzk_errname(eg),
                 cuzk_error_detail());
@@ -1802,12 +1806,21 @@ int main(int argc, char **argv)
     cuzk_gpu_msm *m2 = NULL;
     CHECK_OK(cuzk_gpu_msm_new_g2(&m2, 0, b2, n2));
     if (m2) {
-        CHECK_EQ_ERR(cuzk_gpu_msm_precompute(m2, 0), CUZK_EINVAL); /* G1 only */
         test_msm_g2(m2, b2, n2);
         printf("[%.0f ms]\n", cuzk_now_ms() - t0);
         split_target tg = {2, m2, b2};
         test_split(&tg, n2, G2_MAX_LOG);
         printf("[%.0f ms]\n", cuzk_now_ms() - t0);
+        /* again on precomputed multiples (window 8: most sizes use them) */
+        CHECK_OK(cuzk_gpu_msm_precompute(m2, 8));
+        g_pre = true;
+        const unsigned long used0 = g_pre_used;
+        test_msm_g2(m2, b2, n2);
+        test_split(&tg, n2, G2_MAX_LOG);
+        printf("g2 precomputed pass (window 8): %lu MSMs used the multiples [%.0f ms]\n",
+               g_pre_used - used0, cuzk_now_ms() - t0);
+        CHECK(g_pre_used > used0);
+        g_pre = false;
     }
     cuzk_gpu_msm_free(m2);
     /* streamed bases last (the same bases, read from host memory chunk by chunk) */

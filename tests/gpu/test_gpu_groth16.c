@@ -79,6 +79,8 @@ static bool sep_witnesses = false;
 static int want_in_place = -1;
 /* cuzk_gpu_key_streamed of the keys made (B2's bit dropped where B_G2 is on the CPU) */
 static unsigned want_streamed = 0;
+/* cuzk_gpu_key_precomputed of the keys made */
+static unsigned want_precomputed = 0;
 
 static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, bool given_abc)
 {
@@ -111,6 +113,8 @@ static void porep_keys(unsigned k, size_t parts, unsigned nkeys, bool mixed_b2, 
         CHECK(cuzk_gpu_key_b_g2(keys[k2]) == (ko.b_g2 == CUZK_GPU_B_G2_DEVICE));
         const bool b2_cpu = ko.b_g2 == CUZK_GPU_B_G2_CPU;
         CHECK(cuzk_gpu_key_streamed(keys[k2]) == (b2_cpu ? want_streamed & 15u : want_streamed));
+        CHECK(cuzk_gpu_key_precomputed(keys[k2]) ==
+              (b2_cpu ? want_precomputed & 15u : want_precomputed));
     }
     if (nkeys) {
         og.gpu_keys = keys;
@@ -290,6 +294,16 @@ int main(void)
     porep_keys(10, 1, 2, false, false);
     /* a, b, c given (no synthesis) */
     porep_keys(12, 2, 0, false, true);
+    /* the G1 sets on precomputed multiples (AUTO leaves sets this small alone) */
+    gopts.precompute = CUZK_GPU_PRECOMPUTE_ON;
+    want_precomputed = 31;
+    printf("with precomputed multiples:\n");
+    porep_keys(13, 3, 2, false, false);
+    porep_keys(12, 2, 1, true, false);
+    porep(12, 2); /* the one-shot keys too */
+    porep_keys(12, 2, 0, false, true);
+    gopts.precompute = CUZK_GPU_PRECOMPUTE_AUTO;
+    want_precomputed = 0;
     /* synthesis on the CPU (read when a resident key is made; the default is the device) */
     gopts.synth = CUZK_GPU_SYNTH_OFF;
     want_dev_synth = false;

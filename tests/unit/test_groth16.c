@@ -288,6 +288,7 @@ static void test_gpu_opts(void)
         {"witness", "copy", 2, CUZK_GPU_WITNESS_COPY},   {"witness", "register", 2, CUZK_GPU_WITNESS_REGISTER},
         {"b_g2", "cpu", 3, CUZK_GPU_B_G2_CPU},           {"b_g2", "device", 3, CUZK_GPU_B_G2_DEVICE},
         {"precompute", "off", 4, CUZK_GPU_PRECOMPUTE_OFF},
+        {"precompute", "on", 4, CUZK_GPU_PRECOMPUTE_ON},
         {"precompute", "auto", 4, CUZK_GPU_PRECOMPUTE_AUTO},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {

@@ -133,7 +133,7 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
     GPU_TRY(gpu_use_device(m->device));
     /* the precomputed multiples where the model prefers their window and one bucket set */
     bool pre = false;
-    if (H::group == 1 && m->pre_c && !m->streamed && (!window || window == m->pre_c)) {
+    if (m->pre_c && !m->streamed && (!window || window == m->pre_c)) {
         const unsigned c0 = window ? window : cuzk_gpu_msm_window(nt);
         const double B0 = (double)(1u << (c0 - 1)), Bp = (double)(1u << (m->pre_c - 1));
         pre = msm_cost(nt, m->pre_c, Bp) < msm_cost(nt, c0, (double)((256 + c0 - 1) / c0) * B0);
