@@ -144,7 +144,7 @@ typedef enum {
 } cuzk_gpu_b_g2;
 typedef enum {
     CUZK_GPU_PRECOMPUTE_AUTO = 0, /* keys that stay (the daemon's, the SupraSeal ABI's, those
-                                     made by cuzk_key_gpu_new): resident base sets of 2^16
+                                     made by cuzk_key_gpu_new): resident G1 base sets of 2^16
                                      points or more get precomputed multiples
                                      (cuzk_gpu_msm_precompute, window chosen: about 12
                                      copies) while they leave a quarter of the device's
@@ -152,7 +152,7 @@ typedef enum {
                                      proof makes for itself get none (they would take longer
                                      to make than they save) */
     CUZK_GPU_PRECOMPUTE_OFF,      /* none */
-    CUZK_GPU_PRECOMPUTE_ON        /* as AUTO, every resident set whatever its size, and
+    CUZK_GPU_PRECOMPUTE_ON        /* as AUTO, every resident G1 set whatever its size, and
                                      the one-shot keys too */
 } cuzk_gpu_precompute;
 typedef struct cuzk_gpu_opts {

@@ -289,17 +289,20 @@ unsigned cuzk_gpu_key_precomputed(const cuzk_gpu_key *gk)
     return r;
 }
 
-/* CUZK_GPU_PRECOMPUTE_AUTO: the resident base sets of 2^16 points or more (ON: of any
- * size), H first, B2 last, get precomputed multiples while the device keeps `reserve` bytes
- * and a quarter of its memory free beside them (their buffers: W n points at the window
- * chosen for n). A failure leaves the set as it was. */
+/* CUZK_GPU_PRECOMPUTE_AUTO: the resident G1 base sets of 2^16 points or more (ON: of any
+ * size), H first, get precomputed multiples while the device keeps `reserve` bytes and a
+ * quarter of its memory free beside them (their buffers: W n 96 bytes at the window chosen
+ * for n). A failure leaves the set as it was. B2's G2 set keeps its bases alone: its
+ * multiples measured no faster on the H200 (session 14: porep-22 x10 device 635.0 against
+ * 637.7 ms with G1's alone, porep-24 x4 843.9 against 829.6, the daemon 718.7 against
+ * 723.6 partitions/min) for 12 x 192 bytes a point. */
 static void key_precompute(cuzk_gpu_key *k, size_t reserve)
 {
     if (k->opts.precompute == CUZK_GPU_PRECOMPUTE_OFF)
         return;
-    cuzk_gpu_msm *m[5] = {k->h, k->a, k->b1, k->l, k->b2};
-    const size_t n[5] = {k->n_h, k->n_a, k->n_b, k->n_l, k->n_b};
-    for (int i = 0; i < 5; i++) {
+    cuzk_gpu_msm *m[4] = {k->h, k->a, k->b1, k->l};
+    const size_t n[4] = {k->n_h, k->n_a, k->n_b, k->n_l};
+    for (int i = 0; i < 4; i++) {
         const size_t min_n = k->opts.precompute == CUZK_GPU_PRECOMPUTE_ON ? 1 : (size_t)1 << 16;
         if (!m[i] || cuzk_gpu_msm_streamed(m[i]) || n[i] < min_n)
             continue;
@@ -309,8 +312,7 @@ static void key_precompute(cuzk_gpu_key *k, size_t reserve)
             return;
         }
         const unsigned c = cuzk_gpu_msm_window_precomputed(n[i]);
-        const size_t bytes = (size_t)((256 + c - 1) / c) * n[i] *
-                             (i == 4 ? sizeof(cuzk_g2_affine) : sizeof(cuzk_g1_affine));
+        const size_t bytes = (size_t)((256 + c - 1) / c) * n[i] * sizeof(cuzk_g1_affine);
         if (bytes + reserve + info.total_mem / 4 > info.free_mem)
             continue;
         if (cuzk_gpu_msm_precompute(m[i], c) != CUZK_OK)

@@ -296,7 +296,7 @@ int main(void)
     porep_keys(12, 2, 0, false, true);
     /* the G1 sets on precomputed multiples (AUTO leaves sets this small alone) */
     gopts.precompute = CUZK_GPU_PRECOMPUTE_ON;
-    want_precomputed = 31;
+    want_precomputed = 15;
     printf("with precomputed multiples:\n");
     porep_keys(13, 3, 2, false, false);
     porep_keys(12, 2, 1, true, false);
