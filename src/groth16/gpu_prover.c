@@ -265,28 +265,27 @@ static cuzk_err key_msm(cuzk_gpu_msm **out, const cuzk_gpu_opts *o, int device, 
                       : cuzk_gpu_msm_new_g2(out, device, pts, n);
 }
 
-unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk)
+/* The bits (0 H, 1 A, 2 B1, 3 L, 4 B2) of the key's base sets for which has() is true. */
+static unsigned key_sets(const cuzk_gpu_key *gk, bool (*has)(const cuzk_gpu_msm *))
 {
     if (!gk)
         return 0;
     const cuzk_gpu_msm *m[5] = {gk->h, gk->a, gk->b1, gk->l, gk->b2};
     unsigned r = 0;
     for (int i = 0; i < 5; i++)
-        if (cuzk_gpu_msm_streamed(m[i]))
+        if (has(m[i]))
             r |= 1u << i;
     return r;
 }
 
+unsigned cuzk_gpu_key_streamed(const cuzk_gpu_key *gk)
+{
+    return key_sets(gk, cuzk_gpu_msm_streamed);
+}
+
 unsigned cuzk_gpu_key_precomputed(const cuzk_gpu_key *gk)
 {
-    if (!gk)
-        return 0;
-    const cuzk_gpu_msm *m[5] = {gk->h, gk->a, gk->b1, gk->l, gk->b2};
-    unsigned r = 0;
-    for (int i = 0; i < 5; i++)
-        if (cuzk_gpu_msm_precomputed(m[i]))
-            r |= 1u << i;
-    return r;
+    return key_sets(gk, cuzk_gpu_msm_precomputed);
 }
 
 /* CUZK_GPU_PRECOMPUTE_AUTO: the resident G1 base sets of 2^16 points or more (ON: of any
