@@ -224,9 +224,10 @@ bool cuzk_gpu_msm_precomputed(const cuzk_gpu_msm *m);
  *     context; when they cannot be allocated the MSM uses XYZZ (and frees them).
  *   AFFINE_FULL: AFFINE with rounds until every bucket holds one point (for tests).
  *   AUTO (a new context's): AFFINE for MSMs (a split MSM: its significant terms) of more
- *     than 2^25 terms, where it measured faster on the H200, else XYZZ; AUTO takes the
- *     affine buffers only while they leave at least as much device memory free as they take
- *     (else XYZZ), as the context keeps them.
+ *     than 2^25 terms, or of more than 2^23 on precomputed multiples (cuzk_gpu_msm_precompute),
+ *     where it measured faster on the H200, else XYZZ; AUTO takes the affine buffers only
+ *     while they leave at least as much device memory free as they take (else XYZZ), as the
+ *     context keeps them.
  * CUZK_EINVAL for a NULL context or an unknown mode. cuzk_gpu_msm_accumulation_used: what
  * the context's last MSM did (AFFINE when it ran affine rounds, else XYZZ; XYZZ for NULL). */
 typedef enum {

@@ -19,6 +19,9 @@
  * MSM, scalars on the device: 2^26 402.1 against 417.2 ms, 2^27 768.8 against 819.1 ms) and
  * slower below (2^24: 120.6 against 113.6 ms): CUZK_GPU_MSM_ACC_AUTO uses it above this. */
 #define MSM_AFF_AUTO_MIN ((size_t)1 << 25)
+/* On precomputed multiples (one bucket set: 96 points a bucket at 2^24, against 32) it
+ * measured faster at 2^24: 96.9 against 98.3 ms; used above this. */
+#define MSM_AFF_AUTO_PRE_MIN ((size_t)1 << 23)
 
 /* ---- kernels ---- */
 /* Term i (i < n) uses scalar i and base i, or with idx: base idx[i] and scalar idx[i]
@@ -221,7 +224,8 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
     if constexpr (H::group == 1) {
         const int mode = m->acc_mode;
         if (mode == CUZK_GPU_MSM_ACC_AFFINE || mode == CUZK_GPU_MSM_ACC_AFFINE_FULL ||
-            (mode == CUZK_GPU_MSM_ACC_AUTO && nt > MSM_AFF_AUTO_MIN))
+            (mode == CUZK_GPU_MSM_ACC_AUTO &&
+             (nt > MSM_AFF_AUTO_MIN || (pre && nt > MSM_AFF_AUTO_PRE_MIN))))
             GPU_TRY(msm_aff_plan(m, &nslices, &aff, skeys, npairs, WB, B, mode));
     }
     if (aff) {
