@@ -196,11 +196,12 @@ unsigned cuzk_gpu_msm_window(size_t n);
 /* Precomputed multiples of a context's resident bases (G1 or G2), for the MSMs on bases
  * that stay (an SRS): the context keeps, besides each base P_i, the W - 1 multiples
  * 2^(c j) P_i, j = 1 .. W - 1 (W = ceil(256 / c)), computed on the device (W n_max points of
- * device memory in all, 96 bytes each in G1, 192 in G2: 12 n_max at c = 22). An MSM with window 0 or c then adds base i's digit of window
- * j into one set of 2^(c - 1) buckets as the multiple 2^(c j) P_i: one running sum over the
- * buckets instead of W, so the window is wider than without (fewer windows: fewer additions)
- * and no window combination is left. It is used where the window model prefers it (the
- * cost of the terms' additions and sort passes against that of the bucket sums), else the
+ * device memory in all, 96 bytes each in G1, 192 in G2: 12 n_max at c = 22). An MSM with
+ * window 0 or c then adds base i's digit of window j into one set of 2^(c - 1) buckets as
+ * the multiple 2^(c j) P_i: one running sum over the buckets instead of W, so the window is
+ * wider than without (fewer windows: fewer additions) and no window combination is left.
+ * It is used where the window model prefers it (the cost of the terms' additions and sort
+ * passes against that of the bucket sums), else the
  * MSM runs as before; results are the same. window: c, 1 .. CUZK_GPU_MSM_WINDOW_MAX, 0 for
  * the model's choice for n_max. Calling it again replaces the multiples. CUZK_EINVAL for a
  * NULL context, a streamed one, or a window out of range; CUZK_ESIZE when W n_max >=

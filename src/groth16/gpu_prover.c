@@ -301,8 +301,8 @@ static void key_precompute(cuzk_gpu_key *k, size_t reserve)
         return;
     cuzk_gpu_msm *m[4] = {k->h, k->a, k->b1, k->l};
     const size_t n[4] = {k->n_h, k->n_a, k->n_b, k->n_l};
+    const size_t min_n = k->opts.precompute == CUZK_GPU_PRECOMPUTE_ON ? 1 : (size_t)1 << 16;
     for (int i = 0; i < 4; i++) {
-        const size_t min_n = k->opts.precompute == CUZK_GPU_PRECOMPUTE_ON ? 1 : (size_t)1 << 16;
         if (!m[i] || cuzk_gpu_msm_streamed(m[i]) || n[i] < min_n)
             continue;
         cuzk_gpu_device_info info;

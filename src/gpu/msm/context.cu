@@ -13,9 +13,10 @@
 #include "gpu/msm/msm.cuh"
 #include "gpu/msm/stream.cuh"
 
-double msm_cost(size_t n, unsigned c, double nb)
+double msm_cost(size_t n, unsigned c, bool one_set)
 {
     const unsigned W = (256 + c - 1) / c;
+    const double nb = (one_set ? 1.0 : (double)W) * (double)(1u << (c - 1));
     unsigned keybits = 1;
     while ((double)(1ULL << keybits) <= nb)
         keybits++;
@@ -30,8 +31,7 @@ static unsigned msm_window_for(size_t n, bool pre)
     double best = 0;
     unsigned bc = 1;
     for (unsigned c = 1; c <= CUZK_GPU_MSM_WINDOW_MAX; c++) {
-        const double B = (double)(1u << (c - 1));
-        const double cost = msm_cost(n, c, pre ? B : (double)((256 + c - 1) / c) * B);
+        const double cost = msm_cost(n, c, pre);
         if (c == 1 || cost < best) {
             best = cost;
             bc = c;

@@ -174,10 +174,11 @@ template <class T> static cuzk_err msm_grow(T **p, size_t *cap, size_t need, siz
 }
 
 /* ---- context.cu ---- */
-/* The window model: the cost, in mixed additions, of n terms in W windows of c bits and nb
- * buckets in all (the terms' additions, 15 % more per 8-bit sort pass of the keys, about 2.5
- * additions a bucket for the running sums). */
-double msm_cost(size_t n, unsigned c, double nb);
+/* The window model: the cost, in mixed additions, of n terms in W windows of c bits with
+ * W sets of 2^(c-1) buckets, or one (one_set: precomputed multiples): the terms' additions,
+ * 15 % more per 8-bit sort pass of the keys, about 2.5 additions a bucket for the running
+ * sums. */
+double msm_cost(size_t n, unsigned c, bool one_set);
 /* A new context (chunk 0: resident bases; else streamed, chunk bases a stage). */
 cuzk_err msm_new(cuzk_gpu_msm **out, int device, const void *bases, size_t n_max, int group,
                  size_t aff_bytes, size_t chunk, const char *fn);

@@ -136,11 +136,9 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
     GPU_TRY(gpu_use_device(m->device));
     /* the precomputed multiples where the model prefers their window and one bucket set */
     bool pre = false;
-    if (m->pre_c && !m->streamed && (!window || window == m->pre_c)) {
-        const unsigned c0 = window ? window : cuzk_gpu_msm_window(nt);
-        const double B0 = (double)(1u << (c0 - 1)), Bp = (double)(1u << (m->pre_c - 1));
-        pre = msm_cost(nt, m->pre_c, Bp) < msm_cost(nt, c0, (double)((256 + c0 - 1) / c0) * B0);
-    }
+    if (m->pre_c && (!window || window == m->pre_c)) /* never on a streamed context */
+        pre = msm_cost(nt, m->pre_c, true) <
+              msm_cost(nt, window ? window : cuzk_gpu_msm_window(nt), false);
     m->pre_used = pre;
     const unsigned c = pre ? m->pre_c : window ? window : cuzk_gpu_msm_window(nt);
     const unsigned W = (256 + c - 1) / c;
