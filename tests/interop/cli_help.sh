@@ -79,6 +79,11 @@ expect_err 2 "circuit.zkey is a proving key.*the order is --r1cs circuit.r1cs ke
     "${P[@]}" --r1cs "$d/circuit.r1cs" "$d/circuit.zkey" "$d/witness.wtns" "$T/p2.json" "$T/q2.json"
 expect_err 2 "witness.wtns is a witness.*not a constraint system" \
     "${P[@]}" --r1cs "$d/witness.wtns" "$T/k.params" "$d/circuit.r1cs" "$T/p2.json" "$T/q2.json"
+# a binary file that happens to begin with whitespace and '[' (bellman parameters whose first
+# coordinate byte is 0x0a, then 0x5b) is no public.json: its own loader speaks
+{ printf '\n[\001\002'; head -c 200 /dev/urandom; } > "$T/lb.params"
+expect_err 2 "lb.params: file is" "${P[@]}" --r1cs "$d/circuit.r1cs" "$T/lb.params" "$d/witness.wtns" "$T/p2.json" "$T/q2.json"
+grep -q "list of public inputs" "$T/err" && bad "a binary parameters file is taken for public.json" || ok
 expect_err 2 "k.params: bellman parameters need their circuit: cuzk prove --r1cs circuit.r1cs" \
     "${P[@]}" "$T/k.params" "$d/witness.wtns" "$T/p2.json" "$T/q2.json"
 cp "$d/circuit.r1cs" "$T/c.r1cs"

@@ -301,6 +301,13 @@ static file_kind kind_of(const char *path)
         return KIND_WTNS;
     if (n >= 4 && !memcmp(b, "\0asm", 4))
         return KIND_WASM;
+    /* JSON only when what was read is text: a binary file (bellman parameters, a proof.bin)
+     * may begin with whitespace and a '[' by chance */
+    for (size_t j = 0; j < n; j++) {
+        unsigned char c = (unsigned char)b[j];
+        if (c < 0x20 && c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            return KIND_UNKNOWN;
+    }
     size_t i = 0;
     while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
         i++;
