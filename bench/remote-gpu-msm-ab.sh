@@ -6,6 +6,7 @@
 # times, and the MSM columns and stage lines of each.
 #   AB_KS="24 26"  AB_ROUNDS=2  AB_TESTS="test_gpu"  OUT=...
 #   AB_ARGS="--pre 0"  more arguments for the new build's kernels (the old one may lack them)
+#   AB_OLD_ARGS="--pre 22"  more arguments for the old builds' kernels
 #   AB_OLD=""  the new build alone
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +18,7 @@ done
 for r in $(seq 1 "${AB_ROUNDS:-2}"); do
     for b in cuzk-bench ${AB_OLD-base-cuzk-bench}; do
         echo "== round $r: $b"
-        extra=(); [ "$b" = cuzk-bench ] && extra=(${AB_ARGS:-})
+        extra=(${AB_OLD_ARGS:-}); [ "$b" = cuzk-bench ] && extra=(${AB_ARGS:-})
         device_step "k-$b-$r" 300 "msm_aff|msm_dev\)|msm_pre|precomputed|^2\^" "$D/bin/$b" kernels "${ks[@]}" --backend gpu --runs 3 --profile "${extra[@]}"
     done
 done
