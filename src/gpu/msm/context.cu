@@ -45,9 +45,16 @@ extern "C" unsigned cuzk_gpu_msm_window(size_t n)
     return msm_window_for(n, false);
 }
 
+/* Multiples of up to 2^23 bases take at most window 20: with the batch-affine accumulation
+ * (MSM_AFF_AUTO_PRE_MIN) it measured fastest there on the H200 (2^22: 26.8 ms against 29.6 at
+ * window 22 and 32.4 with XYZZ; 2^23: 50.5 against 53.0 and 51.5), where the model takes 22. */
+#define MSM_PRE_WINDOW_SMALL 20
+#define MSM_PRE_SMALL_MAX ((size_t)1 << 23)
+
 extern "C" unsigned cuzk_gpu_msm_window_precomputed(size_t n)
 {
-    return msm_window_for(n, true);
+    const unsigned c = msm_window_for(n, true);
+    return n <= MSM_PRE_SMALL_MAX && c > MSM_PRE_WINDOW_SMALL ? MSM_PRE_WINDOW_SMALL : c;
 }
 
 extern "C" bool cuzk_gpu_msm_precomputed_used(const cuzk_gpu_msm *m)

@@ -20,8 +20,9 @@
  * slower below (2^24: 120.6 against 113.6 ms): CUZK_GPU_MSM_ACC_AUTO uses it above this. */
 #define MSM_AFF_AUTO_MIN ((size_t)1 << 25)
 /* On precomputed multiples (one bucket set: 96 points a bucket at 2^24, against 32) it
- * measured faster at 2^24: 96.9 against 98.3 ms; used above this. */
-#define MSM_AFF_AUTO_PRE_MIN ((size_t)1 << 23)
+ * measured faster at 2^24 (96.9 against 98.3 ms) and, on window-20 multiples, from 2^22
+ * (26.8 against 32.4 ms; 2^23: 50.5 against 62.3); used above this. */
+#define MSM_AFF_AUTO_PRE_MIN ((size_t)1 << 21)
 
 /* ---- kernels ---- */
 /* Term i (i < n) uses scalar i and base i, or with idx: base idx[i] and scalar idx[i]
