@@ -10,13 +10,14 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib-remote-gpu.sh" "${OUT:-/tmp/msm-windows}"
 ks=(); for k in ${WIN_KS:-16 18 20 22}; do ks+=(-k "$k"); done
 bin=$D/bin/${WIN_BIN:-cuzk-bench}
-for c in 0 ${WIN_CS:-14 16 18 20 22}; do
+cs="0 ${WIN_CS:-14 16 18 20 22}"
+for c in $cs; do
     device_step "w$c" 300 "" "$bin" kernels "${ks[@]}" --backend gpu --runs 3 --profile --window "$c" --pre "$c"
 done
 # the table: k, C, msm_dev, msm_aff, msm_pre, msm_pre_aff (C = 0: the model's choice, whose
 # windows the profile lines give)
 printf '%-6s %-4s %10s %10s %10s %10s\n' k C msm_dev msm_aff msm_pre msm_pre_aff
-for c in 0 ${WIN_CS:-14 16 18 20 22}; do
+for c in $cs; do
     awk -v c="$c" '/^2\^/ {printf "%-6s %-4s %10s %10s %10s %10s\n", $1, c, $6, $7, $9, $10}' "$OUT/w$c.log"
 done | sort -t^ -k2,2n -s
 grep -h "^gpu msm" "$OUT/w0.log" 2>/dev/null | sed 's/ upload.*//' | sort -u

@@ -255,8 +255,7 @@ static void test_h(void)
 /* The affine pass (g_affine): every G1 MSM check sets the context's accumulation to AFFINE
  * and AFFINE_FULL in turn, and counts the MSMs that ran affine rounds. Otherwise the context
  * has its default, AUTO: XYZZ up to 2^25 terms (2^21 on precomputed multiples), affine rounds
- * above (unless device memory is
- * short, which is said). */
+ * above (unless device memory is short, which is said). */
 #define AUTO_AFFINE_ABOVE ((size_t)1 << 25)
 #define AUTO_AFFINE_PRE_ABOVE ((size_t)1 << 21) /* on precomputed multiples */
 static bool g_affine;
@@ -276,16 +275,17 @@ static void acc_next(cuzk_gpu_msm *m)
 /* After a G1 MSM of nt terms (a split: its significant ones). */
 static void acc_count(const cuzk_gpu_msm *m, size_t nt)
 {
+    const bool pre = cuzk_gpu_msm_precomputed_used(m);
     if (g_pre) {
         g_pre_calls++;
-        g_pre_used += cuzk_gpu_msm_precomputed_used(m);
+        g_pre_used += pre;
     } else {
-        CHECK(!cuzk_gpu_msm_precomputed_used(m));
+        CHECK(!pre);
     }
     const bool aff = cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE;
     if (g_affine)
         g_aff_used += aff;
-    else if (nt <= (cuzk_gpu_msm_precomputed_used(m) ? AUTO_AFFINE_PRE_ABOVE : AUTO_AFFINE_ABOVE))
+    else if (nt <= (pre ? AUTO_AFFINE_PRE_ABOVE : AUTO_AFFINE_ABOVE))
         CHECK(!aff);
     else if (!aff)
         printf("auto accumulation at n=%zu: XYZZ (device memory)\n", nt);
