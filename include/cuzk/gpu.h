@@ -114,8 +114,11 @@ cuzk_err cuzk_gpu_h_bellman(cuzk_gpu_domain *d, cuzk_fr *a, const cuzk_fr *b,
                             const cuzk_fr *c) CUZK_WUR;
 
 /* Device-resident variants (for pipelines and benchmarks): load/store copy n elements
- * between the host and a slot; ntt transforms a slot in place; h_snarkjs reads slots 0, 1,
- * 2 (a, b, c) and leaves the result in slot 0 (slots 1 and 2 are overwritten). */
+ * between the host and a slot; ntt transforms a slot in place (its first call above 2^10
+ * makes a second buffer of n elements for the domain, through which the last pass stores
+ * in natural order; without the memory for it, a bit reversal follows); h_snarkjs reads
+ * slots 0, 1, 2 (a, b, c) and leaves the result in slot 0 (slots 1 and 2 are
+ * overwritten). */
 cuzk_err cuzk_gpu_domain_load(cuzk_gpu_domain *d, unsigned slot, const cuzk_fr *x) CUZK_WUR;
 cuzk_err cuzk_gpu_domain_store(cuzk_gpu_domain *d, unsigned slot, cuzk_fr *x) CUZK_WUR;
 cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool inverse) CUZK_WUR;

@@ -9,18 +9,20 @@
  * twiddles read from tables (one multiplication a butterfly; the first pass of a transform
  * above 2^NTT_TLOG reads W0, n/2 entries filled on the device), DIF passes (natural in,
  * bit-reversed out) paired with DIT passes (bit-reversed in, natural out) in the H step so
- * that it needs no bit reversal (bellman's needs one, at its end), the coset scalings and
- * the a b - c fused into the passes, and a tiled bit reversal for the natural-order
- * transforms.
+ * that it needs no bit reversal, the coset scalings and the a b - c fused into the passes,
+ * and the natural-order transforms (public NTT, bellman's H end) stored in natural order by
+ * their last pass (a tiled bit reversal in place when there is no memory for a second
+ * buffer).
  *
  * Counts (NTT_ELOG 10, NTT_TMAX 10, NTT_TLOG 18), a forward transform in natural order:
  *  - passes over global memory (each reads and writes the 2^k elements once): 2^24: 3 passes
- *    of 8 stages + the bit reversal = 4 (4 x 1 GiB moved); 2^27: 3 of 9 + the bit reversal
- *    = 4 (4 x 8 GiB). The H step: 6 passes a slot (DIF, DIT) for a, b and c, the last one
- *    also reading a and b (a b - c); bellman's adds a DIF of a (3 passes) and a bit
- *    reversal. The bit reversal runs at ~3.5 TB/s (0.30 ms at 2^24); the passes are bound by
- *    the multiprocessors' integer multiply-adds, not by memory (~11-16 % of the DRAM
- *    bandwidth; the first pass above 2^18 also reads each entry of W0 once: 16 n bytes).
+ *    of 8 stages (3 x 1 GiB moved); 2^27: 3 of 9 (3 x 8 GiB): the last stores in natural
+ *    order through a second buffer (ntt.cuh), where a bit reversal in place would be a
+ *    fourth pass (~3.5 TB/s: 0.30 ms at 2^24). The H step: 6 passes a slot (DIF, DIT) for
+ *    a, b and c, the last one also reading a and b (a b - c); bellman's adds a DIF of a (3
+ *    passes, through b). The passes are bound by the multiprocessors' integer multiply-adds,
+ *    not by memory (~11-16 % of the DRAM bandwidth; the first pass above 2^18 also reads
+ *    each entry of W0 once: 16 n bytes).
  *  - Fr products (Montgomery, 8 x 8 + 8 x 8 word products less the reduction rows' products
  *    by r's two low words): one a butterfly, none in the network's last stage (tau = 1):
  *    (k - 1) 2^(k-1) for k 2^(k-1) butterflies; the inverse adds one an element (1/n, fused
@@ -44,6 +46,7 @@ struct cuzk_gpu_domain {
     ntt_ctx c;   /* the plan and the table layout (c.tab in device memory: tables) */
     fr_t *tables;
     fr_t *slot[3];
+    fr_t *tmp;   /* the public NTT's second buffer (n elements, made on its first call) */
     /* H from the host (domain_h_host): the slots' copies and their events */
     cudaStream_t cstream;
     cudaEvent_t loaded[3];
@@ -94,6 +97,8 @@ extern "C" void cuzk_gpu_domain_free(cuzk_gpu_domain *d)
     for (int s = 0; s < 3; s++)
         if (d->slot[s])
             (void)cudaFree(d->slot[s]);
+    if (d->tmp)
+        (void)cudaFree(d->tmp);
     if (d->tables)
         (void)cudaFree(d->tables);
     if (d->stream)
@@ -289,8 +294,15 @@ extern "C" cuzk_err cuzk_gpu_domain_ntt(cuzk_gpu_domain *d, unsigned slot, bool 
     GPU_TRY(domain_check(d, d, "cuzk_gpu_domain_ntt"));
     GPU_TRY(gpu_use_device(d->device));
     GPU_TRY(domain_slot(d, slot));
+    /* the second buffer for the natural-order store; without the memory for it, the
+     * transform in place and a bit reversal */
+    if (!d->tmp && d->c.plan.npass > 1 &&
+        cudaMalloc(&d->tmp, d->n * sizeof(fr_t)) != cudaSuccess) {
+        d->tmp = NULL;
+        (void)cudaGetLastError(); /* not sticky: clear it */
+    }
     ntt_dev_exec ex = {d, NULL, NULL, NULL};
-    GPU_TRY(ntt_run_ntt(ex, d->c, d->slot[slot], inverse));
+    GPU_TRY(ntt_run_ntt(ex, d->c, d->slot[slot], inverse, d->tmp));
     GPU_CHECK(cudaStreamSynchronize(d->stream));
     return CUZK_OK;
 }

@@ -41,7 +41,13 @@
  * sub-problem per block, from two 1024-entry tables). The last DIT pass can end the H step:
  * out[p] = out[p] hb[p] - X[p] (a b - c, with X the values of c).
  *
- * Bit reversal (public NTT, bellman H): in place by tiles. With q = min(4, floor(k/2)) and
+ * Natural order out (public NTT, bellman H's end): the last DIF pass (sb = 0) stores X in
+ * natural order (brv): block blk takes the sub-problems hi = bitrev_(k-t)(blk G + g), each
+ * 2^t consecutive elements, and element m of hi goes to bitrev_t(m) 2^(k-t) + blk G + g (runs
+ * of G consecutive positions). Its output then overlaps other blocks' inputs: with more
+ * than one pass, the passes before it go to a second buffer (ntt_run_dif's tmp).
+ * Without one (no memory for it), a bit reversal in place by tiles follows the DIF passes.
+ * With q = min(4, floor(k/2)) and
  * i = (a, b, c) (q, k - 2q, q bits), bitrev(i) = (rev c, rev b, rev a): the block of middle
  * value b loads the 2^(2q) elements of b and of rev b (runs of 2^q consecutive elements) and
  * writes each tile, transposed, into the other's place.
@@ -334,6 +340,8 @@ struct ntt_args {
     unsigned k, s0, t, elog, L;
     unsigned post;      /* NTT_POST_*: last DIF pass only (sb = 0) */
     unsigned hfinal;    /* last DIT pass only (s0 = 0) */
+    unsigned brv;       /* last DIF pass only (sb = 0), out != x unless one pass: natural
+                         * order out, out[bitrev_k(p)] = the result at p (ntt_addr_out) */
 };
 
 static inline ntt_args ntt_args_make(const ntt_ctx &c, unsigned pass, fr_t *x)
@@ -420,6 +428,11 @@ GPU_HD size_t ntt_addr(const ntt_args &a, size_t blk, unsigned e, unsigned *g_ou
 {
     const unsigned t = a.t, gl = a.elog - t, sb = a.k - a.s0 - t;
     const size_t q0 = blk << gl;
+    if (a.brv) { /* sb = 0: sub-problem g of the block is hi = bitrev_(k-t)(q0 + g) */
+        *g_out = e >> t;
+        *m_out = e & ((1u << t) - 1);
+        return ((size_t)ntt_brev((unsigned)(q0 + (e >> t)), a.k - t) << t) + *m_out;
+    }
     if (sb >= gl) {
         const unsigned g = e & ((1u << gl) - 1), m = e >> gl;
         const size_t q = q0 + g;
@@ -434,6 +447,21 @@ GPU_HD size_t ntt_addr(const ntt_args &a, size_t blk, unsigned e, unsigned *g_ou
     *g_out = (hl << sb) | lo;
     *m_out = m;
     return (q0 << t) + e;
+}
+
+/* Where element e of block blk is stored: ntt_addr's place, or with brv (sb = 0) the natural
+ * position bitrev_k(hi 2^t + m) = bitrev_t(m) 2^(k-t) + q0 + g of element (g, m), taken in
+ * runs of G consecutive positions. */
+GPU_HD size_t ntt_addr_out(const ntt_args &a, size_t blk, unsigned e, unsigned *g_out,
+                           unsigned *m_out)
+{
+    if (!a.brv)
+        return ntt_addr(a, blk, e, g_out, m_out);
+    const unsigned gl = a.elog - a.t;
+    const unsigned g = e & ((1u << gl) - 1), mr = e >> gl;
+    *g_out = g;
+    *m_out = ntt_brev(mr, a.t);
+    return ((size_t)mr << (a.k - a.t)) + (blk << gl) + g;
 }
 
 /* Phase 1: the block's elements into shared memory. */
@@ -456,7 +484,8 @@ GPU_HD void ntt_phase_prep(const ntt_args &a, const ntt_sm &s, size_t blk, unsig
     if (a.post == NTT_POST_COSET) {
         const fr_t *p0 = a.sc + ((size_t)1 << t), *p1 = p0 + NTT_TAB;
         for (unsigned g = tid; g < G; g += nth) {
-            const unsigned x = ntt_brev((unsigned)((blk << gl) + g), a.k - t);
+            const unsigned q = (unsigned)((blk << gl) + g); /* brv: hi = bitrev(q) */
+            const unsigned x = a.brv ? q : ntt_brev(q, a.k - t);
             s.D[g] = f_mul<FrP>(hd_ld(p0 + (x & (NTT_TAB - 1))), hd_ld(p1 + (x >> 10)));
         }
     }
@@ -551,7 +580,7 @@ GPU_HD void ntt_phase_store(const ntt_args &a, const ntt_sm &s, size_t blk, unsi
     const unsigned gl = a.elog - a.t;
     for (unsigned e = tid; e < s.E; e += nth) {
         unsigned g, m;
-        const size_t p = ntt_addr(a, blk, e, &g, &m);
+        const size_t p = ntt_addr_out(a, blk, e, &g, &m);
         fr_t v = ntt_sm_get(s, (m << gl) | g);
         if (a.post == NTT_POST_CONST)
             v = f_mul<FrP>(v, a.cst);
@@ -655,17 +684,28 @@ struct ntt_host_exec {
  *   cuzk_err X::pass(const ntt_args &, bool dit, bool inv) and
  *   cuzk_err X::bitrev(fr_t *x, unsigned k) ---- */
 
-/* DIF (natural in, bit-reversed out) in direction inv; the last pass scaled (post, with
- * the coset table sc). */
+/* DIF (natural in) in direction inv; the last pass scaled (post, with the coset table sc).
+ * Not natural: in place, bit-reversed out. natural: natural order out, in x, stored so by
+ * the last pass (brv): with more than one pass, the passes before it go from x to tmp (n
+ * elements, not x) and it from tmp back to x (one pass: in place, a block then holds the
+ * whole transform). That order costs no pass over memory: the bit reversal's is saved. */
 template <class X>
 static cuzk_err ntt_run_dif(X &ex, const ntt_ctx &c, fr_t *x, bool inv, unsigned post,
-                            const fr_t *sc)
+                            const fr_t *sc, bool natural, fr_t *tmp)
 {
-    for (unsigned p = 0; p < c.plan.npass; p++) {
+    const unsigned np = c.plan.npass;
+    if (natural && np > 1 && !tmp)
+        return cuzk_error_set(CUZK_EINVAL, "gpu ntt: natural order out needs a second buffer");
+    for (unsigned p = 0; p < np; p++) {
         ntt_args a = ntt_args_make(c, p, x);
-        if (p + 1 == c.plan.npass) {
+        if (natural && np > 1) {
+            a.x = p == 0 ? x : tmp;
+            a.out = p + 1 == np ? x : tmp;
+        }
+        if (p + 1 == np) {
             a.post = post;
             a.sc = sc;
+            a.brv = natural;
         }
         GPU_TRY(ex.pass(a, false, inv));
     }
@@ -690,18 +730,23 @@ static cuzk_err ntt_run_dit(X &ex, const ntt_ctx &c, fr_t *x, bool inv, fr_t *hf
     return CUZK_OK;
 }
 
-/* Natural order in and out (the public NTT); the inverse with 1/n. */
-template <class X> static cuzk_err ntt_run_ntt(X &ex, const ntt_ctx &c, fr_t *x, bool inv)
+/* Natural order in and out (the public NTT); the inverse with 1/n. With tmp (n elements)
+ * the last pass stores in natural order; without it (no memory for tmp), a bit reversal
+ * in place follows. */
+template <class X>
+static cuzk_err ntt_run_ntt(X &ex, const ntt_ctx &c, fr_t *x, bool inv, fr_t *tmp)
 {
-    GPU_TRY(ntt_run_dif(ex, c, x, inv, inv ? NTT_POST_CONST : NTT_POST_NONE, NULL));
-    return ex.bitrev(x, c.plan.k);
+    const bool natural = tmp || c.plan.npass == 1;
+    GPU_TRY(ntt_run_dif(ex, c, x, inv, inv ? NTT_POST_CONST : NTT_POST_NONE, NULL, natural,
+                        tmp));
+    return natural ? CUZK_OK : ex.bitrev(x, c.plan.k);
 }
 
 /* The H step on slots a, b, c (values on the domain, natural order). Per slot: inverse DIF
  * (coefficient i at position bitrev(i), times n), times (1/n) s^i (fused), forward DIT
  * (values at s omega^j, natural order); c's last pass forms a b - c into a.
  * snarkjs (s = omega_2n): the result. bellman (s = g): then inverse DIF of a, coefficient i
- * times (g^n - 1)^-1 (1/n) g^-i (fused), and the bit reversal to natural order. */
+ * times (g^n - 1)^-1 (1/n) g^-i (fused), stored in natural order (through b). */
 template <class X>
 static cuzk_err ntt_run_h(X &ex, const ntt_ctx &c, fr_t *sa, fr_t *sb_, fr_t *sc_,
                           bool bellman)
@@ -709,13 +754,14 @@ static cuzk_err ntt_run_h(X &ex, const ntt_ctx &c, fr_t *sa, fr_t *sb_, fr_t *sc
     fr_t *sl[3] = {sa, sb_, sc_};
     for (int i = 0; i < 3; i++) {
         GPU_TRY(ex.slot_ready(i)); /* slot i's input is there (it may still be arriving) */
-        GPU_TRY(ntt_run_dif(ex, c, sl[i], true, NTT_POST_COSET, c.tab + c.off_sc[0]));
+        GPU_TRY(ntt_run_dif(ex, c, sl[i], true, NTT_POST_COSET, c.tab + c.off_sc[0], false,
+                            NULL));
         GPU_TRY(ntt_run_dit(ex, c, sl[i], false, i == 2 ? sa : NULL, i == 2 ? sb_ : NULL));
     }
     if (!bellman)
         return CUZK_OK;
-    GPU_TRY(ntt_run_dif(ex, c, sa, true, NTT_POST_COSET, c.tab + c.off_sc[1]));
-    return ex.bitrev(sa, c.plan.k);
+    /* b is free now: it holds the passes before the last, which stores a in natural order */
+    return ntt_run_dif(ex, c, sa, true, NTT_POST_COSET, c.tab + c.off_sc[1], true, sb_);
 }
 
 #endif

@@ -4,7 +4,8 @@
  * host code and run block by block (ntt_host_exec: the kernels' phases in their order)
  * against the CPU library, without a GPU:
  *   DIF and DIT in both directions against cuzk_ntt_dif / cuzk_ntt_dit, the natural-order
- *   transforms against cuzk_ntt_forward / cuzk_ntt_inverse, the bit reversal against
+ *   transforms against cuzk_ntt_forward / cuzk_ntt_inverse (the last pass storing in natural
+ *   order through a second buffer, and in place with the bit reversal), the bit reversal against
  *   cuzk_ntt_bitreverse, and the H step against cuzk_h_snarkjs / cuzk_h_bellman,
  * for 2^1..2^12, both root families, and several geometries: the device's (blocks of
  * 2^ntt_elog_for(k) or 2^NTT_ELOG elements, NTT_TMAX stages a pass at most, tables up to
@@ -66,7 +67,7 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
             test_rand_frs(x, n);
             memcpy(y, x, n * sizeof *x);
             cuzk_ntt_dif(d, y, dir, 1);
-            CHECK(ntt_run_dif(ex, c, (fr_t *)x, inv != 0, NTT_POST_NONE, NULL) == CUZK_OK);
+            CHECK(ntt_run_dif(ex, c, (fr_t *)x, inv != 0, NTT_POST_NONE, NULL, false, NULL) == CUZK_OK);
             size_t bad = test_fr_count_diff(x, y, n);
             if (bad)
                 fprintf(stderr, "dif inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
@@ -80,18 +81,23 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
             if (bad)
                 fprintf(stderr, "dit inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
             CHECK(bad == 0);
-            /* natural order in and out */
-            test_rand_frs(x, n);
-            memcpy(y, x, n * sizeof *x);
-            if (inv)
-                cuzk_ntt_inverse(d, y, 1);
-            else
-                cuzk_ntt_forward(d, y, 1);
-            CHECK(ntt_run_ntt(ex, c, (fr_t *)x, inv != 0) == CUZK_OK);
-            bad = test_fr_count_diff(x, y, n);
-            if (bad)
-                fprintf(stderr, "ntt inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
-            CHECK(bad == 0);
+            /* natural order in and out: stored so by the last pass through a second
+             * buffer (z), and in place with the bit reversal (no second buffer) */
+            for (int fused = 0; fused < 2; fused++) {
+                test_rand_frs(x, n);
+                memcpy(y, x, n * sizeof *x);
+                if (inv)
+                    cuzk_ntt_inverse(d, y, 1);
+                else
+                    cuzk_ntt_forward(d, y, 1);
+                CHECK(ntt_run_ntt(ex, c, (fr_t *)x, inv != 0, fused ? (fr_t *)z : NULL) ==
+                      CUZK_OK);
+                bad = test_fr_count_diff(x, y, n);
+                if (bad)
+                    fprintf(stderr, "ntt inv %d fused %d %s: %zu of %zu differ\n", inv, fused,
+                            what, bad, n);
+                CHECK(bad == 0);
+            }
         }
         /* the H step (a, b, c contiguous in x) */
         const bool bell = fam == CUZK_ROOTS_BELLMAN;
