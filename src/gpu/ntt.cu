@@ -26,7 +26,9 @@
  *  - Fr products (Montgomery, 8 x 8 + 8 x 8 word products less the reduction rows' products
  *    by r's two low words): one a butterfly, none in the network's last stage (tau = 1):
  *    (k - 1) 2^(k-1) for k 2^(k-1) butterflies; the inverse adds one an element (1/n, fused
- *    into the last pass).
+ *    into the last pass), and so does each coset scaling of the H step (its factors split
+ *    between a table read by the last DIF pass and the coset twiddles of the later passes;
+ *    it was two an element, the factor formed from two tables, then applied).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -62,7 +64,6 @@ __global__ void __launch_bounds__(NTT_THREADS, NTT_MINB) ntt_pass_kernel(const n
     const ntt_sm s = ntt_sm_at(ntt_smem, a);
     const size_t blk = blockIdx.x;
     ntt_phase_load(a, s, blk, threadIdx.x, blockDim.x);
-    ntt_phase_prep(a, s, blk, threadIdx.x, blockDim.x);
     __syncthreads();
     const unsigned nc = ntt_nchunks(a.t);
     for (unsigned i = 0; i < nc; i++) {

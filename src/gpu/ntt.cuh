@@ -35,10 +35,10 @@
  *    next at 2^24 (1.76 against 1.42 ms, bench/RESULTS.md, session 12).
  *  - the last stage of the last DIF pass (first of the first DIT pass) has tau = 1: no
  *    multiplication.
- * Fused scalings: the last DIF pass can multiply its outputs by a constant or by
- * pre s^bitrev_k(p) (p the position: coefficients held in bit-reversed order) as
- * Cs[bitrev_t(m)] D(hi), Cs[j] = s^(j 2^(k-t)), D(hi) = pre s^bitrev_(k-t)(hi) (once per
- * sub-problem per block, from two 1024-entry tables). The last DIT pass can end the H step:
+ * Fused scalings: the last DIF pass can multiply its outputs by a constant, or for a coset
+ * (the H step) by part of pre s^i (i = bitrev_k(p), p the position) from a table F, the
+ * rest of s^i being taken by the twiddles of the passes after the first (ntt_cw_fill:
+ * one product an element in all; see ntt_pf_size). The last DIT pass can end the H step:
  * out[p] = out[p] hb[p] - X[p] (a b - c, with X the values of c).
  *
  * Natural order out (public NTT, bellman H's end): the last DIF pass (sb = 0) stores X in
@@ -187,9 +187,6 @@ static inline bool ntt_plan_make(ntt_plan *p, unsigned k, unsigned elog, unsigne
     if (p->w0 && p->npass > 1 && k - p->s0[1] > tlog)
         return false; /* a second pass too large for W */
     p->L = L;
-    /* the coset scaling of the last pass: bitrev_(k-t)(hi) < 2^20 */
-    if (k - p->t[p->npass - 1] > 2 * 10)
-        return false;
     return true;
 }
 
@@ -201,7 +198,8 @@ struct ntt_ctx {
     size_t n_host;            /* the entries before W0 (all when there is none) */
     size_t off_w;             /* W: 2^(L-1) + 1 entries */
     size_t off_w3;            /* with W0: omega_n^j, ^(1024 j), ^(2^20 j), 3 x 1024 entries */
-    size_t off_sc[2];         /* coset scalings: Cs (2^t_last), P0 (1024), P1 (1024) */
+    size_t off_sc[2];         /* coset scalings: F (ntt_pf_size entries) */
+    size_t off_cw[2][NTT_MAXPASS]; /* coset twiddles of passes 1.. (ntt_cw_size entries each) */
     size_t off_w0;            /* W0 (plan.w0): 2^(k-1) + 1 entries, last */
     bool has_sc[2];           /* 0: to the coset (1/n) s^i; 1: bellman back (zinv/n) g^-i */
     fr_t n_inv;               /* 1/n */
@@ -224,17 +222,73 @@ static inline void ntt_host_pow2k(cuzk_fr *r, const cuzk_fr *a, unsigned k) /* a
         cuzk_fr_sqr(r, r);
 }
 
-/* The coset scaling tables of pre s^i for the last pass (t = tl): Cs, P0, P1. */
-static inline void ntt_scale_fill(cuzk_fr *tab, unsigned k, unsigned tl, const cuzk_fr *pre,
+/* Cosets (the H step): the transform of coefficients c_i s^i (DIT after the inverse DIF of
+ * a slot: s = omega_2n or g, with pre = 1/n), or outputs X_i times pre s^i (the inverse DIF
+ * that ends bellman's step: s = g^-1, pre = (g^n - 1)^-1 / n). With s^i the product of
+ * s^(2^l) over the bits l of i, and level l of the network (global stage l) the one whose
+ * butterflies feed bit l (DIT: v holds the coefficients with bit l set; DIF: (u - v) tau
+ * goes to the outputs with bit l set), factor s^(2^l) can be taken by level l's twiddles
+ * (tau' = s^(2^l) tau) for no product. The passes after the first do so from tables of
+ * their own (ntt_cw_fill), all their levels but k - 1 (the last stage keeps tau = 1). The
+ * bits of the first pass's levels and bit k - 1 are scaled in the last DIF pass's store by
+ * F[rho] (ntt_pf_fill): rho = (i mod 2^t0) + 2^t0 bit_(k-1)(i), one product an element
+ * (one pass: rho = i, F[i] = pre s^i). */
+static inline size_t ntt_pf_size(const ntt_plan &p)
+{
+    return p.npass == 1 ? (size_t)1 << p.k : (size_t)2 << p.t[0];
+}
+/* Pass p's coset twiddles (p >= 1), level s0 + r from entry 2^K - 2^(K-r), K = k - s0. */
+static inline size_t ntt_cw_size(const ntt_plan &p, unsigned pass)
+{
+    const unsigned K = p.k - p.s0[pass];
+    return ((size_t)1 << K) - ((size_t)1 << (K - p.t[pass]));
+}
+GPU_HD unsigned ntt_pf_index(unsigned i, unsigned k, unsigned t0) /* t0 0: one pass */
+{
+    return t0 ? (i & ((1u << t0) - 1)) | ((i >> (k - 1)) << t0) : i;
+}
+
+static inline void ntt_pf_fill(cuzk_fr *tab, const ntt_plan &p, const cuzk_fr *pre,
+                               const cuzk_fr *s)
+{
+    if (p.npass == 1) {
+        ntt_host_powers(tab, pre, s, (size_t)1 << p.k);
+        return;
+    }
+    const size_t h = (size_t)1 << p.t[0];
+    ntt_host_powers(tab, pre, s, h);
+    cuzk_fr top; /* s^(2^(k-1)) */
+    ntt_host_pow2k(&top, s, p.k - 1);
+    for (size_t j = 0; j < h; j++)
+        cuzk_fr_mul(&tab[h + j], &tab[j], &top);
+}
+
+/* Pass `pass`'s coset twiddles from W (w: omega_(2^L)^j, j <= 2^(L-1)): forward
+ * (DIT) s^(2^l) omega_N^x; inverse (DIF, the butterflies' sign convention: minus tau')
+ * -s^(2^l) omega_N^-x = s^(2^l) omega_N^(N/2 - x); N = 2^(K-r), x < N/2. */
+static inline void ntt_cw_fill(cuzk_fr *tab, const ntt_plan &p, unsigned pass, const cuzk_fr *w,
+                               const cuzk_fr *s, bool inv)
+{
+    const unsigned K = p.k - p.s0[pass];
+    cuzk_fr sl;
+    ntt_host_pow2k(&sl, s, p.s0[pass]); /* s^(2^l), l = s0 */
+    for (unsigned r = 0; r < p.t[pass]; r++) {
+        const size_t half = (size_t)1 << (K - r - 1), off = ((size_t)1 << K) - ((size_t)2 << (K - r - 1));
+        const unsigned sh = p.L - K + r;
+        for (size_t x = 0; x < half; x++)
+            cuzk_fr_mul(&tab[off + x], &sl, &w[(inv ? half - x : x) << sh]);
+        cuzk_fr_sqr(&sl, &sl);
+    }
+}
+
+/* Coset i's tables (0: to the coset, for the DIT; 1: back, for the inverse DIF) in the host
+ * array tab of c's layout (W filled). */
+static inline void ntt_coset_fill(cuzk_fr *tab, const ntt_ctx *c, int i, const cuzk_fr *pre,
                                   const cuzk_fr *s)
 {
-    cuzk_fr one, st, s1024;
-    cuzk_fr_set_one(&one);
-    ntt_host_pow2k(&st, s, k - tl); /* s^(2^(k-t)) */
-    ntt_host_powers(tab, &one, &st, (size_t)1 << tl);
-    ntt_host_powers(tab + ((size_t)1 << tl), pre, s, NTT_TAB);
-    ntt_host_pow2k(&s1024, s, 10);
-    ntt_host_powers(tab + ((size_t)1 << tl) + NTT_TAB, &one, &s1024, NTT_TAB);
+    ntt_pf_fill(tab + c->off_sc[i], c->plan, pre, s);
+    for (unsigned q = 1; q < c->plan.npass; q++)
+        ntt_cw_fill(tab + c->off_cw[i][q], c->plan, q, tab + c->off_w, s, i == 1);
 }
 
 /* Plans the domain and fills its tables in a new host array (*host, free() it). The coset
@@ -251,7 +305,6 @@ static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, c
         return cuzk_error_set(CUZK_EINVAL, "gpu ntt: no plan for 2^%u (elog %u, tmax %u)", k,
                               elog, tmax);
     const ntt_plan &p = c->plan;
-    const unsigned tl = p.t[p.npass - 1];
     size_t n = 0;
     c->off_w = n;
     n += ((size_t)1 << (p.L - 1)) + 1;
@@ -264,7 +317,11 @@ static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, c
     for (int i = 0; i < 2; i++)
         if (c->has_sc[i]) {
             c->off_sc[i] = n;
-            n += ((size_t)1 << tl) + 2 * NTT_TAB;
+            n += ntt_pf_size(p);
+            for (unsigned q = 1; q < p.npass; q++) {
+                c->off_cw[i][q] = n;
+                n += ntt_cw_size(p, q);
+            }
         }
     c->n_host = n;
     if (p.w0) {
@@ -310,7 +367,7 @@ static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, c
             free(tab);
             return e;
         }
-        ntt_scale_fill(tab + c->off_sc[0], k, tl, &n_inv, &s);
+        ntt_coset_fill(tab, c, 0, &n_inv, &s);
     }
     if (fam == CUZK_ROOTS_BELLMAN) {
         cuzk_fr g, ginv, zinv, pre;
@@ -320,8 +377,8 @@ static inline cuzk_err ntt_tables_make(ntt_ctx *c, cuzk_fr **host, unsigned k, c
         cuzk_fr_sub(&zinv, &zinv, &one);
         cuzk_fr_inv(&zinv, &zinv);
         cuzk_fr_mul(&pre, &zinv, &n_inv);
-        ntt_scale_fill(tab + c->off_sc[0], k, tl, &n_inv, &g);
-        ntt_scale_fill(tab + c->off_sc[1], k, tl, &pre, &ginv);
+        ntt_coset_fill(tab, c, 0, &n_inv, &g);
+        ntt_coset_fill(tab, c, 1, &pre, &ginv);
     }
     *host = tab;
     return CUZK_OK;
@@ -335,9 +392,11 @@ struct ntt_args {
     fr_t *out;          /* where the results go: x, or with hfinal slot a */
     const fr_t *hb;     /* hfinal: out[p] = out[p] hb[p] - X[p] */
     const fr_t *w;      /* the pass's table: W, or W0 for pass 0 (L = k) with plan.w0 */
-    const fr_t *sc;     /* post COSET: Cs, P0, P1 */
+    const fr_t *sc;     /* post COSET: F (ntt_pf_index) */
+    const fr_t *cw;     /* a coset's twiddles for this pass (pass >= 1), in place of w */
     fr_t cst;           /* post CONST: the factor */
     unsigned k, s0, t, elog, L;
+    unsigned t0;        /* post COSET: the first pass's stages (0: one pass) */
     unsigned post;      /* NTT_POST_*: last DIF pass only (sb = 0) */
     unsigned hfinal;    /* last DIT pass only (s0 = 0) */
     unsigned brv;       /* last DIF pass only (sb = 0), out != x unless one pass: natural
@@ -360,24 +419,20 @@ static inline ntt_args ntt_args_make(const ntt_ctx &c, unsigned pass, fr_t *x)
     a.L = w0 ? p.k : p.L;
     a.post = NTT_POST_NONE;
     a.cst = c.n_inv;
+    a.t0 = p.npass > 1 ? p.t[0] : 0;
     return a;
 }
 
 /* Shared memory of a block: the E elements as two arrays of 16-byte halves (a warp's 16-byte
- * accesses to consecutive elements then hit distinct banks), index swizzled; then D (G). */
+ * accesses to consecutive elements then hit distinct banks), index swizzled. */
 struct ntt_sm {
     uint4 *d;
-    fr_t *D;
     unsigned E;
 };
 
 static inline size_t ntt_smem_bytes(const ntt_args &a)
 {
-    const size_t E = (size_t)1 << a.elog, G = E >> a.t;
-    size_t n = E;
-    if (a.post == NTT_POST_COSET)
-        n += G;
-    return n * sizeof(fr_t);
+    return ((size_t)1 << a.elog) * sizeof(fr_t);
 }
 
 GPU_HD ntt_sm ntt_sm_at(void *base, const ntt_args &a)
@@ -386,7 +441,6 @@ GPU_HD ntt_sm ntt_sm_at(void *base, const ntt_args &a)
     ntt_sm s;
     s.E = E;
     s.d = (uint4 *)base;
-    s.D = (fr_t *)base + E;
     return s;
 }
 
@@ -476,28 +530,16 @@ GPU_HD void ntt_phase_load(const ntt_args &a, const ntt_sm &s, size_t blk, unsig
     }
 }
 
-/* Phase 2 (with phase 1): D(g) = pre s^bitrev_(k-t)(hi) of a coset scaling. */
-GPU_HD void ntt_phase_prep(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned tid,
-                           unsigned nth)
-{
-    const unsigned t = a.t, gl = a.elog - t, G = 1u << gl;
-    if (a.post == NTT_POST_COSET) {
-        const fr_t *p0 = a.sc + ((size_t)1 << t), *p1 = p0 + NTT_TAB;
-        for (unsigned g = tid; g < G; g += nth) {
-            const unsigned q = (unsigned)((blk << gl) + g); /* brv: hi = bitrev(q) */
-            const unsigned x = a.brv ? q : ntt_brev(q, a.k - t);
-            s.D[g] = f_mul<FrP>(hd_ld(p0 + (x & (NTT_TAB - 1))), hd_ld(p1 + (x >> 10)));
-        }
-    }
-}
-
 /* The twiddle of local stage r for sub-problem lo and m', in the sign convention of the
- * butterflies (inverse: minus the inverse twiddle), from the pass's table. */
+ * butterflies (inverse: minus the inverse twiddle), from the pass's table, or its coset's
+ * (ntt_cw_fill: level r's entries from 2^K - 2^(K-r), K = k - s0). */
 template <bool INV>
 GPU_HD fr_t ntt_twiddle(const ntt_args &a, unsigned r, size_t lo, unsigned mp)
 {
-    const unsigned sb = a.k - a.s0 - a.t;
-    size_t j = (((size_t)mp << sb) + lo) << (a.L - (a.k - a.s0) + r);
+    const unsigned sb = a.k - a.s0 - a.t, K = a.k - a.s0;
+    if (a.cw)
+        return hd_ld(a.cw + ((size_t)1 << K) - ((size_t)1 << (K - r)) + ((size_t)mp << sb) + lo);
+    size_t j = (((size_t)mp << sb) + lo) << (a.L - K + r);
     if (INV)
         j = ((size_t)1 << (a.L - 1)) - j;
     return hd_ld(a.w + j);
@@ -584,8 +626,11 @@ GPU_HD void ntt_phase_store(const ntt_args &a, const ntt_sm &s, size_t blk, unsi
         fr_t v = ntt_sm_get(s, (m << gl) | g);
         if (a.post == NTT_POST_CONST)
             v = f_mul<FrP>(v, a.cst);
-        else if (a.post == NTT_POST_COSET)
-            v = f_mul<FrP>(v, f_mul<FrP>(hd_ld(a.sc + ntt_brev(m, a.t)), s.D[g]));
+        else if (a.post == NTT_POST_COSET) { /* coefficient (or output) i = bitrev_k(p) */
+            const unsigned q = (unsigned)((blk << gl) + g), kt = a.k - a.t;
+            const unsigned i = (ntt_brev(m, a.t) << kt) | (a.brv ? q : ntt_brev(q, kt));
+            v = f_mul<FrP>(v, hd_ld(a.sc + ntt_pf_index(i, a.k, a.t0)));
+        }
         if (a.hfinal)
             v = f_sub<FrP>(f_mul<FrP>(hd_ld_rw(a.out + p), hd_ld(a.hb + p)), v);
         hd_st(a.out + p, v);
@@ -632,7 +677,7 @@ GPU_HD size_t ntt_brv_blocks(unsigned k)
 }
 
 /* ---- the host executor: the kernels' phase sequence block by block (tests) ----
- * ntt_pass_kernel runs, per block: load and prep, [barrier, tw,] barrier, then per chunk
+ * ntt_pass_kernel runs, per block: load, barrier, then per chunk
  * (DIF: 0, 1, ..; DIT: the reverse) one round and a barrier, then store. Here the block's
  * threads are one loop (tid 0 of 1), the barriers the order of the calls. */
 struct ntt_host_exec {
@@ -659,7 +704,6 @@ struct ntt_host_exec {
         const unsigned nc = ntt_nchunks(a.t);
         for (size_t blk = 0; blk < nblk; blk++) {
             ntt_phase_load(a, s, blk, 0, 1);
-            ntt_phase_prep(a, s, blk, 0, 1);
             for (unsigned i = 0; i < nc; i++) {
                 round(a, s, blk, dit ? nc - 1 - i : i, dit, inv);
             }
@@ -691,13 +735,15 @@ struct ntt_host_exec {
  * whole transform). That order costs no pass over memory: the bit reversal's is saved. */
 template <class X>
 static cuzk_err ntt_run_dif(X &ex, const ntt_ctx &c, fr_t *x, bool inv, unsigned post,
-                            const fr_t *sc, bool natural, fr_t *tmp)
+                            const fr_t *sc, bool natural, fr_t *tmp, int coset = -1)
 {
     const unsigned np = c.plan.npass;
     if (natural && np > 1 && !tmp)
         return cuzk_error_set(CUZK_EINVAL, "gpu ntt: natural order out needs a second buffer");
     for (unsigned p = 0; p < np; p++) {
         ntt_args a = ntt_args_make(c, p, x);
+        if (coset >= 0 && p > 0)
+            a.cw = c.tab + c.off_cw[coset][p];
         if (natural && np > 1) {
             a.x = p == 0 ? x : tmp;
             a.out = p + 1 == np ? x : tmp;
@@ -716,10 +762,12 @@ static cuzk_err ntt_run_dif(X &ex, const ntt_ctx &c, fr_t *x, bool inv, unsigned
  * hf_out[p] = hf_out[p] hf_b[p] - X[p] instead of X. */
 template <class X>
 static cuzk_err ntt_run_dit(X &ex, const ntt_ctx &c, fr_t *x, bool inv, fr_t *hf_out,
-                            const fr_t *hf_b)
+                            const fr_t *hf_b, int coset = -1)
 {
     for (unsigned p = c.plan.npass; p-- > 0;) {
         ntt_args a = ntt_args_make(c, p, x);
+        if (coset >= 0 && p > 0)
+            a.cw = c.tab + c.off_cw[coset][p];
         if (p == 0 && hf_out) {
             a.out = hf_out;
             a.hb = hf_b;
@@ -756,12 +804,12 @@ static cuzk_err ntt_run_h(X &ex, const ntt_ctx &c, fr_t *sa, fr_t *sb_, fr_t *sc
         GPU_TRY(ex.slot_ready(i)); /* slot i's input is there (it may still be arriving) */
         GPU_TRY(ntt_run_dif(ex, c, sl[i], true, NTT_POST_COSET, c.tab + c.off_sc[0], false,
                             NULL));
-        GPU_TRY(ntt_run_dit(ex, c, sl[i], false, i == 2 ? sa : NULL, i == 2 ? sb_ : NULL));
+        GPU_TRY(ntt_run_dit(ex, c, sl[i], false, i == 2 ? sa : NULL, i == 2 ? sb_ : NULL, 0));
     }
     if (!bellman)
         return CUZK_OK;
     /* b is free now: it holds the passes before the last, which stores a in natural order */
-    return ntt_run_dif(ex, c, sa, true, NTT_POST_COSET, c.tab + c.off_sc[1], true, sb_);
+    return ntt_run_dif(ex, c, sa, true, NTT_POST_COSET, c.tab + c.off_sc[1], true, sb_, 1);
 }
 
 #endif
