@@ -57,7 +57,7 @@ struct cuzk_gpu_domain {
 /* ---- kernels ---- */
 /* One pass (ntt.cuh): the phases with barriers between them; the host test's
  * ntt_host_exec runs the same sequence. */
-template <bool DIT, bool INV>
+template <bool DIT, bool INV, bool CW>
 __global__ void __launch_bounds__(NTT_THREADS, NTT_MINB) ntt_pass_kernel(const ntt_args a)
 {
     extern __shared__ __align__(16) unsigned char ntt_smem[];
@@ -67,7 +67,8 @@ __global__ void __launch_bounds__(NTT_THREADS, NTT_MINB) ntt_pass_kernel(const n
     __syncthreads();
     const unsigned nc = ntt_nchunks(a.t);
     for (unsigned i = 0; i < nc; i++) {
-        ntt_phase_round_any<DIT, INV>(a, s, blk, DIT ? nc - 1 - i : i, threadIdx.x, blockDim.x);
+        ntt_phase_round_any<DIT, INV, CW>(a, s, blk, DIT ? nc - 1 - i : i, threadIdx.x,
+                                          blockDim.x);
         __syncthreads();
     }
     ntt_phase_store(a, s, blk, threadIdx.x, blockDim.x);
@@ -183,9 +184,9 @@ static cuzk_err domain_slot(cuzk_gpu_domain *d, unsigned slot)
 /* The shared-memory limit of a kernel is one setting per function and device, shared by
  * every domain of the process: it only ever grows (under a lock), so a domain on another
  * thread can never lower it between this one's setting and its launch. Kernel ids:
- * 2 dit + inv. */
+ * 2 dit + inv; 4: forward DIT on coset twiddles, 5: inverse DIF on them. */
 #define NTT_MAX_DEVICES 64
-#define NTT_KERNELS 4
+#define NTT_KERNELS 6
 static pthread_mutex_t ntt_smem_mu = PTHREAD_MUTEX_INITIALIZER;
 static size_t ntt_smem_set[NTT_KERNELS][NTT_MAX_DEVICES];
 
@@ -229,9 +230,13 @@ struct ntt_dev_exec {
     cuzk_err pass(const ntt_args &a, bool dit, bool inv)
     {
         void (*const fns[NTT_KERNELS])(const ntt_args) = {
-            ntt_pass_kernel<false, false>, ntt_pass_kernel<false, true>,
-            ntt_pass_kernel<true, false>, ntt_pass_kernel<true, true>};
-        const int id = (dit ? 2 : 0) + (inv ? 1 : 0);
+            ntt_pass_kernel<false, false, false>, ntt_pass_kernel<false, true, false>,
+            ntt_pass_kernel<true, false, false>,  ntt_pass_kernel<true, true, false>,
+            ntt_pass_kernel<true, false, true>,   ntt_pass_kernel<false, true, true>};
+        if (a.cw && dit == inv) /* coset twiddles: forward DIT and inverse DIF only */
+            return cuzk_error_set(CUZK_EINVAL, "gpu ntt: coset twiddles, dit %d inv %d",
+                                  (int)dit, (int)inv);
+        const int id = a.cw ? (dit ? 4 : 5) : (dit ? 2 : 0) + (inv ? 1 : 0);
         const size_t smem = ntt_smem_bytes(a);
         GPU_TRY(ntt_smem_allow(d->device, id, (const void *)fns[id], smem));
         const unsigned blocks = (unsigned)((size_t)1 << (a.k - a.elog));
