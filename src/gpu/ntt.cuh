@@ -539,7 +539,8 @@ template <bool INV, bool CW>
 GPU_HD fr_t ntt_twiddle(const ntt_args &a, unsigned r, size_t lo, unsigned mp)
 {
     const unsigned sb = a.k - a.s0 - a.t, K = a.k - a.s0;
-    if (CW) /* a kernel of its own: the others keep their registers (56-60 against 64) */
+    if (CW) /* kernels of their own: chosen at run time in every pass, the plain passes
+             * measured 1.4-2.1 % slower (bench/RESULTS.md, session 16) */
         return hd_ld(a.cw + ((size_t)1 << K) - ((size_t)1 << (K - r)) + ((size_t)mp << sb) + lo);
     size_t j = (((size_t)mp << sb) + lo) << (a.L - K + r);
     if (INV)
