@@ -184,9 +184,8 @@ static cuzk_err domain_slot(cuzk_gpu_domain *d, unsigned slot)
 /* The shared-memory limit of a kernel is one setting per function and device, shared by
  * every domain of the process: it only ever grows (under a lock), so a domain on another
  * thread can never lower it between this one's setting and its launch. Kernel ids:
- * 2 dit + inv; 4: forward DIT on coset twiddles, 5: inverse DIF on them. */
+ * ntt_kernel_id's. */
 #define NTT_MAX_DEVICES 64
-#define NTT_KERNELS 6
 static pthread_mutex_t ntt_smem_mu = PTHREAD_MUTEX_INITIALIZER;
 static size_t ntt_smem_set[NTT_KERNELS][NTT_MAX_DEVICES];
 
@@ -233,10 +232,8 @@ struct ntt_dev_exec {
             ntt_pass_kernel<false, false, false>, ntt_pass_kernel<false, true, false>,
             ntt_pass_kernel<true, false, false>,  ntt_pass_kernel<true, true, false>,
             ntt_pass_kernel<true, false, true>,   ntt_pass_kernel<false, true, true>};
-        if (a.cw && dit == inv) /* coset twiddles: forward DIT and inverse DIF only */
-            return cuzk_error_set(CUZK_EINVAL, "gpu ntt: coset twiddles, dit %d inv %d",
-                                  (int)dit, (int)inv);
-        const int id = a.cw ? (dit ? 4 : 5) : (dit ? 2 : 0) + (inv ? 1 : 0);
+        int id;
+        GPU_TRY(ntt_kernel_id(a, dit, inv, &id));
         const size_t smem = ntt_smem_bytes(a);
         GPU_TRY(ntt_smem_allow(d->device, id, (const void *)fns[id], smem));
         const unsigned blocks = (unsigned)((size_t)1 << (a.k - a.elog));

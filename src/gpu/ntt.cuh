@@ -239,11 +239,15 @@ static inline size_t ntt_pf_size(const ntt_plan &p)
 {
     return p.npass == 1 ? (size_t)1 << p.k : (size_t)2 << p.t[0];
 }
-/* Pass p's coset twiddles (p >= 1), level s0 + r from entry 2^K - 2^(K-r), K = k - s0. */
+/* Pass p's coset twiddles (p >= 1), level s0 + r from entry ntt_cw_off(K, r), K = k - s0
+ * (levels r' < r hold 2^(K-r'-1) entries each); t levels in all. */
+GPU_HD size_t ntt_cw_off(unsigned K, unsigned r)
+{
+    return ((size_t)1 << K) - ((size_t)1 << (K - r));
+}
 static inline size_t ntt_cw_size(const ntt_plan &p, unsigned pass)
 {
-    const unsigned K = p.k - p.s0[pass];
-    return ((size_t)1 << K) - ((size_t)1 << (K - p.t[pass]));
+    return ntt_cw_off(p.k - p.s0[pass], p.t[pass]);
 }
 GPU_HD unsigned ntt_pf_index(unsigned i, unsigned k, unsigned t0) /* t0 0: one pass */
 {
@@ -275,7 +279,7 @@ static inline void ntt_cw_fill(cuzk_fr *tab, const ntt_plan &p, unsigned pass, c
     cuzk_fr sl;
     ntt_host_pow2k(&sl, s, p.s0[pass]); /* s^(2^l), l = s0 */
     for (unsigned r = 0; r < p.t[pass]; r++) {
-        const size_t half = (size_t)1 << (K - r - 1), off = ((size_t)1 << K) - ((size_t)2 << (K - r - 1));
+        const size_t half = (size_t)1 << (K - r - 1), off = ntt_cw_off(K, r);
         const unsigned sh = p.L - K + r;
         for (size_t x = 0; x < half; x++)
             cuzk_fr_mul(&tab[off + x], &sl, &w[(inv ? half - x : x) << sh]);
@@ -534,14 +538,14 @@ GPU_HD void ntt_phase_load(const ntt_args &a, const ntt_sm &s, size_t blk, unsig
 
 /* The twiddle of local stage r for sub-problem lo and m', in the sign convention of the
  * butterflies (inverse: minus the inverse twiddle), from the pass's table, or its coset's
- * (ntt_cw_fill: level r's entries from 2^K - 2^(K-r), K = k - s0). */
+ * (ntt_cw_fill). */
 template <bool INV, bool CW>
 GPU_HD fr_t ntt_twiddle(const ntt_args &a, unsigned r, size_t lo, unsigned mp)
 {
     const unsigned sb = a.k - a.s0 - a.t, K = a.k - a.s0;
     if (CW) /* kernels of their own: chosen at run time in every pass, the plain passes
              * measured 1.4-2.1 % slower (bench/RESULTS.md, session 16) */
-        return hd_ld(a.cw + ((size_t)1 << K) - ((size_t)1 << (K - r)) + ((size_t)mp << sb) + lo);
+        return hd_ld(a.cw + ntt_cw_off(K, r) + ((size_t)mp << sb) + lo);
     size_t j = (((size_t)mp << sb) + lo) << (a.L - K + r);
     if (INV)
         j = ((size_t)1 << (a.L - 1)) - j;
@@ -683,29 +687,33 @@ GPU_HD size_t ntt_brv_blocks(unsigned k)
  * ntt_pass_kernel runs, per block: load, barrier, then per chunk
  * (DIF: 0, 1, ..; DIT: the reverse) one round and a barrier, then store. Here the block's
  * threads are one loop (tid 0 of 1), the barriers the order of the calls. */
+/* The kernel of a pass, for both executors: 2 dit + inv on W (ids 0-3); on coset twiddles
+ * (a.cw) 4: forward DIT, 5: inverse DIF, the only two the sequences use. */
+#define NTT_KERNELS 6
+static inline cuzk_err ntt_kernel_id(const ntt_args &a, bool dit, bool inv, int *id)
+{
+    if (a.cw && dit == inv)
+        return cuzk_error_set(CUZK_EINVAL, "gpu ntt: coset twiddles, dit %d inv %d", (int)dit,
+                              (int)inv);
+    *id = a.cw ? (dit ? 4 : 5) : (dit ? 2 : 0) + (inv ? 1 : 0);
+    return CUZK_OK;
+}
+
 struct ntt_host_exec {
     static cuzk_err slot_ready(int) { return CUZK_OK; }
-    static void round(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned ci, bool dit,
-                      bool inv)
+    static void round(const ntt_args &a, const ntt_sm &s, size_t blk, unsigned ci, int id)
     {
-        if (a.cw && dit)
-            ntt_phase_round_any<true, false, true>(a, s, blk, ci, 0, 1); /* inv: not used */
-        else if (a.cw)
-            ntt_phase_round_any<false, true, true>(a, s, blk, ci, 0, 1);
-        else if (dit && inv)
-            ntt_phase_round_any<true, true, false>(a, s, blk, ci, 0, 1);
-        else if (dit)
-            ntt_phase_round_any<true, false, false>(a, s, blk, ci, 0, 1);
-        else if (inv)
-            ntt_phase_round_any<false, true, false>(a, s, blk, ci, 0, 1);
-        else
-            ntt_phase_round_any<false, false, false>(a, s, blk, ci, 0, 1);
+        void (*const fns[NTT_KERNELS])(const ntt_args &, const ntt_sm &, size_t, unsigned,
+                                       unsigned, unsigned) = {
+            ntt_phase_round_any<false, false, false>, ntt_phase_round_any<false, true, false>,
+            ntt_phase_round_any<true, false, false>,  ntt_phase_round_any<true, true, false>,
+            ntt_phase_round_any<true, false, true>,   ntt_phase_round_any<false, true, true>};
+        fns[id](a, s, blk, ci, 0, 1);
     }
     cuzk_err pass(const ntt_args &a, bool dit, bool inv)
     {
-        if (a.cw && dit == inv) /* coset twiddles: forward DIT and inverse DIF only */
-            return cuzk_error_set(CUZK_EINVAL, "ntt_host_exec: coset twiddles, dit %d inv %d",
-                                  (int)dit, (int)inv);
+        int id;
+        GPU_TRY(ntt_kernel_id(a, dit, inv, &id));
         void *mem = malloc(ntt_smem_bytes(a));
         if (!mem)
             return cuzk_error_set(CUZK_ENOMEM, "ntt_host_exec");
@@ -715,7 +723,7 @@ struct ntt_host_exec {
         for (size_t blk = 0; blk < nblk; blk++) {
             ntt_phase_load(a, s, blk, 0, 1);
             for (unsigned i = 0; i < nc; i++) {
-                round(a, s, blk, dit ? nc - 1 - i : i, dit, inv);
+                round(a, s, blk, dit ? nc - 1 - i : i, id);
             }
             ntt_phase_store(a, s, blk, 0, 1);
         }

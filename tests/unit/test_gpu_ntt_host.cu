@@ -4,9 +4,10 @@
  * host code and run block by block (ntt_host_exec: the kernels' phases in their order)
  * against the CPU library, without a GPU:
  *   DIF and DIT in both directions against cuzk_ntt_dif / cuzk_ntt_dit, the natural-order
- *   transforms against cuzk_ntt_forward / cuzk_ntt_inverse (the last pass storing in natural
- *   order through a second buffer, and in place with the bit reversal), the bit reversal against
- *   cuzk_ntt_bitreverse, and the H step against cuzk_h_snarkjs / cuzk_h_bellman,
+ *   transforms against cuzk_ntt_forward / cuzk_ntt_inverse (the last pass storing in
+ *   natural order through a second buffer, and in place with the bit reversal), the bit
+ *   reversal against cuzk_ntt_bitreverse, and the H step against cuzk_h_snarkjs /
+ *   cuzk_h_bellman,
  * for 2^1..2^12, both root families, and several geometries: the device's (blocks of
  * 2^ntt_elog_for(k) or 2^NTT_ELOG elements, NTT_TMAX stages a pass at most, tables up to
  * 2^NTT_TLOG) and small ones that give many
@@ -67,7 +68,8 @@ static void check_one(unsigned k, cuzk_roots fam, const geom &gm)
             test_rand_frs(x, n);
             memcpy(y, x, n * sizeof *x);
             cuzk_ntt_dif(d, y, dir, 1);
-            CHECK(ntt_run_dif(ex, c, (fr_t *)x, inv != 0, NTT_POST_NONE, NULL, false, NULL) == CUZK_OK);
+            CHECK(ntt_run_dif(ex, c, (fr_t *)x, inv != 0, NTT_POST_NONE, NULL, false, NULL) ==
+                  CUZK_OK);
             size_t bad = test_fr_count_diff(x, y, n);
             if (bad)
                 fprintf(stderr, "dif inv %d %s: %zu of %zu differ\n", inv, what, bad, n);
