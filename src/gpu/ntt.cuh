@@ -552,22 +552,26 @@ GPU_HD fr_t ntt_twiddle(const ntt_args &a, unsigned r, size_t lo, unsigned mp)
     return hd_ld(a.w + j);
 }
 
+/* The butterflies keep their values in [0, 2r) (lazy: sums and differences modulo 2r,
+ * FrDblP), and the products take them as their second argument: f_mul_raw(w, x) < 2r for a
+ * reduced twiddle w and any x < 2^256, without f_mul's final subtraction. A pass loads
+ * reduced values and stores reduced ones (ntt_phase_store). */
 template <bool DIT, bool INV> GPU_HD void ntt_bfly(fr_t &u, fr_t &v, const fr_t &w)
 {
     if (!DIT) {
-        const fr_t d = INV ? f_sub_lazy<FrP>(v, u) : f_sub_lazy<FrP>(u, v); /* < 2r */
-        u = f_add<FrP>(u, v);
-        v = f_mul<FrP>(w, d);
+        const fr_t d = INV ? f_sub<FrP, FrDblP>(v, u) : f_sub<FrP, FrDblP>(u, v);
+        u = f_add<FrP, FrDblP>(u, v);
+        v = f_mul_raw<FrP>(w, d);
     } else {
-        const fr_t p = f_mul<FrP>(v, w);
-        v = INV ? f_add<FrP>(u, p) : f_sub<FrP>(u, p);
-        u = INV ? f_sub<FrP>(u, p) : f_add<FrP>(u, p);
+        const fr_t p = f_mul_raw<FrP>(w, v);
+        v = INV ? f_add<FrP, FrDblP>(u, p) : f_sub<FrP, FrDblP>(u, p);
+        u = INV ? f_sub<FrP, FrDblP>(u, p) : f_add<FrP, FrDblP>(u, p);
     }
 }
 GPU_HD void ntt_bfly1(fr_t &u, fr_t &v) /* twiddle 1, both kinds and directions */
 {
-    const fr_t d = f_sub<FrP>(u, v);
-    u = f_add<FrP>(u, v);
+    const fr_t d = f_sub<FrP, FrDblP>(u, v);
+    u = f_add<FrP, FrDblP>(u, v);
     v = d;
 }
 
@@ -630,14 +634,15 @@ GPU_HD void ntt_phase_store(const ntt_args &a, const ntt_sm &s, size_t blk, unsi
     for (unsigned e = tid; e < s.E; e += nth) {
         unsigned g, m;
         const size_t p = ntt_addr_out(a, blk, e, &g, &m);
-        fr_t v = ntt_sm_get(s, (m << gl) | g);
+        fr_t v = ntt_sm_get(s, (m << gl) | g); /* < 2r: reduced by the product or here */
         if (a.post == NTT_POST_CONST)
-            v = f_mul<FrP>(v, a.cst);
+            v = f_mul<FrP>(a.cst, v);
         else if (a.post == NTT_POST_COSET) { /* coefficient (or output) i = bitrev_k(p) */
             const unsigned q = (unsigned)((blk << gl) + g), kt = a.k - a.t;
             const unsigned i = (ntt_brev(m, a.t) << kt) | (a.brv ? q : ntt_brev(q, kt));
-            v = f_mul<FrP>(v, hd_ld(a.sc + ntt_pf_index(i, a.k, a.t0)));
-        }
+            v = f_mul<FrP>(hd_ld(a.sc + ntt_pf_index(i, a.k, a.t0)), v);
+        } else
+            v = f_reduce_once<FrP>(v, 0);
         if (a.hfinal)
             v = f_sub<FrP>(f_mul<FrP>(hd_ld_rw(a.out + p), hd_ld(a.hb + p)), v);
         hd_st(a.out + p, v);

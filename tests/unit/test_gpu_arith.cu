@@ -176,23 +176,6 @@ template <class C> static bool check_linear(const typename C::T &a, const typena
     ok = ok && dev_eq<C>(f_sub<P>(da, db), w);
     C::neg(&w, &a);
     ok = ok && dev_eq<C>(f_neg<P>(da), w);
-    /* f_sub_lazy: a - b + p (below 2p), and as f_mul's second argument: b (a - b) */
-    {
-        typename C::T lz, want, d, p2;
-        from_dev<C>(&lz, f_sub_lazy<P>(da, db));
-        C::sub(&d, &a, &b);
-        big_add(p2.l, C::mod().l, C::mod().l, C::L);
-        const typename C::T lr = reduce<C>(lz);
-        ok = ok && big_cmp(lz.l, p2.l, C::L) < 0 && memcmp(lr.l, d.l, sizeof d.l) == 0;
-        /* a - b + p: d + p when a >= b (d = a - b), d itself otherwise */
-        if (big_cmp(a.l, b.l, C::L) >= 0)
-            big_add(want.l, d.l, C::mod().l, C::L);
-        else
-            want = d;
-        ok = ok && memcmp(lz.l, want.l, sizeof want.l) == 0;
-        C::mul(&want, &b, &d);
-        ok = ok && dev_eq<C>(f_mul<P>(db, f_sub_lazy<P>(da, db)), want);
-    }
     return ok;
 }
 
@@ -468,6 +451,72 @@ static void run_fr_low_form(unsigned long iters)
     CHECK(bad == 0);
 }
 
+/* Fr's lazy sums and differences modulo 2r (FrDblP, the NTT's butterflies): for a, b in
+ * [0, 2r), f_add / f_sub with M = FrDblP give a value in [0, 2r) congruent to a + b / a - b
+ * mod r; FrDblP's words are 2r's; and f_mul_raw(w, x) of a reduced w and such an x is below
+ * 2r with the residue of w x 2^-256 (the butterflies' products). Random values below 2r,
+ * edges 0, 1, r - 1, r, r + 1, 2r - 1 and values with long runs of all-ones words. */
+static void run_fr_lazy(unsigned long iters)
+{
+    const cuzk_fr &r = CUZK_FR_MODULUS;
+    cuzk_fr r2, one, e[6];
+    CHECK(big_add(r2.l, r.l, r.l, CUZK_FR_LIMBS) == 0);
+    {
+        Fe<FrP> w;
+        for (int j = 0; j < 8; j++)
+            w.v[j] = FrDblP::p(j);
+        CHECK(dev_eq<FrCpu>(w, r2));
+    }
+    memset(&one, 0, sizeof one);
+    one.l[0] = 1;
+    memset(e, 0, sizeof e);
+    e[1] = one;
+    big_sub(e[2].l, r.l, one.l, CUZK_FR_LIMBS);
+    e[3] = r;
+    big_add(e[4].l, r.l, one.l, CUZK_FR_LIMBS);
+    big_sub(e[5].l, r2.l, one.l, CUZK_FR_LIMBS);
+    unsigned long bad = 0, n = 0;
+    const auto check = [&](const cuzk_fr &a, const cuzk_fr &b) {
+        Fe<FrP> da, db;
+        to_dev<FrCpu>(&da, &a);
+        to_dev<FrCpu>(&db, &b);
+        const cuzk_fr ra = reduce<FrCpu>(a), rb = reduce<FrCpu>(b);
+        cuzk_fr ws, wd, got;
+        cuzk_fr_add(&ws, &ra, &rb);
+        cuzk_fr_sub(&wd, &ra, &rb);
+        from_dev<FrCpu>(&got, f_add<FrP, FrDblP>(da, db));
+        bool ok = big_cmp(got.l, r2.l, CUZK_FR_LIMBS) < 0 &&
+                  memcmp(reduce<FrCpu>(got).l, ws.l, sizeof ws.l) == 0;
+        from_dev<FrCpu>(&got, f_sub<FrP, FrDblP>(da, db));
+        ok = ok && big_cmp(got.l, r2.l, CUZK_FR_LIMBS) < 0 &&
+             memcmp(reduce<FrCpu>(got).l, wd.l, sizeof wd.l) == 0;
+        /* the product of a reduced twiddle and a lazy value (check_mul: raw < 2r) */
+        ok = ok && check_mul<FrCpu>(rb, a) && check_mul<FrCpu>(ra, b);
+        if (!ok)
+            bad++;
+        n++;
+    };
+    for (unsigned long it = 0; it < iters; it++) {
+        cuzk_fr a = rand_below_2p<FrCpu>(), b = rand_below_2p<FrCpu>();
+        if (it % 4 == 1) { /* all-ones and zero words (long carry runs), kept below 2r */
+            for (int i = 0; i < CUZK_FR_LIMBS - 1; i++)
+                a.l[i] = (test_rand64() & 1) ? ~0ULL : 0;
+            b = a;
+            b.l[0] ^= 1;
+            for (cuzk_fr *x : {&a, &b})
+                if (big_cmp(x->l, r2.l, CUZK_FR_LIMBS) >= 0)
+                    big_sub(x->l, x->l, r.l, CUZK_FR_LIMBS);
+        }
+        check(a, b);
+        check(b, a);
+    }
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++)
+            check(e[i], e[j]);
+    printf("fr lazy (mod 2r): %lu pairs, %lu bad\n", n, bad);
+    CHECK(bad == 0);
+}
+
 int main(void)
 {
     test_init("test_gpu_arith");
@@ -476,6 +525,7 @@ int main(void)
     run_field<FpCpu>(iters, true);
     run_field<FrCpu>(iters, false);
     run_fr_low_form(iters / 4);
+    run_fr_lazy(iters / 4);
     {
         /* f_sqr_raw<FpP> needs 2a + p <= 2^384 for all a < 2p: 5p < 2^384 */
         const cuzk_fp &p = CUZK_FP_MODULUS;

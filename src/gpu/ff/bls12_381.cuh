@@ -29,10 +29,11 @@ static __constant__ uint32_t c_fp_n0;       /* -p^-1 mod 2^32 */
 static __constant__ uint32_t c_fr_p[8];     /* r */
 static __constant__ uint32_t c_fr_one[8];   /* 2^256 mod r */
 static __constant__ uint32_t c_fr_n0;       /* -r^-1 mod 2^32 */
+static __constant__ uint32_t c_fr_2p[8];    /* 2r (< 2^256): the NTT's lazy sums */
 /* The same values for host code: the field arithmetic below is __host__ __device__ so that
  * tests/unit/test_gpu_arith.cu can check it on a machine without a GPU. Filled by
  * gpu_consts_host_init(). */
-static uint32_t h_fp_p[12], h_fp_one[12], h_fp_n0, h_fr_p[8], h_fr_one[8], h_fr_n0;
+static uint32_t h_fp_p[12], h_fp_one[12], h_fp_n0, h_fr_p[8], h_fr_one[8], h_fr_n0, h_fr_2p[8];
 
 static inline uint32_t gpu_neg_inv32(uint32_t p0)
 {
@@ -51,7 +52,7 @@ static inline void gpu_limbs32(uint32_t *out, const uint64_t *in, int n64)
 }
 
 struct gpu_consts {
-    uint32_t fp_p[12], fp_one[12], fr_p[8], fr_one[8], fp_n0, fr_n0;
+    uint32_t fp_p[12], fp_one[12], fr_p[8], fr_one[8], fr_2p[8], fp_n0, fr_n0;
 };
 
 static inline void gpu_consts_compute(gpu_consts *k)
@@ -66,6 +67,8 @@ static inline void gpu_consts_compute(gpu_consts *k)
     gpu_limbs32(k->fr_one, one_r.l, 4);
     k->fp_n0 = gpu_neg_inv32(k->fp_p[0]);
     k->fr_n0 = gpu_neg_inv32(k->fr_p[0]);
+    for (int j = 0; j < 8; j++) /* r < 2^255 */
+        k->fr_2p[j] = k->fr_p[j] << 1 | (j ? k->fr_p[j - 1] >> 31 : 0);
 }
 
 /* Host copies of the constants (tests only; not thread safe). */
@@ -77,6 +80,7 @@ static inline void gpu_consts_host_init(void)
     memcpy(h_fp_one, k.fp_one, sizeof h_fp_one);
     memcpy(h_fr_p, k.fr_p, sizeof h_fr_p);
     memcpy(h_fr_one, k.fr_one, sizeof h_fr_one);
+    memcpy(h_fr_2p, k.fr_2p, sizeof h_fr_2p);
     h_fp_n0 = k.fp_n0;
     h_fr_n0 = k.fr_n0;
 }
@@ -95,6 +99,7 @@ static inline cuzk_err gpu_consts_upload(int device)
     GPU_CHECK(cudaMemcpyToSymbol(c_fr_p, k.fr_p, sizeof k.fr_p));
     GPU_CHECK(cudaMemcpyToSymbol(c_fr_one, k.fr_one, sizeof k.fr_one));
     GPU_CHECK(cudaMemcpyToSymbol(c_fr_n0, &k.fr_n0, sizeof k.fr_n0));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fr_2p, k.fr_2p, sizeof k.fr_2p));
     /* the copies (legacy stream, pageable source) may still be in flight when they return;
      * the kernels that read the constants run on other streams, which do not wait for them */
     GPU_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
@@ -126,6 +131,13 @@ static inline cuzk_err gpu_consts_upload(int device)
     };
 GPU_FIELD_PARAMS(FpP, 12, fp)
 GPU_FIELD_PARAMS(FrP, 8, fr)
+/* 2r as a modulus for the lazy sums and differences of Fr values kept in [0, 2r) (f_add and
+ * f_sub with M = FrDblP): the NTT's passes, whose products take such values as their second
+ * argument (f_mul_raw(w, x) < 2r for a reduced w and any x < 2^256). */
+struct FrDblP {
+    static constexpr int N = 8;
+    static GPU_HD uint32_t p(int j) { return GPU_FIELD_CONST(c_fr_2p[j], h_fr_2p[j]); }
+};
 /* Fp has the room for the dedicated squaring (f_sqr_raw's bounds: p < 2^381); Fr does not. */
 template <> struct sqr_fits<FpP> {
     static constexpr bool value = true;

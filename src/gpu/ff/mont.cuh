@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "gpu/ff/carry.cuh"
 
 template <class P> struct __align__(16) Fe {
@@ -52,39 +54,48 @@ template <class P> GPU_HD bool f_eq(const Fe<P> &a, const Fe<P> &b)
     return t == 0;
 }
 
-/* r = s - p if s >= p (s + hi 2^(32N) < 2p, hi the word above s), else s. */
-template <class P> GPU_HD Fe<P> f_reduce_once(const Fe<P> &s, uint32_t hi)
+/* r = s - m if s + hi 2^(32N) >= m, else s (s + hi 2^(32N) < 2m, hi the word above s), with m
+ * M's modulus (M::p(j)): the field's own, or for the lazy forms below twice it. */
+template <class P, class M = P> GPU_HD Fe<P> f_reduce_once(const Fe<P> &s, uint32_t hi)
 {
     constexpr int N = P::N;
+    static_assert(M::N == N, "the modulus' words");
     Fe<P> d;
     gpu_cc c;
-    d.v[0] = cc_sub(c, s.v[0], P::p(0));
+    d.v[0] = cc_sub(c, s.v[0], M::p(0));
 #pragma unroll
     for (int j = 1; j < N; j++)
-        d.v[j] = cc_subc(c, s.v[j], P::p(j));
-    const uint32_t borrow = cc_subc_end(c, hi, 0); /* 0 or all ones: s < p */
+        d.v[j] = cc_subc(c, s.v[j], M::p(j));
+    const uint32_t borrow = cc_subc_end(c, hi, 0); /* 0 or all ones: s < m */
 #pragma unroll
     for (int j = 0; j < N; j++)
         d.v[j] = borrow ? s.v[j] : d.v[j];
     return d;
 }
 
-/* r = a + b mod p (inputs reduced; p < 2^(32N-1) so a + b fits in N limbs). */
-template <class P> GPU_HD Fe<P> f_add(const Fe<P> &a, const Fe<P> &b)
+/* r = a + b mod m, inputs and result in [0, m): m = p (reduced values; p < 2^(32N-1), so a +
+ * b fits in N words), or with M = twice p (m < 2^(32N), e.g. FrDblP) the lazy sum, whose
+ * carry out of N words is taken by the reduction. */
+template <class P, class M = P> GPU_HD Fe<P> f_add(const Fe<P> &a, const Fe<P> &b)
 {
     constexpr int N = P::N;
+    constexpr bool lazy = !std::is_same<P, M>::value;
     Fe<P> s;
     gpu_cc c;
     s.v[0] = cc_add(c, a.v[0], b.v[0]);
 #pragma unroll
     for (int j = 1; j < N; j++)
         s.v[j] = cc_addc(c, a.v[j], b.v[j]);
-    cc_none(c);
-    return f_reduce_once<P>(s, 0);
+    uint32_t hi = 0;
+    if constexpr (lazy)
+        hi = cc_addc_end(c, 0, 0);
+    else
+        cc_none(c);
+    return f_reduce_once<P, M>(s, hi);
 }
 
-/* r = a - b mod p. */
-template <class P> GPU_HD Fe<P> f_sub(const Fe<P> &a, const Fe<P> &b)
+/* r = a - b mod m, inputs and result in [0, m) (m as for f_add). */
+template <class P, class M = P> GPU_HD Fe<P> f_sub(const Fe<P> &a, const Fe<P> &b)
 {
     constexpr int N = P::N;
     Fe<P> d;
@@ -94,33 +105,11 @@ template <class P> GPU_HD Fe<P> f_sub(const Fe<P> &a, const Fe<P> &b)
     for (int j = 1; j < N; j++)
         d.v[j] = cc_subc(c, a.v[j], b.v[j]);
     const uint32_t borrow = cc_subc_end(c, 0, 0);
-    d.v[0] = cc_add(c, d.v[0], P::p(0) & borrow);
+    d.v[0] = cc_add(c, d.v[0], M::p(0) & borrow);
 #pragma unroll
     for (int j = 1; j < N; j++)
-        d.v[j] = cc_addc(c, d.v[j], P::p(j) & borrow);
+        d.v[j] = cc_addc(c, d.v[j], M::p(j) & borrow);
     return d; /* the carry out is the borrow: dropped */
-}
-
-/* a - b + p in (0, 2p) for reduced a, b, without the conditional correction of f_sub (p <
- * 2^(32N-1): a + p fits). Not reduced: only as f_mul's second argument, with a reduced first
- * one x (then x (a - b + p) < 2p^2 < p 2^(32N), f_mul's bound), as in the NTT's DIF
- * butterfly (u - v) w. */
-template <class P> GPU_HD Fe<P> f_sub_lazy(const Fe<P> &a, const Fe<P> &b)
-{
-    constexpr int N = P::N;
-    Fe<P> s;
-    gpu_cc c;
-    s.v[0] = cc_add(c, a.v[0], P::p(0));
-#pragma unroll
-    for (int j = 1; j < N; j++)
-        s.v[j] = cc_addc(c, a.v[j], P::p(j));
-    cc_none(c);
-    s.v[0] = cc_sub(c, s.v[0], b.v[0]);
-#pragma unroll
-    for (int j = 1; j < N; j++)
-        s.v[j] = cc_subc(c, s.v[j], b.v[j]);
-    cc_none(c); /* a + p > b: no borrow */
-    return s;
 }
 
 template <class P> GPU_HD Fe<P> f_neg(const Fe<P> &a)
