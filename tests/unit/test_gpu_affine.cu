@@ -61,6 +61,25 @@ static cuzk_g1_affine aff_from_dev(const g1_aff_t &d)
 
 static fp_t g_r2;
 
+/* a < p: the form every stored coordinate must have (the lazy forms stay inside formulas). */
+static bool dev_reduced(const fp_t &a)
+{
+    return f_eq<FpP>(f_reduce_once<FpP>(a, 0), a);
+}
+
+/* The other representative of a reduced a in [0, 2p): a + p, a lazy input. */
+static fp_t lazy_rep(const fp_t &a)
+{
+    fp_t r;
+    uint64_t c = 0;
+    for (int j = 0; j < 12; j++) { /* a + p < 2p < 2^384 */
+        c += (uint64_t)a.v[j] + FpP::p(j);
+        r.v[j] = (uint32_t)c;
+        c >>= 32;
+    }
+    return r;
+}
+
 /* fp_inv_var(a) == cuzk_fp_inv(a) (the representation a taken as is: it is < p). */
 static bool inv_ok(const cuzk_fp &a)
 {
@@ -148,9 +167,17 @@ static bool pair_ok(const cuzk_g1_affine &p, const cuzk_g1_affine &q, int want_c
     const int c = aff_pair_denom(d, dp, dq);
     if (f_is_zero<FpP>(d) || (want_case >= 0 && c != want_case))
         return false;
-    const g1_aff_t s = aff_pair_sum(c, dp, dq, fp_inv_var(d, g_r2));
-    const cuzk_g1_affine got = aff_from_dev(s), want = cpu_add(p, q);
-    return cuzk_g1_affine_eq(&got, &want) && cuzk_g1_affine_is_on_curve(&got);
+    const cuzk_g1_affine want = cpu_add(p, q);
+    const fp_t inv = fp_inv_var(d, g_r2);
+    /* the inverse as the tree gives it: either representative below 2p */
+    for (const fp_t &i : {inv, lazy_rep(inv)}) {
+        const g1_aff_t s = aff_pair_sum(c, dp, dq, i);
+        const cuzk_g1_affine got = aff_from_dev(s);
+        if (!dev_reduced(s.x) || !dev_reduced(s.y) || !cuzk_g1_affine_eq(&got, &want) ||
+            !cuzk_g1_affine_is_on_curve(&got))
+            return false;
+    }
+    return true;
 }
 
 static void test_pair(unsigned long iters)
@@ -191,6 +218,95 @@ static void test_pair(unsigned long iters)
     }
     printf("pair sums: %lu checks, %lu bad\n", n + 1, bad);
     CHECK(bad == 0);
+}
+
+/* ---- the XYZZ formulas of ec/xyzz.cuh (G1), against the CPU's ---- */
+static g1_xyzz_t xyzz_to_dev(const cuzk_g1_xyzz &a)
+{
+    g1_xyzz_t d;
+    d.x = to_dev(a.x);
+    d.y = to_dev(a.y);
+    d.zz = to_dev(a.zz);
+    d.zzz = to_dev(a.zzz);
+    return d;
+}
+
+/* d is reduced and the same point as c. */
+static bool xyzz_same(const g1_xyzz_t &d, const cuzk_g1_xyzz &c)
+{
+    if (!dev_reduced(d.x) || !dev_reduced(d.y) || !dev_reduced(d.zz) || !dev_reduced(d.zzz))
+        return false;
+    cuzk_g1_xyzz g;
+    g.x = from_dev(d.x);
+    g.y = from_dev(d.y);
+    g.zz = from_dev(d.zz);
+    g.zzz = from_dev(d.zzz);
+    cuzk_g1_affine ga, ca;
+    cuzk_g1_xyzz_to_affine(&ga, &g);
+    cuzk_g1_xyzz_to_affine(&ca, &c);
+    return cuzk_g1_affine_eq(&ga, &ca) && cuzk_g1_xyzz_is_inf(&g) == cuzk_g1_xyzz_is_inf(&c);
+}
+
+/* Runs of mixed additions (xyzz_add_affine) over bases with infinity, repeats and negatives
+ * among them (doublings, P + -P, restarts from infinity), each step checked; then full
+ * additions (xyzz_add) of the accumulators in pairs, of one with itself's copy (doubling),
+ * with its negative (infinity) and with infinity, and doublings (xyzz_dbl). */
+static void test_xyzz(unsigned long iters)
+{
+    unsigned long bad = 0, n = 0;
+    const unsigned L = 24;
+    std::vector<cuzk_g1_affine> b(L);
+    std::vector<g1_xyzz_t> dacc;
+    std::vector<cuzk_g1_xyzz> cacc;
+    for (unsigned long it = 0; it < iters; it++) {
+        test_g1_rand_bases(b.data(), L);
+        if (it % 2) { /* the same base over and over: doublings, then P + -P */
+            for (unsigned i = 1; i < L; i++)
+                b[i] = b[i % 3 == 0 ? i - 1 : 0];
+            cuzk_g1_affine_neg(&b[L - 1], &b[L - 2]);
+        }
+        g1_xyzz_t d;
+        cuzk_g1_xyzz c;
+        xyzz_set_inf(d);
+        cuzk_g1_xyzz_set_inf(&c);
+        for (unsigned i = 0; i < L; i++) {
+            if (cuzk_g1_affine_is_inf(&b[i]))
+                continue; /* as msm_add_base */
+            const g1_aff_t db = aff_to_dev(b[i]);
+            xyzz_add_affine(d, db.x, db.y);
+            cuzk_g1_xyzz_add_affine_var(&c, &c, &b[i]);
+            bad += !xyzz_same(d, c);
+            n++;
+            if (i % 8 == 7) {
+                dacc.push_back(d);
+                cacc.push_back(c);
+            }
+        }
+    }
+    for (size_t i = 0; i + 1 < dacc.size(); i++) {
+        g1_xyzz_t d = dacc[i], e = dacc[i];
+        cuzk_g1_xyzz c;
+        xyzz_add(d, dacc[i + 1]); /* distinct, or equal points (doubling), or infinity */
+        cuzk_g1_xyzz_add_var(&c, &cacc[i], &cacc[i + 1]);
+        bad += !xyzz_same(d, c);
+        xyzz_add(e, dacc[i]); /* the same point: the doubling path */
+        cuzk_g1_xyzz_dbl_var(&c, &cacc[i]);
+        bad += !xyzz_same(e, c);
+        cuzk_g1_xyzz neg;
+        cuzk_g1_xyzz_neg(&neg, &cacc[i]);
+        g1_xyzz_t f = dacc[i];
+        xyzz_add(f, xyzz_to_dev(neg)); /* P + -P: infinity */
+        cuzk_g1_xyzz_add_var(&c, &cacc[i], &neg);
+        bad += !xyzz_same(f, c) || !xyzz_is_inf(f);
+        g1_xyzz_t g = dacc[i];
+        xyzz_dbl(g, g);
+        cuzk_g1_xyzz_dbl_var(&c, &cacc[i]);
+        bad += !xyzz_same(g, c);
+        n += 4;
+    }
+    printf("XYZZ formulas: %lu checks, %lu bad\n", n, bad);
+    CHECK(bad == 0);
+    CHECK(n > 0);
 }
 
 /* The leaves nd[T..2T) inverted in place through the product tree, as a round's block does
@@ -566,6 +682,7 @@ int main(void)
     msm_aff_r2(&g_r2);
     test_inv(test_iters(2000));
     test_pair(test_iters(20));
+    test_xyzz(test_iters(40));
     test_tree();
     test_rounds((unsigned)test_iters(20));
     test_flow((unsigned)test_iters(30));

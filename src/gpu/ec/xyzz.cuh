@@ -21,7 +21,7 @@ typedef xyzz_t<fp_t> g1_xyzz_t;
 typedef aff_t<fp2_t> g2_aff_t;
 typedef xyzz_t<fp2_t> g2_xyzz_t;
 
-template <class F> __device__ __forceinline__ void xyzz_set_inf(xyzz_t<F> &r)
+template <class F> GPU_HD void xyzz_set_inf(xyzz_t<F> &r)
 {
     fe_set_zero(r.x);
     fe_set_zero(r.y);
@@ -29,30 +29,35 @@ template <class F> __device__ __forceinline__ void xyzz_set_inf(xyzz_t<F> &r)
     fe_set_zero(r.zzz);
 }
 
-template <class F> __device__ __forceinline__ bool xyzz_is_inf(const xyzz_t<F> &a)
+template <class F> GPU_HD bool xyzz_is_inf(const xyzz_t<F> &a)
 {
     return fe_is_zero(a.zz);
 }
 
-template <class F> __device__ __forceinline__ bool aff_is_inf(const aff_t<F> &a)
+template <class F> GPU_HD bool aff_is_inf(const aff_t<F> &a)
 {
     return fe_is_zero(a.x) && fe_is_zero(a.y);
 }
 
+/* Every value of the formulas is reduced. With the lazy forms of fp2.cuh between the
+ * products (as the batch-affine sums have them) msm_accumulate_kernel<fp_t> spilled at its
+ * 168 registers and ran 23 % slower (bench/RESULTS.md, session 18). The functions are
+ * __host__ __device__ for G1 (tests/unit/test_gpu_affine.cu checks them against the CPU),
+ * device code for G2. */
+
 /* r = 2*(x, y) for an affine point with y != 0 (mdbl-2008-s-1):
  * U = 2y, V = U^2, W = U V, S = x V, M = 3x^2, X3 = M^2 - 2S, Y3 = M(S - X3) - W y,
  * ZZ3 = V, ZZZ3 = W. */
-template <class F>
-__device__ __forceinline__ void xyzz_dbl_affine(xyzz_t<F> &r, const F &x, const F &y)
+template <class F> GPU_HD void xyzz_dbl_affine(xyzz_t<F> &r, const F &x, const F &y)
 {
-    F u = fe_dbl(y);
-    F v = fe_sqr(u);
-    F w = fe_mul(u, v);
-    F s = fe_mul(x, v);
-    F x2 = fe_sqr(x);
-    F m = fe_add(fe_dbl(x2), x2);
-    F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
-    F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, y));
+    const F u = fe_add(y, y);
+    const F v = fe_sqr(u);
+    const F w = fe_mul(u, v);
+    const F s = fe_mul(x, v);
+    const F x2 = fe_sqr(x);
+    const F m = fe_add(fe_dbl(x2), x2);
+    const F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
+    const F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, y));
     r.x = x3;
     r.y = y3;
     r.zz = v;
@@ -60,21 +65,22 @@ __device__ __forceinline__ void xyzz_dbl_affine(xyzz_t<F> &r, const F &x, const 
 }
 
 /* r = 2a (dbl-2008-s-1 with a = 0): U = 2Y, V = U^2, W = U V, S = X V, M = 3X^2,
- * X3 = M^2 - 2S, Y3 = M(S - X3) - W Y, ZZ3 = V ZZ, ZZZ3 = W ZZZ. Infinity stays infinity. */
-template <class F> __device__ __forceinline__ void xyzz_dbl(xyzz_t<F> &r, const xyzz_t<F> &a)
+ * X3 = M^2 - 2S, Y3 = M(S - X3) - W Y, ZZ3 = V ZZ, ZZZ3 = W ZZZ. Infinity stays infinity.
+ * r may be a. */
+template <class F> GPU_HD void xyzz_dbl(xyzz_t<F> &r, const xyzz_t<F> &a)
 {
     if (xyzz_is_inf(a)) {
         r = a;
         return;
     }
-    F u = fe_dbl(a.y);
-    F v = fe_sqr(u);
-    F w = fe_mul(u, v);
-    F s = fe_mul(a.x, v);
-    F x2 = fe_sqr(a.x);
-    F m = fe_add(fe_dbl(x2), x2);
-    F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
-    F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, a.y));
+    const F u = fe_add(a.y, a.y);
+    const F v = fe_sqr(u);
+    const F w = fe_mul(u, v);
+    const F s = fe_mul(a.x, v);
+    const F x2 = fe_sqr(a.x);
+    const F m = fe_add(fe_dbl(x2), x2);
+    const F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
+    const F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, a.y));
     r.zz = fe_mul(v, a.zz);
     r.zzz = fe_mul(w, a.zzz);
     r.x = x3;
@@ -88,8 +94,7 @@ template <class F> __device__ __forceinline__ void xyzz_dbl(xyzz_t<F> &r, const 
  * keeps few values live (ZZ and ZZZ are updated as soon as PP and PPP exist, Y PPP is
  * formed before X3): registers bound the MSM kernels (msm_accumulate_kernel<fp_t> then fits
  * 168 registers without spills). */
-template <class F>
-__device__ __forceinline__ void xyzz_add_affine(xyzz_t<F> &acc, const F &x, const F &y)
+template <class F> GPU_HD void xyzz_add_affine(xyzz_t<F> &acc, const F &x, const F &y)
 {
     if (xyzz_is_inf(acc)) {
         acc.x = x;
@@ -119,8 +124,8 @@ __device__ __forceinline__ void xyzz_add_affine(xyzz_t<F> &acc, const F &x, cons
 
 /* acc += b (add-2008-s): U1 = X1 ZZ2, U2 = X2 ZZ1, S1 = Y1 ZZZ2, S2 = Y2 ZZZ1, P = U2 - U1,
  * R = S2 - S1, PP = P^2, PPP = P PP, Q = U1 PP, X3 = R^2 - PPP - 2Q, Y3 = R(Q - X3) - S1 PPP,
- * ZZ3 = ZZ1 ZZ2 PP, ZZZ3 = ZZZ1 ZZZ2 PPP. */
-template <class F> __device__ __forceinline__ void xyzz_add(xyzz_t<F> &acc, const xyzz_t<F> &b)
+ * ZZ3 = ZZ1 ZZ2 PP, ZZZ3 = ZZZ1 ZZZ2 PPP. b is not acc. */
+template <class F> GPU_HD void xyzz_add(xyzz_t<F> &acc, const xyzz_t<F> &b)
 {
     if (xyzz_is_inf(b))
         return;

@@ -26,6 +26,7 @@
 static __constant__ uint32_t c_fp_p[12];    /* p, 32-bit limbs, little-endian */
 static __constant__ uint32_t c_fp_one[12];  /* 2^384 mod p (Montgomery one) */
 static __constant__ uint32_t c_fp_n0;       /* -p^-1 mod 2^32 */
+static __constant__ uint32_t c_fp_2p[12];   /* 2p (< 2^382): the point code's lazy sums */
 static __constant__ uint32_t c_fr_p[8];     /* r */
 static __constant__ uint32_t c_fr_one[8];   /* 2^256 mod r */
 static __constant__ uint32_t c_fr_n0;       /* -r^-1 mod 2^32 */
@@ -33,7 +34,8 @@ static __constant__ uint32_t c_fr_2p[8];    /* 2r (< 2^256): the NTT's lazy sums
 /* The same values for host code: the field arithmetic below is __host__ __device__ so that
  * tests/unit/test_gpu_arith.cu can check it on a machine without a GPU. Filled by
  * gpu_consts_host_init(). */
-static uint32_t h_fp_p[12], h_fp_one[12], h_fp_n0, h_fr_p[8], h_fr_one[8], h_fr_n0, h_fr_2p[8];
+static uint32_t h_fp_p[12], h_fp_one[12], h_fp_n0, h_fp_2p[12];
+static uint32_t h_fr_p[8], h_fr_one[8], h_fr_n0, h_fr_2p[8];
 
 static inline uint32_t gpu_neg_inv32(uint32_t p0)
 {
@@ -52,7 +54,7 @@ static inline void gpu_limbs32(uint32_t *out, const uint64_t *in, int n64)
 }
 
 struct gpu_consts {
-    uint32_t fp_p[12], fp_one[12], fr_p[8], fr_one[8], fr_2p[8], fp_n0, fr_n0;
+    uint32_t fp_p[12], fp_one[12], fp_2p[12], fr_p[8], fr_one[8], fr_2p[8], fp_n0, fr_n0;
 };
 
 static inline void gpu_consts_compute(gpu_consts *k)
@@ -67,6 +69,8 @@ static inline void gpu_consts_compute(gpu_consts *k)
     gpu_limbs32(k->fr_one, one_r.l, 4);
     k->fp_n0 = gpu_neg_inv32(k->fp_p[0]);
     k->fr_n0 = gpu_neg_inv32(k->fr_p[0]);
+    for (int j = 0; j < 12; j++) /* p < 2^381 */
+        k->fp_2p[j] = k->fp_p[j] << 1 | (j ? k->fp_p[j - 1] >> 31 : 0);
     for (int j = 0; j < 8; j++) /* r < 2^255 */
         k->fr_2p[j] = k->fr_p[j] << 1 | (j ? k->fr_p[j - 1] >> 31 : 0);
 }
@@ -78,6 +82,7 @@ static inline void gpu_consts_host_init(void)
     gpu_consts_compute(&k);
     memcpy(h_fp_p, k.fp_p, sizeof h_fp_p);
     memcpy(h_fp_one, k.fp_one, sizeof h_fp_one);
+    memcpy(h_fp_2p, k.fp_2p, sizeof h_fp_2p);
     memcpy(h_fr_p, k.fr_p, sizeof h_fr_p);
     memcpy(h_fr_one, k.fr_one, sizeof h_fr_one);
     memcpy(h_fr_2p, k.fr_2p, sizeof h_fr_2p);
@@ -96,6 +101,7 @@ static inline cuzk_err gpu_consts_upload(int device)
     GPU_CHECK(cudaMemcpyToSymbol(c_fp_p, k.fp_p, sizeof k.fp_p));
     GPU_CHECK(cudaMemcpyToSymbol(c_fp_one, k.fp_one, sizeof k.fp_one));
     GPU_CHECK(cudaMemcpyToSymbol(c_fp_n0, &k.fp_n0, sizeof k.fp_n0));
+    GPU_CHECK(cudaMemcpyToSymbol(c_fp_2p, k.fp_2p, sizeof k.fp_2p));
     GPU_CHECK(cudaMemcpyToSymbol(c_fr_p, k.fr_p, sizeof k.fr_p));
     GPU_CHECK(cudaMemcpyToSymbol(c_fr_one, k.fr_one, sizeof k.fr_one));
     GPU_CHECK(cudaMemcpyToSymbol(c_fr_n0, &k.fr_n0, sizeof k.fr_n0));
@@ -137,6 +143,13 @@ GPU_FIELD_PARAMS(FrP, 8, fr)
 struct FrDblP {
     static constexpr int N = 8;
     static GPU_HD uint32_t p(int j) { return GPU_FIELD_CONST(c_fr_2p[j], h_fr_2p[j]); }
+};
+/* 2p as a modulus for the lazy sums and differences of Fp values kept in [0, 2p) (f_add and
+ * f_sub with M = FpDblP): the point code's intermediate values (fp2.cuh's fe_*_lz), which
+ * products take as either argument (f_mul_raw and f_sqr_raw accept any a, b < 2p). */
+struct FpDblP {
+    static constexpr int N = 12;
+    static GPU_HD uint32_t p(int j) { return GPU_FIELD_CONST(c_fp_2p[j], h_fp_2p[j]); }
 };
 /* Fp has the room for the dedicated squaring (f_sqr_raw's bounds: p < 2^381); Fr does not. */
 template <> struct sqr_fits<FpP> {

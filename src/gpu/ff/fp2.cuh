@@ -12,16 +12,27 @@ struct __align__(16) fp2_t {
     fp_t c0, c1;
 };
 
-/* ---- one set of field operations for the point code: overloads on fp_t and fp2_t ---- */
-__device__ __forceinline__ fp_t fe_add(const fp_t &a, const fp_t &b) { return f_add<FpP>(a, b); }
-__device__ __forceinline__ fp_t fe_sub(const fp_t &a, const fp_t &b) { return f_sub<FpP>(a, b); }
-__device__ __forceinline__ fp_t fe_dbl(const fp_t &a) { return f_dbl<FpP>(a); }
-__device__ __forceinline__ fp_t fe_neg(const fp_t &a) { return f_neg<FpP>(a); }
-__device__ __forceinline__ fp_t fe_mul(const fp_t &a, const fp_t &b) { return f_mul<FpP>(a, b); }
-__device__ __forceinline__ fp_t fe_sqr(const fp_t &a) { return f_sqr<FpP>(a); }
-__device__ __forceinline__ bool fe_is_zero(const fp_t &a) { return f_is_zero<FpP>(a); }
-__device__ __forceinline__ void fe_set_zero(fp_t &r) { r = f_zero<FpP>(); }
-__device__ __forceinline__ void fe_set_one(fp_t &r) { r = f_one<FpP>(); }
+/* ---- one set of field operations for the point code: overloads on fp_t and fp2_t ----
+ * Values are reduced (< p), but for the *_lz forms of Fp, which take and give lazy values in
+ * [0, 2p) (products without their final subtraction, sums and differences modulo 2p; the
+ * bounds of f_mul_raw / f_sqr_raw hold for any inputs below 2p since 4p < 2^384), and
+ * fe_red, which reduces one: the batch-affine sums (msm/affine.cuh) use them. The Fp forms
+ * are __host__ __device__: tests/unit/test_gpu_affine.cu runs the G1 point code on the CPU. */
+GPU_HD fp_t fe_add(const fp_t &a, const fp_t &b) { return f_add<FpP>(a, b); }
+GPU_HD fp_t fe_sub(const fp_t &a, const fp_t &b) { return f_sub<FpP>(a, b); }
+GPU_HD fp_t fe_dbl(const fp_t &a) { return f_dbl<FpP>(a); }
+GPU_HD fp_t fe_neg(const fp_t &a) { return f_neg<FpP>(a); }
+GPU_HD fp_t fe_mul(const fp_t &a, const fp_t &b) { return f_mul<FpP>(a, b); }
+GPU_HD fp_t fe_sqr(const fp_t &a) { return f_sqr<FpP>(a); }
+GPU_HD bool fe_is_zero(const fp_t &a) { return f_is_zero<FpP>(a); }
+GPU_HD void fe_set_zero(fp_t &r) { r = f_zero<FpP>(); }
+GPU_HD void fe_set_one(fp_t &r) { r = f_one<FpP>(); }
+GPU_HD fp_t fe_add_lz(const fp_t &a, const fp_t &b) { return f_add<FpP, FpDblP>(a, b); }
+GPU_HD fp_t fe_sub_lz(const fp_t &a, const fp_t &b) { return f_sub<FpP, FpDblP>(a, b); }
+GPU_HD fp_t fe_dbl_lz(const fp_t &a) { return f_add<FpP, FpDblP>(a, a); }
+GPU_HD fp_t fe_mul_lz(const fp_t &a, const fp_t &b) { return f_mul_raw<FpP>(a, b); }
+GPU_HD fp_t fe_sqr_lz(const fp_t &a) { return f_sqr_raw<FpP>(a); }
+GPU_HD fp_t fe_red(const fp_t &a) { return f_reduce_once<FpP>(a, 0); }
 
 __device__ __forceinline__ fp2_t fe_add(const fp2_t &a, const fp2_t &b)
 {

@@ -141,7 +141,8 @@ GPU_HD fp_t aff_fp_halve(const fp_t &x, unsigned s)
     return f_reduce_once<FpP>(r, 0);
 }
 
-/* The Montgomery form of A^-1 from a = A R mod p (reduced, nonzero; 0 gives 0). VARIABLE TIME
+/* The Montgomery form of A^-1 from a = A R mod p (a < 2p, a lazy value: reduced first;
+ * 0 mod p gives 0). VARIABLE TIME
  * (for public data: MSM bases). r2 = R^2 mod p as an integer (msm_aff_r2 on the host).
  * Kaliski's almost Montgomery inverse, phase I: u = p, v = a, r = 0, s = 1, k = 0; while
  * v > 0: u even: u /= 2, s *= 2; v even: v /= 2, r *= 2; u > v: u = (u - v)/2, r += s,
@@ -151,8 +152,9 @@ GPU_HD fp_t aff_fp_halve(const fp_t &x, unsigned s)
  * count), the halving after a subtraction with them. Finally
  * f_mul(a^-1 2^k, R^2) = a^-1 2^k R, times 2^(384 - k) (doublings, or halvings by 31 bits
  * at a time) = R^2 / a = R / A. */
-GPU_HD fp_t fp_inv_var(const fp_t &a, const fp_t &r2)
+GPU_HD fp_t fp_inv_var(const fp_t &a_lazy, const fp_t &r2)
 {
+    const fp_t a = fe_red(a_lazy);
     if (f_is_zero<FpP>(a))
         return a;
     uint32_t u[12], v[12], r[12], s[12];
@@ -247,7 +249,8 @@ GPU_HD int aff_pair_denom(fp_t &d, const g1_aff_t &p, const g1_aff_t &q)
     return AFF_INF;
 }
 
-/* p + q given the case from aff_pair_denom and the inverse of its denominator. */
+/* p + q given the case from aff_pair_denom and the inverse of its denominator (inv lazy,
+ * below 2p); the values between are lazy (fp2.cuh), the coordinates reduced. */
 GPU_HD g1_aff_t aff_pair_sum(int c, const g1_aff_t &p, const g1_aff_t &q, const fp_t &inv)
 {
     if (c == AFF_P)
@@ -262,14 +265,14 @@ GPU_HD g1_aff_t aff_pair_sum(int c, const g1_aff_t &p, const g1_aff_t &q, const 
     }
     fp_t num;
     if (c == AFF_ADD) {
-        num = f_sub<FpP>(q.y, p.y);
+        num = fe_sub(q.y, p.y);
     } else {
-        const fp_t x2 = f_sqr<FpP>(p.x);
-        num = f_add<FpP>(f_dbl<FpP>(x2), x2);
+        const fp_t x2 = fe_sqr_lz(p.x);
+        num = fe_add_lz(fe_dbl_lz(x2), x2);
     }
-    const fp_t l = f_mul<FpP>(num, inv);
-    r.x = f_sub<FpP>(f_sub<FpP>(f_sqr<FpP>(l), p.x), q.x);
-    r.y = f_sub<FpP>(f_mul<FpP>(l, f_sub<FpP>(p.x, r.x)), p.y);
+    const fp_t l = fe_mul_lz(num, inv);
+    r.x = fe_red(fe_sub_lz(fe_sub_lz(fe_sqr_lz(l), p.x), q.x));
+    r.y = fe_red(fe_sub_lz(fe_mul_lz(l, fe_sub_lz(p.x, r.x)), p.y));
     return r;
 }
 
@@ -326,7 +329,7 @@ template <bool FIRST> struct aff_io {
  * element lies in [es, ee) (es < ee <= the round's count). Pass-throughs are written out at
  * once; pairs get their output key, prefix product and (element, output index). Returns the
  * product of the pair denominators (1 without pairs) and the pair count (at most
- * (ee - es + 1) / 2). */
+ * (ee - es + 1) / 2). The prefix products and the total are lazy (below 2p). */
 template <class Io> GPU_HD fp_t aff_round_fwd(const Io &io, uint32_t es, uint32_t ee,
                                               unsigned &npair)
 {
@@ -351,7 +354,7 @@ template <class Io> GPU_HD fp_t aff_round_fwd(const Io &io, uint32_t es, uint32_
                 d = f_sub<FpP>(x2, x1);
             else
                 (void)aff_pair_denom(d, io.point(e), io.point(e + 1));
-            acc = m ? f_mul<FpP>(acc, d) : d;
+            acc = m ? fe_mul_lz(acc, d) : d;
             io.st_pre(m, acc);
             io.st_meta(m, e, j);
             m++;
@@ -366,7 +369,8 @@ template <class Io> GPU_HD fp_t aff_round_fwd(const Io &io, uint32_t es, uint32_
     return acc;
 }
 
-/* Second half: inv = the inverse of what aff_round_fwd returned; writes the pair sums. */
+/* Second half: inv = the inverse of what aff_round_fwd returned (lazy, below 2p); writes
+ * the pair sums. */
 template <class Io> GPU_HD void aff_round_bwd(const Io &io, fp_t inv, unsigned npair)
 {
     for (unsigned i = npair; i-- > 0;) {
@@ -377,8 +381,8 @@ template <class Io> GPU_HD void aff_round_bwd(const Io &io, fp_t inv, unsigned n
         const int c = aff_pair_denom(d, p, q);
         fp_t invd = inv;
         if (i) {
-            invd = f_mul<FpP>(inv, io.ld_pre(i - 1));
-            inv = f_mul<FpP>(inv, d);
+            invd = fe_mul_lz(inv, io.ld_pre(i - 1));
+            inv = fe_mul_lz(inv, d);
         }
         io.st_point(j, aff_pair_sum(c, p, q, invd));
     }
@@ -389,16 +393,17 @@ template <class Io> GPU_HD void aff_round_bwd(const Io &io, fp_t inv, unsigned n
  * nd[1] is inverted; down, for the level [h, 2h): with z = nd[i] now the inverse of the
  * product below node i, nd[2i] = z nd[2i+1] and nd[2i+1] = z nd[2i] (the inverses of the
  * children). The leaves end as the inverses of the totals. One call per node; the caller
- * orders the levels (barriers on the device). */
+ * orders the levels (barriers on the device). Every node lazy (below 2p; fp_inv_var reduces
+ * the root). */
 GPU_HD void aff_tree_up(fp_t *nd, unsigned i)
 {
-    nd[i] = f_mul<FpP>(nd[2 * i], nd[2 * i + 1]);
+    nd[i] = fe_mul_lz(nd[2 * i], nd[2 * i + 1]);
 }
 GPU_HD void aff_tree_down(fp_t *nd, unsigned i)
 {
     const fp_t z = nd[i], a = nd[2 * i], b = nd[2 * i + 1];
-    nd[2 * i] = f_mul<FpP>(z, b);
-    nd[2 * i + 1] = f_mul<FpP>(z, a);
+    nd[2 * i] = fe_mul_lz(z, b);
+    nd[2 * i + 1] = fe_mul_lz(z, a);
 }
 
 /* ---- the plan (affine.cu's msm_aff_plan / msm_aff_run), per element or on the host ---- */
