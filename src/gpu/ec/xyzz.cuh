@@ -50,14 +50,14 @@ template <class F> GPU_HD bool aff_is_inf(const aff_t<F> &a)
  * ZZ3 = V, ZZZ3 = W. */
 template <class F> GPU_HD void xyzz_dbl_affine(xyzz_t<F> &r, const F &x, const F &y)
 {
-    const F u = fe_add(y, y);
-    const F v = fe_sqr(u);
-    const F w = fe_mul(u, v);
-    const F s = fe_mul(x, v);
-    const F x2 = fe_sqr(x);
-    const F m = fe_add(fe_dbl(x2), x2);
-    const F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
-    const F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, y));
+    F u = fe_dbl(y);
+    F v = fe_sqr(u);
+    F w = fe_mul(u, v);
+    F s = fe_mul(x, v);
+    F x2 = fe_sqr(x);
+    F m = fe_add(fe_dbl(x2), x2);
+    F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
+    F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, y));
     r.x = x3;
     r.y = y3;
     r.zz = v;
@@ -73,14 +73,14 @@ template <class F> GPU_HD void xyzz_dbl(xyzz_t<F> &r, const xyzz_t<F> &a)
         r = a;
         return;
     }
-    const F u = fe_add(a.y, a.y);
-    const F v = fe_sqr(u);
-    const F w = fe_mul(u, v);
-    const F s = fe_mul(a.x, v);
-    const F x2 = fe_sqr(a.x);
-    const F m = fe_add(fe_dbl(x2), x2);
-    const F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
-    const F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, a.y));
+    F u = fe_dbl(a.y);
+    F v = fe_sqr(u);
+    F w = fe_mul(u, v);
+    F s = fe_mul(a.x, v);
+    F x2 = fe_sqr(a.x);
+    F m = fe_add(fe_dbl(x2), x2);
+    F x3 = fe_sub(fe_sqr(m), fe_dbl(s));
+    F y3 = fe_sub(fe_mul(m, fe_sub(s, x3)), fe_mul(w, a.y));
     r.zz = fe_mul(v, a.zz);
     r.zzz = fe_mul(w, a.zzz);
     r.x = x3;

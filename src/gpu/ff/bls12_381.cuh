@@ -26,7 +26,7 @@
 static __constant__ uint32_t c_fp_p[12];    /* p, 32-bit limbs, little-endian */
 static __constant__ uint32_t c_fp_one[12];  /* 2^384 mod p (Montgomery one) */
 static __constant__ uint32_t c_fp_n0;       /* -p^-1 mod 2^32 */
-static __constant__ uint32_t c_fp_2p[12];   /* 2p (< 2^382): the point code's lazy sums */
+static __constant__ uint32_t c_fp_2p[12];   /* 2p (< 2^382): the batch-affine lazy sums */
 static __constant__ uint32_t c_fr_p[8];     /* r */
 static __constant__ uint32_t c_fr_one[8];   /* 2^256 mod r */
 static __constant__ uint32_t c_fr_n0;       /* -r^-1 mod 2^32 */
@@ -53,6 +53,13 @@ static inline void gpu_limbs32(uint32_t *out, const uint64_t *in, int n64)
     }
 }
 
+/* out = 2 in, n limbs (in < 2^(32n - 1)). */
+static inline void gpu_limbs_dbl(uint32_t *out, const uint32_t *in, int n)
+{
+    for (int j = 0; j < n; j++)
+        out[j] = in[j] << 1 | (j ? in[j - 1] >> 31 : 0);
+}
+
 struct gpu_consts {
     uint32_t fp_p[12], fp_one[12], fp_2p[12], fr_p[8], fr_one[8], fr_2p[8], fp_n0, fr_n0;
 };
@@ -69,10 +76,8 @@ static inline void gpu_consts_compute(gpu_consts *k)
     gpu_limbs32(k->fr_one, one_r.l, 4);
     k->fp_n0 = gpu_neg_inv32(k->fp_p[0]);
     k->fr_n0 = gpu_neg_inv32(k->fr_p[0]);
-    for (int j = 0; j < 12; j++) /* p < 2^381 */
-        k->fp_2p[j] = k->fp_p[j] << 1 | (j ? k->fp_p[j - 1] >> 31 : 0);
-    for (int j = 0; j < 8; j++) /* r < 2^255 */
-        k->fr_2p[j] = k->fr_p[j] << 1 | (j ? k->fr_p[j - 1] >> 31 : 0);
+    gpu_limbs_dbl(k->fp_2p, k->fp_p, 12); /* p < 2^381 */
+    gpu_limbs_dbl(k->fr_2p, k->fr_p, 8);  /* r < 2^255 */
 }
 
 /* Host copies of the constants (tests only; not thread safe). */
@@ -145,8 +150,8 @@ struct FrDblP {
     static GPU_HD uint32_t p(int j) { return GPU_FIELD_CONST(c_fr_2p[j], h_fr_2p[j]); }
 };
 /* 2p as a modulus for the lazy sums and differences of Fp values kept in [0, 2p) (f_add and
- * f_sub with M = FpDblP): the point code's intermediate values (fp2.cuh's fe_*_lz), which
- * products take as either argument (f_mul_raw and f_sqr_raw accept any a, b < 2p). */
+ * f_sub with M = FpDblP): the batch-affine sums' intermediate values (fp2.cuh's fe_*_lz),
+ * which products take as either argument (f_mul_raw and f_sqr_raw accept any a, b < 2p). */
 struct FpDblP {
     static constexpr int N = 12;
     static GPU_HD uint32_t p(int j) { return GPU_FIELD_CONST(c_fp_2p[j], h_fp_2p[j]); }
