@@ -212,65 +212,33 @@ static void fuzz_filecoin_proof(const uint8_t *data, size_t size)
 /* The point decoders: every encoding of the bytes' prefix, with and without the subgroup
  * check; what is accepted is on the curve (and in the group when checked), and the
  * canonical encodings encode back to their bytes. */
-static void fuzz_g1(const uint8_t *data, size_t size)
-{
-    uint8_t b[96] = {0}, back[96];
-    memcpy(b, data, size < sizeof b ? size : sizeof b);
-    for (unsigned fl = 0; fl < 2; fl++) {
-        cuzk_g1_affine p;
-        if (cuzk_g1_from_snarkjs(&p, b, fl) == CUZK_OK) {
-            if (!cuzk_g1_affine_is_on_curve(&p) || (fl && !cuzk_g1_affine_in_subgroup(&p)))
-                fail("g1 snarkjs: accepted off the curve or the group");
-        } else
-            cuzk_error_clear();
-        if (cuzk_g1_from_uncompressed(&p, b, fl) == CUZK_OK) {
-            if (!cuzk_g1_affine_is_on_curve(&p) || (fl && !cuzk_g1_affine_in_subgroup(&p)))
-                fail("g1 uncompressed: accepted off the curve or the group");
-            cuzk_g1_to_uncompressed(back, &p);
-            if (memcmp(back, b, 96))
-                fail("g1 uncompressed: not canonical");
-        } else
-            cuzk_error_clear();
-        if (cuzk_g1_from_compressed(&p, b, fl) == CUZK_OK) {
-            if (!cuzk_g1_affine_is_on_curve(&p) || (fl && !cuzk_g1_affine_in_subgroup(&p)))
-                fail("g1 compressed: accepted off the curve or the group");
-            cuzk_g1_to_compressed(back, &p);
-            if (memcmp(back, b, 48))
-                fail("g1 compressed: not canonical");
-        } else
-            cuzk_error_clear();
-    }
-}
+#define FUZZ_DECODE(G, ENC, BYTES, CANON)                                                     \
+    if (cuzk_##G##_from_##ENC(&p, b, fl) == CUZK_OK) {                                          \
+        if (!cuzk_##G##_affine_is_on_curve(&p) || (fl && !cuzk_##G##_affine_in_subgroup(&p)))  \
+            fail(#G " " #ENC ": accepted off the curve or the group");                        \
+        if (CANON) {                                                                           \
+            uint8_t back[BYTES];                                                               \
+            cuzk_##G##_to_##ENC(back, &p);                                                     \
+            if (memcmp(back, b, BYTES))                                                        \
+                fail(#G " " #ENC ": not canonical");                                          \
+        }                                                                                      \
+    } else                                                                                     \
+        cuzk_error_clear();
 
-static void fuzz_g2(const uint8_t *data, size_t size)
-{
-    uint8_t b[192] = {0}, back[192];
-    memcpy(b, data, size < sizeof b ? size : sizeof b);
-    for (unsigned fl = 0; fl < 2; fl++) {
-        cuzk_g2_affine p;
-        if (cuzk_g2_from_snarkjs(&p, b, fl) == CUZK_OK) {
-            if (!cuzk_g2_affine_is_on_curve(&p) || (fl && !cuzk_g2_affine_in_subgroup(&p)))
-                fail("g2 snarkjs: accepted off the curve or the group");
-        } else
-            cuzk_error_clear();
-        if (cuzk_g2_from_uncompressed(&p, b, fl) == CUZK_OK) {
-            if (!cuzk_g2_affine_is_on_curve(&p) || (fl && !cuzk_g2_affine_in_subgroup(&p)))
-                fail("g2 uncompressed: accepted off the curve or the group");
-            cuzk_g2_to_uncompressed(back, &p);
-            if (memcmp(back, b, 192))
-                fail("g2 uncompressed: not canonical");
-        } else
-            cuzk_error_clear();
-        if (cuzk_g2_from_compressed(&p, b, fl) == CUZK_OK) {
-            if (!cuzk_g2_affine_is_on_curve(&p) || (fl && !cuzk_g2_affine_in_subgroup(&p)))
-                fail("g2 compressed: accepted off the curve or the group");
-            cuzk_g2_to_compressed(back, &p);
-            if (memcmp(back, b, 96))
-                fail("g2 compressed: not canonical");
-        } else
-            cuzk_error_clear();
+#define FUZZ_POINTS(G, AFF, UNCOMP)                                                            \
+    static void fuzz_##G(const uint8_t *data, size_t size)                                     \
+    {                                                                                          \
+        uint8_t b[UNCOMP] = {0};                                                               \
+        memcpy(b, data, size < sizeof b ? size : sizeof b);                                    \
+        for (unsigned fl = 0; fl < 2; fl++) {                                                  \
+            AFF p;                                                                             \
+            FUZZ_DECODE(G, snarkjs, UNCOMP, 0)                                                 \
+            FUZZ_DECODE(G, uncompressed, UNCOMP, 1)                                            \
+            FUZZ_DECODE(G, compressed, UNCOMP / 2, 1)                                          \
+        }                                                                                      \
     }
-}
+FUZZ_POINTS(g1, cuzk_g1_affine, 96)
+FUZZ_POINTS(g2, cuzk_g2_affine, 192)
 
 static const struct {
     const char *name;
