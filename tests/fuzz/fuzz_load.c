@@ -87,6 +87,14 @@ static void check_error(cuzk_err e)
     cuzk_error_clear();
 }
 
+/* An accepted key has its verification key. */
+static void check_vk(cuzk_err e, cuzk_vk *vk)
+{
+    if (e != CUZK_OK || !vk)
+        fail("an accepted key whose verification key cannot be made");
+    cuzk_vk_free(vk);
+}
+
 static void fuzz_wtns(const uint8_t *data, size_t size)
 {
     cuzk_wtns *w = NULL, *m = NULL;
@@ -129,9 +137,7 @@ static void fuzz_zkey(const uint8_t *data, size_t size)
     check_error(cuzk_zkey_load(&z, g_path));
     if (z) {
         cuzk_vk *vk = NULL;
-        if (cuzk_vk_from_zkey(&vk, z) != CUZK_OK)
-            cuzk_error_clear();
-        cuzk_vk_free(vk);
+        check_vk(cuzk_vk_from_zkey(&vk, z), vk);
     }
     cuzk_zkey_free(z);
 }
@@ -145,9 +151,7 @@ static void fuzz_params(const uint8_t *data, size_t size)
         if (cuzk_params_file_bytes(p) != size)
             fail("an accepted .params whose size is not the file's");
         cuzk_vk *vk = NULL;
-        if (cuzk_vk_from_params(&vk, p) != CUZK_OK)
-            cuzk_error_clear();
-        cuzk_vk_free(vk);
+        check_vk(cuzk_vk_from_params(&vk, p), vk);
     }
     cuzk_params_free(p);
 }
