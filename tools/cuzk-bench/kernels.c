@@ -49,10 +49,23 @@ typedef struct {
                 s.v[s.n++] = cuzk_now_ms() - t0_;                                         \
         }                                                                                 \
         dst = cuzk_median(s.v, (size_t)s.n);                                              \
+        print_samples(#dst, &s);                                                          \
     } while (0)
 
 static unsigned g_window; /* --window: the GPU MSMs' window (0: chosen from n) */
 static bool g_profile;    /* --profile */
+
+/* --profile: every run's time of a column in run order, one line on stderr (a bimodal
+ * column shows itself here, not in the median). */
+static void print_samples(const char *what, const samples *s)
+{
+    if (!g_profile)
+        return;
+    fprintf(stderr, "cuzk-bench kernels: %s runs:", what);
+    for (int i = 0; i < s->n; i++)
+        fprintf(stderr, " %.3f", s->v[i]);
+    fprintf(stderr, " ms\n");
+}
 static bool g_ntt_only;   /* --ntt-only: no MSM, no batch add */
 static int g_pre = -1;    /* --pre C: the MSMs again with precomputed multiples (0: window chosen) */
 
