@@ -8,7 +8,7 @@
 #   AB_ARGS="--pre 0"  more arguments for the new build's kernels (the old one may lack them)
 #   AB_OLD_ARGS="--pre 22"  more arguments for the old builds' kernels
 #   AB_OLD=""  the new build alone
-#   AB_DEADLINE=S  start no kernels run once S seconds have passed since the script began
+#   AB_DEADLINE=S  start no kernels run once S seconds have passed since the first one began
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib-remote-gpu.sh" "${OUT:-/tmp/msm-ab}"

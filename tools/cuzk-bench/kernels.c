@@ -48,12 +48,14 @@ typedef struct {
             if (i_ >= 0)                                                                  \
                 s.v[s.n++] = cuzk_now_ms() - t0_;                                         \
         }                                                                                 \
+        print_samples(#dst, &s); /* before the median, which sorts them */               \
         dst = cuzk_median(s.v, (size_t)s.n);                                              \
-        print_samples(#dst, &s);                                                          \
     } while (0)
 
 static unsigned g_window; /* --window: the GPU MSMs' window (0: chosen from n) */
 static bool g_profile;    /* --profile */
+static bool g_ntt_only;   /* --ntt-only: no MSM, no batch add */
+static int g_pre = -1;    /* --pre C: the MSMs again with precomputed multiples (0: window chosen) */
 
 /* --profile: every run's time of a column in run order, one line on stderr (a bimodal
  * column shows itself here, not in the median). */
@@ -66,8 +68,6 @@ static void print_samples(const char *what, const samples *s)
         fprintf(stderr, " %.3f", s->v[i]);
     fprintf(stderr, " ms\n");
 }
-static bool g_ntt_only;   /* --ntt-only: no MSM, no batch add */
-static int g_pre = -1;    /* --pre C: the MSMs again with precomputed multiples (0: window chosen) */
 
 #ifdef CUZK_HAVE_CUDA
 /* --profile: the stage times of m's last MSM, one line on stderr. */
