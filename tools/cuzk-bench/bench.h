@@ -144,5 +144,6 @@ int cuzk_bench_porep(int argc, char **argv);
 int cuzk_bench_kernels(int argc, char **argv);
 int cuzk_bench_scale(int argc, char **argv);
 int cuzk_bench_prep(int argc, char **argv);
+int cuzk_bench_tails(int argc, char **argv);
 
 #endif

@@ -4,6 +4,7 @@
  *   cuzk-bench micro [--json] [--impl portable|adx]   ns/op of field, curve and pairing ops
  *   cuzk-bench porep ...   the synthetic porep-k workload (tools/cuzk-bench/porep.c)
  *   cuzk-bench kernels ... CPU and GPU NTT and MSM side by side (tools/cuzk-bench/kernels.c)
+ *   cuzk-bench tails ...   a porep-k partition's split MSMs over windows (tools/cuzk-bench/tails.c)
  *   cuzk-bench scale ...   real setup in memory + real proofs that verify, per stage, with
  *                          peak host memory (tools/cuzk-bench/scale.c)
  *   cuzk-bench single|batch|status|metrics|health|preload|evict ...   a cuzk-daemon's client, or
@@ -189,7 +190,10 @@ static void usage(FILE *f)
                "                                   verification; time and peak RSS per stage (scale -h)\n"
                "  prep [-k K] [--threads T] [--runs N] [--json]\n"
                "                                   the CPU side of a GPU partition (witness copy, split\n"
-               "                                   bit vectors and scalars), beside the reference way\n");
+               "                                   bit vectors and scalars), beside the reference way\n"
+               "  tails [-k K] [--runs N] [--windows LO-HI] [--only A,B1,L,B2] [--json]\n"
+               "                                   the split MSMs of a porep-K partition on the device\n"
+               "                                   over windows and accumulations (tails -h)\n");
     bench_usage_cmds(f);
     fprintf(f, "options of porep and scale:\n%s%s", tool_gpu_help, tool_env_help);
 }
@@ -266,6 +270,8 @@ int main(int argc, char **argv)
         return cuzk_bench_scale(argc - 2, argv + 2);
     if (!strcmp(argv[1], "prep"))
         return cuzk_bench_prep(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "tails"))
+        return cuzk_bench_tails(argc - 2, argv + 2);
     static const struct {
         const char *name;
         int (*fn)(int, char **);
