@@ -178,7 +178,8 @@ typedef struct cuzk_gpu_msm cuzk_gpu_msm;
 cuzk_err cuzk_gpu_msm_new(cuzk_gpu_msm **out, int device, const cuzk_g1_affine *bases,
                           size_t n_max) CUZK_WUR;
 void cuzk_gpu_msm_free(cuzk_gpu_msm *m); /* NULL is a no-op */
-/* r = sum_{i<n} s_i P_i. window 0 picks c from n (cuzk_gpu_msm_window), else 1..22.
+/* r = sum_{i<n} s_i P_i. window 0 lets the library choose (cuzk_gpu_msm_window_auto, or the
+ * precomputed multiples' window), else 1..22.
  * Canonical scalars must be below 2^255 (CUZK_EINVAL otherwise, r = infinity); Montgomery
  * scalars are converted on the device. n = 0 gives infinity. */
 cuzk_err cuzk_gpu_g1_msm(cuzk_gpu_msm *m, cuzk_g1_jac *r, const cuzk_msm_scalar *scalars,
@@ -192,7 +193,8 @@ cuzk_err cuzk_gpu_g1_msm_fr_dev(cuzk_gpu_msm *m, cuzk_g1_jac *r, const void *sca
 /* r = sum of the first n bases whose bit is set (bit i of word i/64; bits past n ignored). */
 cuzk_err cuzk_gpu_g1_batch_add(cuzk_gpu_msm *m, cuzk_g1_jac *r, const uint64_t *bits,
                                size_t n) CUZK_WUR;
-/* The window c chosen for n points (0 for n = 0). */
+/* The window model's c for n points (0 for n = 0): XYZZ in G1 (cuzk_gpu_msm_window_auto says
+ * what window 0 runs). */
 unsigned cuzk_gpu_msm_window(size_t n);
 #define CUZK_GPU_MSM_WINDOW_MAX 22
 
@@ -228,7 +230,8 @@ bool cuzk_gpu_msm_precomputed(const cuzk_gpu_msm *m);
  *     context; when they cannot be allocated the MSM uses XYZZ (and frees them).
  *   AFFINE_FULL: AFFINE with rounds until every bucket holds one point (for tests).
  *   AUTO (a new context's): AFFINE for MSMs (a split MSM: its significant terms) of more
- *     than 2^25 terms, or of more than 2^23 on precomputed multiples (cuzk_gpu_msm_precompute),
+ *     than 2^25 terms, of more than 2^21 on precomputed multiples (cuzk_gpu_msm_precompute),
+ *     and with window 0 of 2^20 to 10 2^20 terms (at window 16, cuzk_gpu_msm_window_auto),
  *     where it measured faster on the H200, else XYZZ; AUTO takes the affine buffers only
  *     while they leave at least as much device memory free as they take (else XYZZ), as the
  *     context keeps them.
@@ -242,6 +245,12 @@ typedef enum {
 } cuzk_gpu_msm_acc;
 cuzk_err cuzk_gpu_msm_set_accumulation(cuzk_gpu_msm *m, cuzk_gpu_msm_acc mode) CUZK_WUR;
 cuzk_gpu_msm_acc cuzk_gpu_msm_accumulation_used(const cuzk_gpu_msm *m);
+/* The window that window 0 takes for n terms (0 for n = 0) on a context of group 1 or 2
+ * whose accumulation is mode, when the precomputed multiples are not used: the window
+ * model's (cuzk_gpu_msm_window), except G1 under AUTO or AFFINE above 2^20 terms up to
+ * 10 2^20: 16 (the batch-affine rounds there, under AUTO too), and G2: at most 16 (both
+ * measured faster on the H200: bench/RESULTS.md, session 21). */
+unsigned cuzk_gpu_msm_window_auto(size_t n, int group, cuzk_gpu_msm_acc mode);
 
 /* Stage timings of a context's MSMs (device events; for benchmarks), off by default:
  * cuzk_gpu_msm_set_profile(m, true) turns them on (CUZK_EINVAL for NULL). Then after each

@@ -255,7 +255,8 @@ static void test_h(void)
 /* The affine pass (g_affine): every G1 MSM check sets the context's accumulation to AFFINE
  * and AFFINE_FULL in turn, and counts the MSMs that ran affine rounds. Otherwise the context
  * has its default, AUTO: XYZZ up to 2^25 terms (2^21 on precomputed multiples), affine rounds
- * above (unless device memory is short, which is said). */
+ * above (unless device memory is short, which is said), and with window 0 without the
+ * multiples affine rounds from 2^20 to 10 2^20 terms too. */
 #define AUTO_AFFINE_ABOVE ((size_t)1 << 25)
 #define AUTO_AFFINE_PRE_ABOVE ((size_t)1 << 21) /* on precomputed multiples */
 static bool g_affine;
@@ -273,7 +274,7 @@ static void acc_next(cuzk_gpu_msm *m)
 }
 
 /* After a G1 MSM of nt terms (a split: its significant ones). */
-static void acc_count(const cuzk_gpu_msm *m, size_t nt)
+static void acc_count(const cuzk_gpu_msm *m, size_t nt, unsigned window)
 {
     const bool pre = cuzk_gpu_msm_precomputed_used(m);
     if (g_pre) {
@@ -285,7 +286,8 @@ static void acc_count(const cuzk_gpu_msm *m, size_t nt)
     const bool aff = cuzk_gpu_msm_accumulation_used(m) == CUZK_GPU_MSM_ACC_AFFINE;
     if (g_affine)
         g_aff_used += aff;
-    else if (nt <= (pre ? AUTO_AFFINE_PRE_ABOVE : AUTO_AFFINE_ABOVE))
+    else if (nt <= (pre ? AUTO_AFFINE_PRE_ABOVE : AUTO_AFFINE_ABOVE) &&
+             (pre || window || nt <= ((size_t)1 << 20) || nt > ((size_t)10 << 20)))
         CHECK(!aff);
     else if (!aff)
         printf("auto accumulation at n=%zu: XYZZ (device memory)\n", nt);
@@ -297,7 +299,7 @@ static bool msm_matches(cuzk_gpu_msm *m, const cuzk_g1_affine *bases, const cuzk
     cuzk_g1_jac rg, rc;
     acc_next(m);
     cuzk_err eg = cuzk_gpu_g1_msm_fr(m, &rg, s, n, window);
-    acc_count(m, n);
+    acc_count(m, n, window);
     if (eg != CUZK_OK)
         fprintf(stderr, "gpu msm (%s, n=%zu): %s: %s\n", what, n, cuzk_errname(eg),
                 cuzk_error_detail());
@@ -569,6 +571,21 @@ static void aff_slices(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, size_t n)
                    p.accumulate_ms, ok ? "ok" : "WRONG");
             CHECK(ok);
         }
+    /* AUTO with window 0: from 2^20 to 10 2^20 terms the batch-affine rounds at window 16,
+     * else the model's window (cuzk_gpu_msm_window_auto) */
+    {
+        const bool mid = n > ((size_t)1 << 20) && n <= ((size_t)10 << 20);
+        CHECK_OK(cuzk_gpu_msm_set_accumulation(big, CUZK_GPU_MSM_ACC_AUTO));
+        CHECK_OK(cuzk_gpu_g1_msm_fr(big, &rg, s, n, 0));
+        cuzk_gpu_msm_profile p;
+        CHECK_OK(cuzk_gpu_msm_profile_get(big, &p));
+        const bool ok = cuzk_g1_jac_eq(&rg, &rc) && p.affine == mid &&
+                        p.window == cuzk_gpu_msm_window_auto(n, 1, CUZK_GPU_MSM_ACC_AUTO) &&
+                        p.window == (mid ? 16u : cuzk_gpu_msm_window(n));
+        printf("auto n=%zu: c=%u%s: %s\n", n, p.window, p.affine ? " affine" : "",
+               ok ? "ok" : "WRONG");
+        CHECK(ok);
+    }
     /* XYZZ: the plain stages; profiling off: zeros; a batch add runs no Pippenger */
     cuzk_gpu_msm_profile p;
     CHECK_OK(cuzk_gpu_msm_set_accumulation(big, CUZK_GPU_MSM_ACC_XYZZ));
@@ -591,6 +608,21 @@ static void aff_slices(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, size_t n)
 
 static void test_errors(void)
 {
+    /* the library's window: the model's but in G1's middle sizes (affine at 16) and G2's
+     * large ones (at most 16) */
+    const size_t mid = (size_t)3 << 20, big = (size_t)12 << 20;
+    CHECK(cuzk_gpu_msm_window_auto(5000, 1, CUZK_GPU_MSM_ACC_AUTO) == cuzk_gpu_msm_window(5000));
+    CHECK(cuzk_gpu_msm_window_auto(mid, 1, CUZK_GPU_MSM_ACC_AUTO) == 16 &&
+          cuzk_gpu_msm_window_auto(mid, 1, CUZK_GPU_MSM_ACC_AFFINE) == 16 &&
+          cuzk_gpu_msm_window(mid) > 16);
+    CHECK(cuzk_gpu_msm_window_auto(mid, 1, CUZK_GPU_MSM_ACC_XYZZ) == cuzk_gpu_msm_window(mid));
+    CHECK(cuzk_gpu_msm_window_auto((size_t)1 << 20, 1, CUZK_GPU_MSM_ACC_AUTO) ==
+          cuzk_gpu_msm_window((size_t)1 << 20));
+    CHECK(cuzk_gpu_msm_window_auto(big, 1, CUZK_GPU_MSM_ACC_AUTO) == cuzk_gpu_msm_window(big));
+    CHECK(cuzk_gpu_msm_window_auto(mid, 2, CUZK_GPU_MSM_ACC_AUTO) == 16 &&
+          cuzk_gpu_msm_window_auto(big, 2, CUZK_GPU_MSM_ACC_XYZZ) == 16);
+    CHECK(cuzk_gpu_msm_window_auto(5000, 2, CUZK_GPU_MSM_ACC_AUTO) == cuzk_gpu_msm_window(5000));
+    CHECK(cuzk_gpu_msm_window_auto(0, 1, CUZK_GPU_MSM_ACC_AUTO) == 0);
     cuzk_gpu_domain *d = NULL;
     CHECK_EQ_ERR(cuzk_gpu_domain_new(&d, 0, 0, CUZK_ROOTS_SNARKJS), CUZK_EINVAL);
     CHECK_EQ_ERR(cuzk_gpu_domain_new(&d, 0, CUZK_GPU_NTT_LOG2_MAX + 1, CUZK_ROOTS_SNARKJS),
@@ -781,7 +813,7 @@ static bool split_matches(const split_target *tg, const cuzk_fr *s, size_t n, in
         cuzk_g1_jac rg, rc;
         acc_next(tg->m);
         eg = cuzk_gpu_g1_msm_split(tg->m, &rg, sc, flags, one, sig, n, 0);
-        acc_count(tg->m, cnt.n_sig);
+        acc_count(tg->m, cnt.n_sig, 0);
         ec = cuzk_g1_msm_auto_fr(&rc, NULL, tg->bases, s, n, NULL);
         ok = eg == CUZK_OK && ec == CUZK_OK && cuzk_g1_jac_eq(&rg, &rc);
     } else {
@@ -1275,7 +1307,8 @@ static void bench_g2(unsigned k)
             CHECK_OK(cuzk_gpu_g2_msm_fr(m, &r, s, (size_t)1 << kk, 0));
             t[i] = cuzk_now_ms() - t0;
         }
-        snprintf(name, sizeof name, "msm_g2_2^%u_c%u", kk, cuzk_gpu_msm_window((size_t)1 << kk));
+        snprintf(name, sizeof name, "msm_g2_2^%u_c%u", kk,
+                 cuzk_gpu_msm_window_auto((size_t)1 << kk, 2, CUZK_GPU_MSM_ACC_AUTO));
         record(name, t);
         print_profile(m, 2);
     }

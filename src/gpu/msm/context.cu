@@ -45,6 +45,33 @@ extern "C" unsigned cuzk_gpu_msm_window(size_t n)
     return msm_window_for(n, false);
 }
 
+/* Window 0 without multiples (cuzk_gpu_msm_window_auto), from `cuzk-bench tails` over the
+ * split MSMs of porep-22 .. porep-27 on the H200 (bench/RESULTS.md, session 21), ms:
+ *  - G1 from 2^20 to MSM_AFF_MID_MAX terms: the batch-affine rounds at window 16 beat the
+ *    model's XYZZ (1.67M terms: 17.4 against 19.1; 3.4M: 30.8 against 37.5; 6.7M: 60.9
+ *    against 71.0; dense 2^22 and 2^23, session 15: 31.9 against 39.1, 59.7 against 62.8;
+ *    equal at 2^20); not at 13.4M (XYZZ at the model's 20: 111.4, affine at best 113.4);
+ *  - G2: a window above 16 loses (3.4M: 125.1 at 16 against 133.3 at the model's 19). */
+#define MSM_AFF_MID_MIN ((size_t)1 << 20)
+#define MSM_AFF_MID_MAX ((size_t)10 << 20)
+#define MSM_MID_WINDOW 16
+#define MSM_G2_WINDOW_MAX 16
+
+extern "C" unsigned cuzk_gpu_msm_window_auto(size_t n, int group, cuzk_gpu_msm_acc mode)
+{
+    const unsigned c = msm_window_for(n, false);
+    if (group == 2)
+        return c > MSM_G2_WINDOW_MAX ? MSM_G2_WINDOW_MAX : c;
+    if ((mode == CUZK_GPU_MSM_ACC_AUTO || mode == CUZK_GPU_MSM_ACC_AFFINE) && msm_mid_affine(n))
+        return MSM_MID_WINDOW;
+    return c;
+}
+
+bool msm_mid_affine(size_t n)
+{
+    return n > MSM_AFF_MID_MIN && n <= MSM_AFF_MID_MAX;
+}
+
 /* Multiples of up to 2^23 bases take at most window 20: with the batch-affine accumulation
  * (MSM_AFF_AUTO_PRE_MIN) it measured fastest there on the H200 (2^22: 26.8 ms against 29.6 at
  * window 22 and 32.4 with XYZZ; 2^23: 50.5 against 53.0 and 51.5), where the model takes 22. */

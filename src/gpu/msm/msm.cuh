@@ -179,6 +179,9 @@ template <class T> static cuzk_err msm_grow(T **p, size_t *cap, size_t need, siz
  * 15 % more per 8-bit sort pass of the keys, about 2.5 additions a bucket for the running
  * sums. */
 double msm_cost(size_t n, unsigned c, bool one_set);
+/* G1, window 0, no multiples: n terms where AUTO takes the batch-affine rounds at window 16
+ * (cuzk_gpu_msm_window_auto). */
+bool msm_mid_affine(size_t n);
 /* A new context (chunk 0: resident bases; else streamed, chunk bases a stage). */
 cuzk_err msm_new(cuzk_gpu_msm **out, int device, const void *bases, size_t n_max, int group,
                  size_t aff_bytes, size_t chunk, const char *fn);

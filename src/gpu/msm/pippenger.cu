@@ -17,7 +17,8 @@
 
 /* The batch-affine accumulation measured faster than XYZZ on the H200 above 2^25 terms (G1
  * MSM, scalars on the device: 2^26 402.1 against 417.2 ms, 2^27 768.8 against 819.1 ms) and
- * slower below (2^24: 120.6 against 113.6 ms): CUZK_GPU_MSM_ACC_AUTO uses it above this. */
+ * slower below (2^24: 120.6 against 113.6 ms): CUZK_GPU_MSM_ACC_AUTO uses it above this, and
+ * with window 0 in the middle sizes at window 16 (msm_mid_affine, context.cu). */
 #define MSM_AFF_AUTO_MIN ((size_t)1 << 25)
 /* On precomputed multiples (one bucket set: 96 points a bucket at 2^24, against 32) it
  * measured faster at 2^24 (96.9 against 98.3 ms) and, on window-20 multiples, from 2^22
@@ -141,7 +142,10 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
         pre = msm_cost(nt, m->pre_c, true) <
               msm_cost(nt, window ? window : cuzk_gpu_msm_window(nt), false);
     m->pre_used = pre;
-    const unsigned c = pre ? m->pre_c : window ? window : cuzk_gpu_msm_window(nt);
+    const unsigned c = pre      ? m->pre_c
+                       : window ? window
+                                : cuzk_gpu_msm_window_auto(nt, H::group,
+                                                           (cuzk_gpu_msm_acc)m->acc_mode);
     const unsigned W = (256 + c - 1) / c;
     const unsigned WB = pre ? 1 : W; /* windows of buckets */
     const uint32_t B = 1u << (c - 1);
@@ -224,7 +228,8 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
         const int mode = m->acc_mode;
         if (mode == CUZK_GPU_MSM_ACC_AFFINE || mode == CUZK_GPU_MSM_ACC_AFFINE_FULL ||
             (mode == CUZK_GPU_MSM_ACC_AUTO &&
-             (nt > MSM_AFF_AUTO_MIN || (pre && nt > MSM_AFF_AUTO_PRE_MIN))))
+             (nt > MSM_AFF_AUTO_MIN || (pre && nt > MSM_AFF_AUTO_PRE_MIN) ||
+              (!pre && !window && msm_mid_affine(nt)))))
             GPU_TRY(msm_aff_plan(m, &nslices, &aff, skeys, npairs, WB, B, mode));
     }
     if (aff) {
