@@ -5,18 +5,18 @@
 # `cuzk-bench tails -k K --runs R --windows W` for each K, each run's log in OUT, then the
 # lines of the library's choice and the best of each split.
 #   TAILS_KS="22 24 26 27"  TAILS_WINDOWS=12-21  TAILS_RUNS=3  TAILS_BIN=cuzk-bench  OUT=...
-#   TAILS_OLD="base-cuzk-bench"  after each K, the same sweep's library choice with these
-#     binaries (--windows 0-0 is not a window: they run `tails -k K --windows LO-LO` and only
-#     their "library" lines are kept), to compare a new choice with the old in one call
+#   TAILS_OLD="base-cuzk-bench"  after each K, these packed binaries' library choice too
+#     (`tails -k K --windows LO-LO`: the library's line and the one window LO), to compare a
+#     new choice with the old in one call
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib-remote-gpu.sh" "${OUT:-/tmp/tails}"
 bin=$D/bin/${TAILS_BIN:-cuzk-bench}
+lo=${TAILS_WINDOWS:-12-21}; lo=${lo%-*}
 for k in ${TAILS_KS:-22 24 26 27}; do
     device_step "tails$k" 500 "" "$bin" tails -k "$k" --runs "${TAILS_RUNS:-3}" \
         --windows "${TAILS_WINDOWS:-12-21}"
     for o in ${TAILS_OLD:-}; do
-        lo=${TAILS_WINDOWS:-12-21}; lo=${lo%-*}
         device_step "tails$k-$o" 300 "" "$D/bin/$o" tails -k "$k" --runs "${TAILS_RUNS:-3}" \
             --windows "$lo-$lo"
     done

@@ -259,6 +259,7 @@ static void test_h(void)
  * multiples affine rounds from 2^20 to 10 2^20 terms too. */
 #define AUTO_AFFINE_ABOVE ((size_t)1 << 25)
 #define AUTO_AFFINE_PRE_ABOVE ((size_t)1 << 21) /* on precomputed multiples */
+#define AUTO_AFFINE_MID(nt) ((nt) > ((size_t)1 << 20) && (nt) <= ((size_t)10 << 20)) /* window 0 */
 static bool g_affine;
 static unsigned long g_aff_calls, g_aff_used;
 /* The precomputed passes (g_pre): the context holds precomputed multiples; counted are the
@@ -287,7 +288,7 @@ static void acc_count(const cuzk_gpu_msm *m, size_t nt, unsigned window)
     if (g_affine)
         g_aff_used += aff;
     else if (nt <= (pre ? AUTO_AFFINE_PRE_ABOVE : AUTO_AFFINE_ABOVE) &&
-             (pre || window || nt <= ((size_t)1 << 20) || nt > ((size_t)10 << 20)))
+             (pre || window || !AUTO_AFFINE_MID(nt)))
         CHECK(!aff);
     else if (!aff)
         printf("auto accumulation at n=%zu: XYZZ (device memory)\n", nt);
@@ -574,7 +575,7 @@ static void aff_slices(cuzk_gpu_msm *big, const cuzk_g1_affine *bases, size_t n)
     /* AUTO with window 0: from 2^20 to 10 2^20 terms the batch-affine rounds at window 16,
      * else the model's window (cuzk_gpu_msm_window_auto) */
     {
-        const bool mid = n > ((size_t)1 << 20) && n <= ((size_t)10 << 20);
+        const bool mid = AUTO_AFFINE_MID(n);
         CHECK_OK(cuzk_gpu_msm_set_accumulation(big, CUZK_GPU_MSM_ACC_AUTO));
         CHECK_OK(cuzk_gpu_g1_msm_fr(big, &rg, s, n, 0));
         cuzk_gpu_msm_profile p;
