@@ -94,7 +94,7 @@ awk '/event=prove_end/ && /device_ms=/ {
 awk '/event=prove_end/ && /b2_ms=/ {
         for (i = 1; i <= NF; i++) if ($i ~ /_ms=/) { split($i, kv, "="); v[kv[1]] = v[kv[1]] " " kv[2] }
      }
-     END { n = split("device_ms abc_ms ntt_ms h_msm_ms batch_add_ms tail_ms b2_ms prep_ms", ks, " ");
+     END { n = split("device_ms abc_ms ntt_ms h_msm_ms batch_add_ms tail_ms b2_ms split_wait_ms prep_ms", ks, " ");
            line = "device time a partition, median ms:";
            for (k = 1; k <= n; k++) {
                m = split(v[ks[k]], a, " "); if (!m) continue;

@@ -90,8 +90,10 @@ typedef struct {
      * ones of A, B1, L; their tail MSMs (the significant scalars); B2's batch add and tail
      * when B_G2 runs on the device. The split MSMs (A, B1, L, B2) run beside the H step and
      * each other, each on its own host thread: these are each one's own time, and their sum
-     * exceeds device_ms. */
+     * exceeds device_ms. dev_split_wait_ms: the time, within device_ms, that the split MSMs
+     * waited for their inputs (the splits' preparation on the CPU), the longest of them. */
     double dev_abc_ms, dev_ntt_ms, dev_h_msm_ms, dev_batch_add_ms, dev_tail_ms, dev_b2_ms;
+    double dev_split_wait_ms;
 } cuzk_prove_timings;
 
 typedef struct cuzk_pending cuzk_pending;

@@ -108,10 +108,11 @@ void device_worker_main(cuzk_engine *e, device *d, unsigned widx)
             cuzk_groth16_pending_timings(p->pend, &pt);
         LOG(e, CUZK_LOG_INFO,
             "event=prove_end job=%s part=%zu dev=%s worker=%u ms=%.3f prep_ms=%.3f device_ms=%.3f"
-            " abc_ms=%.3f ntt_ms=%.3f h_msm_ms=%.3f batch_add_ms=%.3f tail_ms=%.3f b2_ms=%.3f%s",
+            " abc_ms=%.3f ntt_ms=%.3f h_msm_ms=%.3f batch_add_ms=%.3f tail_ms=%.3f b2_ms=%.3f"
+            " split_wait_ms=%.3f%s",
             j->id, p->idx, d->name, widx, (t1 - t0) * 1e3, pt.prep_ms, pt.device_ms,
             pt.dev_abc_ms, pt.dev_ntt_ms, pt.dev_h_msm_ms, pt.dev_batch_add_ms, pt.dev_tail_ms,
-            pt.dev_b2_ms, r == CUZK_OK ? "" : " error=1");
+            pt.dev_b2_ms, pt.dev_split_wait_ms, r == CUZK_OK ? "" : " error=1");
         /* Device occupancy: on a GPU the prover reports when it held the device; the CPU
          * pseudo-device is held for the whole call. */
         double ds = t0, de = t1;

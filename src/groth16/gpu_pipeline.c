@@ -295,6 +295,7 @@ static void timings_merge(cuzk_prove_timings *t, const gpu_pipe *g)
     t->dev_batch_add_ms += d->dev_batch_add_ms;
     t->dev_tail_ms += d->dev_tail_ms;
     t->dev_b2_ms += d->dev_b2_ms;
+    t->dev_split_wait_ms += d->dev_split_wait_ms;
     if (d->device_first_ms && (!t->device_first_ms || d->device_first_ms < t->device_first_ms))
         t->device_first_ms = d->device_first_ms;
     if (d->device_last_ms > t->device_last_ms)

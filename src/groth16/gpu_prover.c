@@ -426,7 +426,7 @@ typedef struct {
     void *r;
     const cuzk_gpu_split_in *sp;
     const cuzk_gpu_inputs *in; /* wait for the splits' preparation first (input 3) */
-    double ones, tail;
+    double ones, tail, wait;
     cuzk_err err;
     char why[256];
 } split_task;
@@ -434,7 +434,9 @@ typedef struct {
 static void *split_main(void *arg)
 {
     split_task *t = arg;
+    const double t0 = cuzk_now_ms();
     t->err = t->in ? t->in->ready(t->in->ctx, 3) : CUZK_OK;
+    t->wait = cuzk_now_ms() - t0;
     if (t->err == CUZK_OK)
         t->err = msm_split(t->m, t->g2, t->r, t->sp, &t->ones, &t->tail);
     if (t->err != CUZK_OK)
@@ -514,6 +516,10 @@ cuzk_err cuzk_gpu_prove_one(cuzk_gpu_key *gk, pthread_mutex_t *lock, const cuzk_
     t->dev_abc_ms += t_abc - t0;
     t->dev_ntt_ms += t_ntt - t_abc;
     t->dev_h_msm_ms += t1 - t_ntt;
+    double wait = 0;
+    for (unsigned i = 0; i < nst; i++)
+        wait = st[i].wait > wait ? st[i].wait : wait;
+    t->dev_split_wait_ms += wait;
     for (unsigned i = 0; i < 3; i++) {
         t->dev_batch_add_ms += st[i].ones;
         t->dev_tail_ms += st[i].tail;

@@ -21,7 +21,7 @@
 static void progress(const char *phase) { fprintf(stderr, "porep: %s...\n", phase); }
 
 #define MAX_RUNS 16
-#define DEV_STAGES 6
+#define DEV_STAGES 7
 typedef struct {
     const char *name;
     double total[MAX_RUNS], prep[MAX_RUNS], h[MAX_RUNS], msm[MAX_RUNS], b2[MAX_RUNS], epi[MAX_RUNS];
@@ -36,7 +36,7 @@ typedef struct {
 } backend_result;
 
 static const char *const stage_names[DEV_STAGES] = {"abc", "ntt", "h_msm", "batch_add", "tail",
-                                                    "b2"};
+                                                    "b2",  "split_wait"};
 
 static void free_keys(cuzk_gpu_key **gk, unsigned n)
 {
@@ -96,7 +96,8 @@ static int run_backend(backend_result *res, cuzk_backend be, const cuzk_porep *w
         res->epi[i] = t.epilogue_ms;
         res->dev[i] = t.device_ms;
         const double st[DEV_STAGES] = {t.dev_abc_ms,       t.dev_ntt_ms,  t.dev_h_msm_ms,
-                                       t.dev_batch_add_ms, t.dev_tail_ms, t.dev_b2_ms};
+                                       t.dev_batch_add_ms, t.dev_tail_ms, t.dev_b2_ms,
+                                       t.dev_split_wait_ms};
         for (int j = 0; j < DEV_STAGES; j++)
             res->stage[j][i] = st[j];
         res->runs = i + 1;

@@ -173,6 +173,22 @@ template <class T> static cuzk_err msm_grow(T **p, size_t *cap, size_t need, siz
     return CUZK_OK;
 }
 
+/* The threads of a kernel of T-thread blocks whose threads take equal shares of the work:
+ * one wave of what the device holds resident (its multiprocessors times the blocks of the
+ * kernel that fit one at once), so that no multiprocessor runs a last partial wave alone
+ * (a fixed 512 threads a multiprocessor was 1.33 waves of the G1 accumulation, 3 blocks of
+ * 128 resident). */
+template <class K> static size_t msm_wave_threads(const cuzk_gpu_msm *m, K kernel, unsigned T)
+{
+    int nb = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, (int)T, 0) != cudaSuccess ||
+        nb < 1) {
+        (void)cudaGetLastError();
+        nb = 1;
+    }
+    return (size_t)m->sm_count * (size_t)nb * T;
+}
+
 /* ---- context.cu ---- */
 /* The window model: the cost, in mixed additions, of n terms in W windows of c bits with
  * W sets of 2^(c-1) buckets, or one (one_set: precomputed multiples): the terms' additions,
