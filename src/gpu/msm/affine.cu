@@ -365,8 +365,7 @@ cuzk_err msm_aff_run(cuzk_gpu_msm *m, size_t nslices, g1_xyzz_t *buckets, g1_xyz
     fp_t r2;
     msm_aff_r2(&r2);
     const g1_aff_t *bases = reinterpret_cast<const g1_aff_t *>(m->bases);
-    /* as msm_pippenger's XYZZ pass (its partials buffer: at most 2 target of them) */
-    const size_t target = msm_wave_threads(m, msm_accumulate_kernel<fp_t>, MSM_ACC_THREADS);
+    const size_t target = m->acc_threads; /* msm_pippenger's, for its partials buffer */
     cudaEvent_t ev[3];
     float t_rounds = 0, t_final = 0;
     unsigned rmax = 0;

@@ -61,6 +61,8 @@ struct cuzk_gpu_msm {
     int group; /* 1: G1 bases, 2: G2 bases */
     size_t n_max;
     int sm_count;
+    size_t acc_threads; /* the XYZZ accumulation's threads: one wave (msm_wave_threads), set
+                         * by the first Pippenger run; its partials buffer holds 2 of them */
     cudaStream_t stream;
     void *bases;
     uint32_t *scal; /* uploaded scalars, 8 limbs each (scal_cap of them: msm_upload) */

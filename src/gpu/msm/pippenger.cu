@@ -204,7 +204,9 @@ cuzk_err msm_pippenger(cuzk_gpu_msm *m, typename H::X *res, size_t nt, const uin
     xyzz_t<F> *buckets = reinterpret_cast<xyzz_t<F> *>(m->buckets);
     GPU_CHECK(cudaMemsetAsync(buckets, 0, nbuckets * sizeof(xyzz_t<F>), st));
 
-    const size_t target = msm_wave_threads(m, msm_accumulate_kernel<F>, MSM_ACC_THREADS);
+    if (!m->acc_threads)
+        m->acc_threads = msm_wave_threads(m, msm_accumulate_kernel<F>, MSM_ACC_THREADS);
+    const size_t target = m->acc_threads;
     size_t L = (npairs + target - 1) / target;
     if (L < 8)
         L = 8;
